@@ -1,0 +1,5 @@
+"""Poses, trajectories, metrics, the hypersphere clamp and kinematic chains."""
+
+from limbtree.kinematics.pose import Pose
+
+__all__ = ["Pose"]

@@ -1,0 +1,224 @@
+"""Rigid poses in SE(3): a position in metres and a unit quaternion, scalar last."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from limbtree.kinematics.errors import InvalidPoseError
+
+if TYPE_CHECKING:
+    from spatialmath import SE3
+
+FloatArray = npt.NDArray[np.float64]
+
+#: How far from 1 a quaternion's norm may be before it is refused rather than normalised.
+UNIT_TOLERANCE = 1e-6
+
+
+def _frozen(values: Any, shape: tuple[int, ...], name: str) -> FloatArray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidPoseError(name, values, f"not numbers ({exc})") from None
+    if array.shape != shape:
+        raise InvalidPoseError(name, values, f"expected shape {shape}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise InvalidPoseError(name, values, "contains NaN or infinity")
+    array.setflags(write=False)
+    return array
+
+
+def quaternion_to_matrix(quaternion: FloatArray) -> FloatArray:
+    """Rotation matrices of unit quaternions.
+
+    Args:
+        quaternion: ``(..., 4)`` unit quaternions ``(qx, qy, qz, qw)``.
+
+    Returns:
+        ``(..., 3, 3)`` rotation matrices.
+    """
+    x, y, z, w = np.moveaxis(np.asarray(quaternion, dtype=np.float64), -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def matrix_to_quaternion(rotation: FloatArray) -> FloatArray:
+    """Unit quaternion ``(qx, qy, qz, qw)`` of a 3x3 rotation matrix, with ``qw >= 0``.
+
+    Shepperd's method: picks the largest of the four squared components to divide by, so it
+    is accurate for every rotation, including half turns.
+    """
+    m = np.asarray(rotation, dtype=np.float64)
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    candidates = (trace, m[0, 0], m[1, 1], m[2, 2])
+    k = int(np.argmax(candidates))
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + trace, 0.0))
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + m[0, 0] - m[1, 1] - m[2, 2], 0.0))
+        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 - m[0, 0] + m[1, 1] - m[2, 2], 0.0))
+        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 - m[0, 0] - m[1, 1] + m[2, 2], 0.0))
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
+    quat = np.array(q)
+    quat /= np.linalg.norm(quat)
+    return quat if quat[3] >= 0 else -quat
+
+
+@dataclass(frozen=True, eq=False)
+class Pose:
+    """A rigid pose: where a frame is and how it is turned.
+
+    Immutable: both arrays are read-only. The quaternion is stored as given (after
+    normalisation), so ``q`` and ``-q`` give two ``Pose`` objects that describe the same
+    rotation; compare rotations with :meth:`angle_to`, not with ``==``.
+
+    Attributes:
+        position: ``(3,)`` position [m].
+        quaternion: ``(4,)`` unit quaternion ``(qx, qy, qz, qw)``, scalar last.
+
+    Raises:
+        InvalidPoseError: if the position is not three finite numbers, or the quaternion is
+            not four finite numbers of norm 1 (within 1e-6): zero, NaN and non-unit
+            quaternions are refused rather than silently normalised.
+    """
+
+    position: FloatArray = field(default_factory=lambda: np.zeros(3))
+    quaternion: FloatArray = field(default_factory=lambda: np.array([0.0, 0.0, 0.0, 1.0]))
+
+    def __post_init__(self) -> None:
+        position = _frozen(self.position, (3,), "position")
+        quaternion = np.array(_frozen(self.quaternion, (4,), "quaternion"))
+        norm = float(np.linalg.norm(quaternion))
+        if norm == 0.0:
+            raise InvalidPoseError("quaternion", self.quaternion, "the zero quaternion is no rotation")
+        if abs(norm - 1.0) > UNIT_TOLERANCE:
+            raise InvalidPoseError(
+                "quaternion",
+                self.quaternion,
+                f"norm is {norm:.9g}, not 1; give a unit quaternion (qx, qy, qz, qw), scalar last",
+            )
+        quaternion /= norm
+        quaternion.setflags(write=False)
+        object.__setattr__(self, "position", position)
+        object.__setattr__(self, "quaternion", quaternion)
+
+    @classmethod
+    def identity(cls) -> Pose:
+        """The pose at the origin with no rotation."""
+        return cls()
+
+    @classmethod
+    def from_array(cls, values: Sequence[float] | FloatArray) -> Pose:
+        """Build from ``[x, y, z, qx, qy, qz, qw]`` (the run record's layout)."""
+        array = np.asarray(values, dtype=np.float64)
+        if array.shape != (7,):
+            raise InvalidPoseError("array", values, f"expected 7 numbers, got shape {array.shape}")
+        return cls(array[:3], array[3:])
+
+    @classmethod
+    def from_matrix(cls, matrix: FloatArray | Sequence[Sequence[float]]) -> Pose:
+        """Build from a 4x4 homogeneous transform.
+
+        Raises:
+            InvalidPoseError: if the matrix is not 4x4, its last row is not ``[0, 0, 0, 1]``, or
+                its rotation block is not orthonormal with determinant +1 (within 1e-6).
+        """
+        m = np.asarray(matrix, dtype=np.float64)
+        if m.shape != (4, 4) or not np.all(np.isfinite(m)):
+            raise InvalidPoseError("matrix", matrix, "expected a finite 4x4 homogeneous transform")
+        if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-9):
+            raise InvalidPoseError("matrix", matrix, "last row must be [0, 0, 0, 1]")
+        r = m[:3, :3]
+        if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
+            raise InvalidPoseError("matrix", matrix, "rotation block is not a proper rotation")
+        return cls(m[:3, 3], matrix_to_quaternion(r))
+
+    @classmethod
+    def from_se3(cls, transform: SE3) -> Pose:
+        """Build from a spatialmath ``SE3`` holding one transform."""
+        return cls.from_matrix(transform.A)
+
+    @property
+    def rotation(self) -> FloatArray:
+        """The ``(3, 3)`` rotation matrix."""
+        return quaternion_to_matrix(self.quaternion)
+
+    def as_matrix(self) -> FloatArray:
+        """The ``(4, 4)`` homogeneous transform."""
+        m = np.eye(4)
+        m[:3, :3] = self.rotation
+        m[:3, 3] = self.position
+        return m
+
+    def as_se3(self) -> SE3:
+        """The pose as a spatialmath ``SE3``."""
+        from spatialmath import SE3
+
+        return SE3(self.as_matrix(), check=False)
+
+    def as_array(self) -> FloatArray:
+        """``[x, y, z, qx, qy, qz, qw]``: the run record's layout."""
+        return np.concatenate([self.position, self.quaternion])
+
+    def angle_to(self, other: Pose) -> float:
+        """Angle [rad] of the rotation from this pose's frame to ``other``'s, in ``[0, pi]``.
+
+        This is ``theta(R_a^-1 R_b)`` of seed 000 eq. 7, computed from the quaternion dot
+        product, which is exact near 0 where ``arccos`` of the trace is not.
+        """
+        return quaternion_angle(self.quaternion, other.quaternion)
+
+    def distance_to(self, other: Pose) -> float:
+        """Euclidean distance [m] between the two positions."""
+        return float(np.linalg.norm(other.position - self.position))
+
+    def __matmul__(self, other: Pose) -> Pose:
+        """Compose: ``T_ac = T_ab @ T_bc``."""
+        return Pose.from_matrix(self.as_matrix() @ other.as_matrix())
+
+    def inverse(self) -> Pose:
+        """The inverse transform."""
+        r_t = self.rotation.T
+        x, y, z, w = self.quaternion
+        return Pose(-r_t @ self.position, np.array([-x, -y, -z, w]))
+
+    def isclose(self, other: Pose, *, atol_m: float = 1e-9, atol_rad: float = 1e-9) -> bool:
+        """Whether both poses describe the same transform within the given tolerances."""
+        return self.distance_to(other) <= atol_m and self.angle_to(other) <= atol_rad
+
+    def __repr__(self) -> str:
+        p = ", ".join(f"{v:.6g}" for v in self.position)
+        q = ", ".join(f"{v:.6g}" for v in self.quaternion)
+        return f"Pose(position=({p}), quaternion=({q}))"
+
+
+def quaternion_angle(q_a: FloatArray, q_b: FloatArray) -> float:
+    """Rotation angle [rad] between two unit quaternions, in ``[0, pi]``, sign-blind.
+
+    Uses ``2 atan2(|q_a^* q_b|_vec, |<q_a, q_b>|)``, accurate at every angle.
+    """
+    qa = np.asarray(q_a, dtype=np.float64)
+    qb = np.asarray(q_b, dtype=np.float64)
+    dot = abs(float(qa @ qb))
+    # Vector part of conj(qa) * qb, whose norm is sin(theta / 2).
+    va, wa = qa[:3], qa[3]
+    vb, wb = qb[:3], qb[3]
+    vec = wa * vb - wb * va - np.cross(va, vb)
+    return 2.0 * math.atan2(float(np.linalg.norm(vec)), dot)

@@ -1,0 +1,1 @@
+"""limbtree.robots."""
