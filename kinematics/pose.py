@@ -107,7 +107,9 @@ class Pose:
         quaternion = np.array(_frozen(self.quaternion, (4,), "quaternion"))
         norm = float(np.linalg.norm(quaternion))
         if norm == 0.0:
-            raise InvalidPoseError("quaternion", self.quaternion, "the zero quaternion is no rotation")
+            raise InvalidPoseError(
+                "quaternion", self.quaternion, "the zero quaternion is no rotation"
+            )
         if abs(norm - 1.0) > UNIT_TOLERANCE:
             raise InvalidPoseError(
                 "quaternion",
