@@ -1,0 +1,539 @@
+"""Kinematic chains over roboticstoolbox: forward kinematics, seeded IK, Jacobians.
+
+A :class:`KinematicChain` is the part of a robot description between a base link and an
+end-effector link, compiled once into a roboticstoolbox elementary-transform sequence
+(``ETS``) so that every call afterwards goes straight to rtb's C++ kernels. It is what a
+limb agent runs each tick: ``fk`` to report the end-effector pose, ``ik`` to turn a pose
+command into joint targets, ``jacobian`` and ``manipulability`` for the controllers.
+
+Units are SI throughout: joint values in radians (revolute) or metres (prismatic), positions
+in metres, poses in the chain's base frame (the frame of ``base_link``).
+
+Example:
+    >>> chain = KinematicChain.from_urdf("heavy_limb.urdf", "mount", "ee_link")
+    >>> pose = chain.fk(chain.lower / 2)
+    >>> result = chain.ik(pose, q0=chain.lower / 3, seed=0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import roboticstoolbox as rtb
+from roboticstoolbox.ets import ET, ETS
+from roboticstoolbox.ets.fknm import IK_LM_c
+from roboticstoolbox.models.URDF.URDFRobot import URDF_read
+from scipy.spatial.transform import Rotation
+
+from limbtree.kinematics.errors import ChainError, JointCountError, UnknownLinkError
+from limbtree.kinematics.pose import Pose, matrix_to_quaternion
+
+FloatArray = npt.NDArray[np.float64]
+
+#: IK weights on all six Cartesian error components ``[x, y, z, rx, ry, rz]``.
+FULL_MASK: Final[tuple[float, ...]] = (1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+#: IK weights for position-only targets (3-joint legs): orientation is ignored.
+POSITION_MASK: Final[tuple[float, ...]] = (1.0, 1.0, 1.0, 0.0, 0.0, 0.0)
+
+_TWO_PI: Final = 2.0 * math.pi
+#: Slack [rad or m] when deciding that a solution is inside the joint limits; values in the
+#: slack are then clipped onto the limit.
+_LIMIT_SLACK: Final = 1e-9
+
+
+def _read_only(values: Any) -> FloatArray:
+    array = np.array(values, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+def _pose_matrix(pose: Pose) -> FloatArray:
+    """``pose.as_matrix()`` computed on Python floats: several times faster, for every tick."""
+    x, y, z, w = pose.quaternion.tolist()
+    px, py, pz = pose.position.tolist()
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w), px],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w), py],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y), pz],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class IKResult:
+    """The outcome of :meth:`KinematicChain.ik`.
+
+    Attributes:
+        q: ``(n,)`` joint values [rad or m], always inside the joint limits. On failure, the
+            best attempt (lowest residual) clipped to the limits, so a caller may still move
+            towards it.
+        success: whether ``q`` reaches the target within the tolerance.
+        residual: ``E = 1/2 e^T W e`` at ``q``, where ``e`` is the 6-vector of position
+            error [m] and rotation-vector error [rad] and ``W = diag(mask)``: rtb's residual.
+        iterations: Levenberg-Marquardt iterations, summed over all searches.
+        searches: how many searches were started (the first from ``q0``, then restarts).
+    """
+
+    q: FloatArray
+    success: bool
+    residual: float
+    iterations: int
+    searches: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", _read_only(self.q))
+
+
+class KinematicChain:
+    """The joints between a base link and an end-effector link of a robot description.
+
+    Immutable once built: the limits and names are read-only, and nothing is cached between
+    calls, so one chain may serve several callers. Build it with :meth:`from_urdf` (or
+    :meth:`from_robot` for a roboticstoolbox model).
+
+    The joint order is the order in which the joints are met walking from ``base_link`` to
+    ``ee_link``. A chain may also run against the URDF tree (``base_link`` below
+    ``ee_link``, e.g. a limb held by its tip); its joints then act with reversed sign in the
+    sequence but keep the URDF's own joint values and limits.
+
+    Args:
+        ets: a roboticstoolbox elementary-transform sequence from ``base_link`` to
+            ``ee_link``; its joints are renumbered ``0..n-1`` in sequence order.
+        joint_names: one name per joint of ``ets``, in sequence order.
+        base_link: name of the link whose frame the poses are expressed in.
+        ee_link: name of the end-effector link.
+        source: where the chain comes from (a file path), for messages.
+
+    Raises:
+        ChainError: if the sequence has no joints, a joint offset (rtb's C++ solver cannot
+            use offsets), or not one name per joint.
+    """
+
+    __slots__ = (
+        "_base_link",
+        "_ee_link",
+        "_ets",
+        "_fknm",
+        "_full_mask",
+        "_joint_names",
+        "_lower",
+        "_revolute",
+        "_sample_high",
+        "_sample_low",
+        "_source",
+        "_upper",
+    )
+
+    def __init__(
+        self,
+        ets: ETS,
+        joint_names: Sequence[str],
+        *,
+        base_link: str,
+        ee_link: str,
+        source: str = "",
+    ) -> None:
+        parts: list[Any] = []
+        revolute: list[bool] = []
+        lower: list[float] = []
+        upper: list[float] = []
+        for et in ets:
+            if not et.isjoint:
+                parts.append(et)
+                continue
+            if et.offset != 0:
+                raise ChainError(
+                    f"{source or 'chain'}: joint {len(revolute)} has an offset, which rtb's "
+                    "C++ IK cannot use; fold the offset into the URDF joint origin"
+                )
+            qlim = et.qlim
+            parts.append(getattr(ET, et.kind)(flip=et.isflip, qlim=qlim))
+            revolute.append(bool(et.isrotation))
+            lower.append(-math.inf if qlim is None else float(qlim[0]))
+            upper.append(math.inf if qlim is None else float(qlim[1]))
+        if not revolute:
+            raise ChainError(f"{source or 'chain'}: no joint between {base_link!r} and {ee_link!r}")
+        if len(joint_names) != len(revolute):
+            raise ChainError(
+                f"{source or 'chain'}: {len(joint_names)} joint names for {len(revolute)} joints"
+            )
+        self._ets = ETS(parts)
+        # The compiled handle of the sequence, taken once: ik() calls rtb's C++ solver on it
+        # directly, skipping ETS.ik_LM's per-call argument checks (they cost more than the
+        # solve itself for a warm start).
+        self._fknm = self._ets._fknm
+        if self._fknm is None:
+            raise ChainError(
+                f"{source or 'chain'}: roboticstoolbox's compiled extension is not available "
+                "for this chain, and ik() needs it"
+            )
+        self._joint_names = tuple(joint_names)
+        self._base_link = base_link
+        self._ee_link = ee_link
+        self._source = source
+        self._revolute = np.array(revolute, dtype=bool)
+        self._revolute.setflags(write=False)
+        self._lower = _read_only(lower)
+        self._upper = _read_only(upper)
+        # Restart configurations are drawn inside the limits, or in [-pi, pi] where a joint
+        # has none (continuous joints).
+        self._sample_low = _read_only(np.where(np.isfinite(lower), lower, -math.pi))
+        self._sample_high = _read_only(np.where(np.isfinite(upper), upper, math.pi))
+        # Private and writable: rtb's C++ binding refuses read-only arrays.
+        self._full_mask = np.array(FULL_MASK)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_urdf(cls, path: str | Path, base_link: str, ee_link: str) -> KinematicChain:
+        """Load a chain from a URDF (or xacro) file.
+
+        Args:
+            path: the URDF file. Relative paths are taken from the current directory.
+            base_link: the link whose frame poses are expressed in.
+            ee_link: the end-effector link.
+
+        Returns:
+            The chain from ``base_link`` to ``ee_link``.
+
+        Raises:
+            ChainError: if the file is missing or cannot be parsed, or the chain has no
+                joints.
+            UnknownLinkError: if either link is not in the file; it lists the valid links.
+        """
+        # rtb reads relative paths from its own data folder, so always hand it an absolute one.
+        resolved = Path(path).expanduser().resolve()
+        if not resolved.is_file():
+            raise ChainError(f"URDF file not found: {resolved}")
+        try:
+            elinks, name, _ = URDF_read(resolved)
+            robot = rtb.Robot(elinks, name=name)
+        except Exception as exc:  # rtb raises URDFError, ValueError, RuntimeError, ...
+            raise ChainError(f"cannot load URDF {resolved}: {exc}") from exc
+        return cls.from_robot(robot, base_link, ee_link, source=str(resolved))
+
+    @classmethod
+    def from_robot(
+        cls, robot: rtb.Robot, base_link: str, ee_link: str, *, source: str = ""
+    ) -> KinematicChain:
+        """Build a chain from a roboticstoolbox robot, e.g. one of ``rtb.models``.
+
+        Args:
+            robot: the roboticstoolbox robot.
+            base_link: the link whose frame poses are expressed in.
+            ee_link: the end-effector link.
+            source: where the robot comes from, for messages (default: the robot's name).
+
+        Returns:
+            The chain from ``base_link`` to ``ee_link``.
+
+        Raises:
+            UnknownLinkError: if either link is not in the robot; it lists the valid links.
+            ChainError: if the chain has no joints.
+        """
+        source = source or f"robot {robot.name!r}"
+        valid = tuple(link.name for link in robot.links)
+        for link in (base_link, ee_link):
+            if link not in valid:
+                raise UnknownLinkError(link, valid, source)
+        ets = robot.ets(start=base_link, end=ee_link)
+        by_jindex = {link.jindex: link for link in robot.links if link.isjoint}
+        names = []
+        for et in ets.joints():
+            link = by_jindex[et.jindex]
+            # rtb keeps the URDF joint name on the joint's child link.
+            names.append(str(getattr(link, "_joint_name", None) or link.name))
+        return cls(ets, names, base_link=base_link, ee_link=ee_link, source=source)
+
+    # ------------------------------------------------------------------ description
+
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self._joint_names)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Joint names from the base to the end-effector."""
+        return self._joint_names
+
+    @property
+    def lower(self) -> FloatArray:
+        """``(n,)`` lower joint limits [rad or m], read-only; ``-inf`` where unlimited."""
+        return self._lower
+
+    @property
+    def upper(self) -> FloatArray:
+        """``(n,)`` upper joint limits [rad or m], read-only; ``+inf`` where unlimited."""
+        return self._upper
+
+    @property
+    def revolute(self) -> npt.NDArray[np.bool_]:
+        """``(n,)`` True for revolute joints [rad], False for prismatic ones [m], read-only."""
+        return self._revolute
+
+    @property
+    def base_link(self) -> str:
+        """The link whose frame every pose of this chain is expressed in."""
+        return self._base_link
+
+    @property
+    def ee_link(self) -> str:
+        """The end-effector link."""
+        return self._ee_link
+
+    @property
+    def source(self) -> str:
+        """Where the chain was loaded from (a file path or a robot name)."""
+        return self._source
+
+    def __repr__(self) -> str:
+        return (
+            f"KinematicChain({self._base_link!r} -> {self._ee_link!r}, n={self.n}, "
+            f"source={self._source!r})"
+        )
+
+    # ------------------------------------------------------------------ kinematics
+
+    def fk_matrix(self, q: Sequence[float] | FloatArray) -> FloatArray:
+        """Forward kinematics as a homogeneous transform.
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+
+        Returns:
+            ``(4, 4)`` transform of ``ee_link`` in the ``base_link`` frame [m].
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: if ``q`` holds NaN or infinity.
+        """
+        result: FloatArray = self._ets.eval(self._joint_vector(q, "q"))
+        return result
+
+    def fk(self, q: Sequence[float] | FloatArray) -> Pose:
+        """Forward kinematics: the end-effector pose in the base frame.
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+
+        Returns:
+            Pose of ``ee_link`` in the ``base_link`` frame.
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: if ``q`` holds NaN or infinity.
+        """
+        T = self.fk_matrix(q)
+        # rtb's product of rigid transforms is a rigid transform: skip from_matrix's checks.
+        return Pose(T[:3, 3], matrix_to_quaternion(T[:3, :3]))
+
+    def jacobian(self, q: Sequence[float] | FloatArray) -> FloatArray:
+        """Geometric Jacobian in the base frame.
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+
+        Returns:
+            ``(6, n)`` matrix mapping joint velocities to the end-effector's linear velocity
+            [m/s] (rows 0-2) and angular velocity [rad/s] (rows 3-5), both expressed in the
+            ``base_link`` frame.
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: if ``q`` holds NaN or infinity.
+        """
+        result: FloatArray = self._ets.jacob0(self._joint_vector(q, "q"))
+        return result
+
+    def manipulability(
+        self, q: Sequence[float] | FloatArray, *, translational: bool | None = None
+    ) -> float:
+        """Yoshikawa manipulability ``w = sqrt(det(J J^T))`` (seed 004 eq. 5).
+
+        ``w`` is the volume of the velocity ellipsoid: 0 at a singular posture, larger the
+        further the chain is from one. A chain with fewer than six joints has a ``6 x 6``
+        ``J J^T`` of rank below six, so its full ``w`` is always 0; for such chains (the
+        3-joint legs) the translational block ``J_v`` (rows 0-2) is used instead, which
+        measures how freely the end-effector *position* can move, the only thing a
+        position-only limb controls.
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+            translational: use ``J_v`` (True) or the full ``J`` (False). The default, None,
+                uses ``J_v`` when ``n < 6``.
+
+        Returns:
+            ``w``, >= 0. Its unit depends on the block and the joint kinds (m^3 for ``J_v``
+            of a 3-joint revolute leg); compare it between postures of one chain.
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: if ``q`` holds NaN or infinity.
+        """
+        jac = self.jacobian(q)
+        if translational is None:
+            translational = self.n < 6
+        block = jac[:3] if translational else jac
+        det = float(np.linalg.det(block @ block.T))
+        return math.sqrt(det) if det > 0.0 else 0.0
+
+    def ik(
+        self,
+        target: Pose,
+        q0: Sequence[float] | FloatArray,
+        *,
+        mask: Sequence[float] | FloatArray | None = None,
+        tol: float = 1e-8,
+        ilimit: int = 30,
+        slimit: int = 10,
+        seed: int | None = None,
+    ) -> IKResult:
+        """Inverse kinematics with rtb's C++ Levenberg-Marquardt solver (``ik_LM``, Chan).
+
+        The first search starts from ``q0``, so when the target is near the current pose the
+        answer is the nearby solution (no jump to another branch). If that search fails or
+        ends outside the joint limits, up to ``slimit - 1`` restarts follow from joint
+        vectors drawn uniformly inside the limits by ``numpy.random.default_rng(seed)``.
+        Revolute joints that end a full turn outside their limits are wrapped back in.
+        The result depends only on the arguments: rtb's own random restarts (whose
+        generator is global) are never used. For per-tick tracking pass ``slimit=1``.
+
+        Args:
+            target: wanted pose of ``ee_link`` in the ``base_link`` frame.
+            q0: ``(n,)`` initial joint values [rad or m], usually the current state.
+            mask: six non-negative weights on the error ``[x, y, z, rx, ry, rz]``;
+                :data:`POSITION_MASK` ignores orientation (3-joint legs). Default: all 1.
+            tol: success threshold on the residual ``E = 1/2 e^T W e`` [m^2 or rad^2];
+                ``1e-8`` is about 0.14 mm.
+            ilimit: iterations per search.
+            slimit: maximum number of searches, the first from ``q0`` included.
+            seed: seed of the restart generator; None behaves as 0, so results never depend
+                on global random state.
+
+        Returns:
+            The solution, or the best attempt clipped to the limits with ``success=False``.
+
+        Raises:
+            JointCountError: if ``q0`` does not have ``n`` values.
+            ChainError: for a NaN in ``q0``, a bad mask, ``tol <= 0``, ``ilimit < 1`` or
+                ``slimit < 1``.
+        """
+        q_start = self._joint_vector(q0, "q0")
+        weights = self._mask(mask)
+        if not tol > 0.0:
+            raise ChainError(f"tol must be positive, got {tol!r}")
+        if ilimit < 1 or slimit < 1:
+            raise ChainError(f"ilimit and slimit must be at least 1, got {ilimit}, {slimit}")
+        T_target = _pose_matrix(target)
+        lower, upper = self._lower, self._upper
+        rng: np.random.Generator | None = None
+        best_q: FloatArray | None = None
+        best_residual = math.inf
+        iterations = 0
+        for search in range(slimit):
+            if search == 0:
+                start = q_start
+            else:
+                if rng is None:
+                    rng = np.random.default_rng(0 if seed is None else seed)
+                start = rng.uniform(self._sample_low, self._sample_high)
+            # One search per call (slimit=1): rtb's own restarts draw from a global generator.
+            # The binding refuses read-only arrays, hence the copy of ``start``.
+            q_found, success, n_iter, _, found_residual = IK_LM_c(
+                self._fknm, T_target, np.array(start), ilimit, 1, tol, 0, weights, 1.0, "chan"
+            )
+            iterations += int(n_iter)
+            q = np.asarray(q_found, dtype=np.float64)
+            inside = True
+            if (q < lower).any() or (q > upper).any():
+                q = self._wrap_into_limits(q)
+                inside = not ((q < lower - _LIMIT_SLACK).any() or (q > upper + _LIMIT_SLACK).any())
+                q = np.clip(q, lower, upper)
+            if success and inside:
+                return IKResult(q, True, float(found_residual), iterations, search + 1)
+            residual = float(found_residual) if inside else self._residual(q, T_target, weights)
+            if residual < best_residual or best_q is None:
+                best_q, best_residual = q, residual
+        if best_q is None:  # pragma: no cover - slimit >= 1 runs at least one search
+            raise ChainError("no IK search was run")
+        return IKResult(best_q, False, best_residual, iterations, slimit)
+
+    def residual(
+        self,
+        q: Sequence[float] | FloatArray,
+        target: Pose,
+        *,
+        mask: Sequence[float] | FloatArray | None = None,
+    ) -> float:
+        """The IK residual ``E = 1/2 e^T W e`` of ``q`` against ``target``.
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+            target: wanted pose of ``ee_link`` in the ``base_link`` frame.
+            mask: six weights on ``[x, y, z, rx, ry, rz]`` (default all 1).
+
+        Returns:
+            ``E`` [m^2 or rad^2], with ``e`` the position error [m] and the rotation-vector
+            error [rad], both in the base frame.
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: for NaN values or a bad mask.
+        """
+        return self._residual(self._joint_vector(q, "q"), _pose_matrix(target), self._mask(mask))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _joint_vector(self, q: Sequence[float] | FloatArray, name: str) -> FloatArray:
+        try:
+            array = np.asarray(q, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ChainError(f"{name} must be {self.n} numbers: {exc}") from None
+        if array.shape != (self.n,):
+            raise JointCountError(name, self.n, array.shape)
+        if not np.isfinite(array).all():
+            raise ChainError(f"{name} contains NaN or infinity: {array.tolist()}")
+        return array
+
+    def _mask(self, mask: Sequence[float] | FloatArray | None) -> FloatArray:
+        if mask is None:
+            return self._full_mask
+        try:
+            weights = np.array(mask, dtype=np.float64)  # a writable copy, for rtb's C++ side
+        except (TypeError, ValueError) as exc:
+            raise ChainError(f"mask must be 6 numbers: {exc}") from None
+        if weights.shape != (6,):
+            raise ChainError(
+                f"mask must be 6 weights on [x, y, z, rx, ry, rz], got shape {weights.shape}"
+            )
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not np.any(weights > 0):
+            raise ChainError(
+                f"mask weights must be finite, non-negative and not all 0, got {weights.tolist()}"
+            )
+        return weights
+
+    def _wrap_into_limits(self, q: FloatArray) -> FloatArray:
+        """Shift revolute joints that are outside their limits by whole turns, where it helps."""
+        outside = self._revolute & ((q < self._lower) | (q > self._upper))
+        if not np.any(outside):
+            return q
+        with np.errstate(invalid="ignore"):
+            shifted = q + np.ceil((self._lower - q) / _TWO_PI) * _TWO_PI
+        fits = outside & np.isfinite(shifted) & (shifted <= self._upper)
+        return np.where(fits, shifted, q)
+
+    def _residual(self, q: FloatArray, T_target: FloatArray, weights: FloatArray) -> float:
+        T = self._ets.eval(q)
+        error = np.empty(6)
+        error[:3] = T_target[:3, 3] - T[:3, 3]
+        error[3:] = Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).as_rotvec()
+        return 0.5 * float(error @ (weights * error))
