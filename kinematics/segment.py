@@ -148,7 +148,7 @@ class SegmentDistance:
         The intersection of the translational term's own sublevel set (closed form, a
         quadratic) and the rotational term's (closed form on a piece). Empty as ``lo > hi``.
         """
-        lo_t, hi_t = _quadratic_interval(self.A, self.B, self.C)
+        lo_t, hi_t = quadratic_interval(self.A, self.B, self.C)
         lo_r, hi_r = self._rotation_interval(a, b)
         return max(lo_t, lo_r, a), min(hi_t, hi_r, b)
 
@@ -200,7 +200,7 @@ class SegmentDistance:
         return None
 
 
-def _quadratic_interval(A: float, B: float, C: float) -> tuple[float, float]:
+def quadratic_interval(A: float, B: float, C: float) -> tuple[float, float]:
     """``{t : A t^2 + B t + C <= 1}`` for ``A >= 0``, as ``(lo, hi)``; empty when lo > hi."""
     c1 = C - 1.0
     if A == 0.0:

@@ -1,0 +1,313 @@
+"""Synchronized move with recovery (seed 000 Sec. II-B to II-D).
+
+n limbs follow one stacked trajectory through waypoints. Every step the command is the clamp
+of eq. 4 around the sensed states, so the fastest limb waits for the slowest and no command
+leaves the hypersphere around what the limbs sense. When no point of the trajectory is inside
+(a limb was blocked, pushed, or fell), a recovery strategy of Sec. II-B takes over:
+
+* ``last_valid`` (the paper's choice): a new segment from the sensed state to the last valid
+  command, clamped the same way; on arrival the original trajectory continues.
+* ``nearest``: the same, towards the trajectory point nearest to the sensed state.
+* ``restart``: the current segment is replaced by one from the sensed state to its end.
+* ``none``: hold and wait (seed 000 Sec. III-A).
+
+With ``monotonic`` the trajectory parameter never decreases (the last paragraph of II-B).
+The core is pure: it is given the sensed states and the time, and returns the command.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from limbtree.skills.outcome import Outcome
+from limbtree.skills.spaces import Space, nearest_parameter
+
+P = TypeVar("P")
+
+
+class Recovery(StrEnum):
+    """The recovery strategies of seed 000 Sec. II-B."""
+
+    LAST_VALID = "last_valid"
+    NEAREST = "nearest"
+    RESTART = "restart"
+    NONE = "none"
+
+
+class Mode(StrEnum):
+    """What the synchronizer is doing."""
+
+    NOMINAL = "nominal"
+    RECOVERING = "recovering"
+    WAITING = "waiting"
+    """No point is inside and the strategy is ``none``: hold."""
+    STALE = "stale"
+    """A limb's state is stale: hold until it returns or the timeout passes."""
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    """How a synchronized move behaves.
+
+    Attributes:
+        recovery: what to do when no trajectory point is inside the hypersphere.
+        monotonic: forbid the trajectory parameter from decreasing.
+        max_speed: if set, how far [metric units per second] the command may advance along
+            the trajectory each second: the move's pace when every limb keeps up.
+        stale_timeout: how long [s] a limb may be stale before the move fails.
+        loop: after the last waypoint, go on to the first again, forever.
+    """
+
+    recovery: Recovery = Recovery.LAST_VALID
+    monotonic: bool = False
+    max_speed: float | None = None
+    stale_timeout: float = 5.0
+    loop: bool = False
+
+
+@dataclass(frozen=True)
+class SyncStep(Generic[P]):
+    """One step's result.
+
+    Attributes:
+        outcome: RUNNING, SUCCESS or FAILURE.
+        command: one point per limb to send, or None to send nothing (limbs hold).
+        center: the sensed states the command was clamped around (None with no command).
+        mode: what the synchronizer is doing.
+        segment: index of the trajectory segment (waypoint ``segment`` to ``segment + 1``).
+        t: the parameter on that segment, in ``[0, 1]``.
+        distance: the stacked distance from ``command`` to ``center`` (``<= 1``), or None.
+        message: for a person: why it holds, recovers or failed.
+        recovered: True on the step where a recovery ended and the trajectory resumed.
+    """
+
+    outcome: Outcome
+    command: tuple[P, ...] | None
+    center: tuple[P, ...] | None
+    mode: Mode
+    segment: int
+    t: float
+    distance: float | None
+    message: str = ""
+    recovered: bool = False
+
+
+class SyncMove(Generic[P]):
+    """The synchronizer: one per running synchronized move.
+
+    Args:
+        space: poses or joints, with the move's metric.
+        waypoints: the points to pass through, the first being where the limbs start;
+            each is one point per limb.
+        config: behaviour options.
+        limb_names: for messages.
+
+    Raises:
+        ValueError: with fewer than two waypoints, or waypoints of different widths.
+    """
+
+    def __init__(
+        self,
+        space: Space[P],
+        waypoints: Sequence[Sequence[P]],
+        config: SyncConfig,
+        limb_names: Sequence[str],
+    ) -> None:
+        self.space = space
+        self.config = config
+        self.limb_names = tuple(limb_names)
+        self.waypoints = tuple(tuple(w) for w in waypoints)
+        if len(self.waypoints) < 2:
+            raise ValueError("a synchronized move needs a start and at least one waypoint")
+        if {len(w) for w in self.waypoints} != {len(self.limb_names)}:
+            raise ValueError("every waypoint needs one point per limb")
+        self._segment = 0
+        self._t = 0.0
+        self._last_valid: tuple[P, ...] = self.waypoints[0]
+        self._recovery: tuple[tuple[P, ...], tuple[P, ...]] | None = None
+        self._segment_start: tuple[P, ...] = self.waypoints[0]
+        self._stale_since: float | None = None
+        self._previous_time: float | None = None
+        self._lengths = [
+            max(space.distance(self.waypoints[k], self._end(k)), 1e-12)
+            for k in range(self.segments)
+        ]
+
+    @property
+    def segments(self) -> int:
+        """Number of segments: one more when looping, back from the last waypoint to the first."""
+        return len(self.waypoints) if self.config.loop else len(self.waypoints) - 1
+
+    @property
+    def progress(self) -> float:
+        """Progress along the whole trajectory, in ``[0, segments]``."""
+        return self._segment + self._t
+
+    def _end(self, k: int) -> tuple[P, ...]:
+        return self.waypoints[(k + 1) % len(self.waypoints)]
+
+    def _next_segment(self, k: int) -> int | None:
+        if k + 1 < self.segments:
+            return k + 1
+        return 0 if self.config.loop else None
+
+    def _clamp_main(self, states: tuple[P, ...], dt: float) -> tuple[int, float] | None:
+        """The furthest (segment, t) inside the sphere, advancing over reached waypoints."""
+        k = self._segment
+        t_min = self._t if self.config.monotonic else 0.0
+        t = self.space.clamp(states, self._segment_start, self._end(k), t_min)
+        if t is None:
+            return None
+        budget = math.inf  # how far [metric units] the command may still advance this step
+        if self.config.max_speed is not None:
+            budget = self.config.max_speed * dt
+            t = min(t, self._t + budget / self._lengths[k])
+            budget -= (t - self._t) * self._lengths[k]
+        while t >= 1.0:
+            nxt = self._next_segment(k)
+            if nxt is None or nxt == self._segment:
+                break
+            t_next = self.space.clamp(states, self.waypoints[nxt], self._end(nxt), 0.0)
+            if t_next is None:
+                break
+            k, t = nxt, min(t_next, budget / self._lengths[nxt])
+        return k, t
+
+    def step(self, time: float, states: Sequence[P | None]) -> SyncStep[P]:
+        """Advance one tick.
+
+        Args:
+            time: the tick time [s] from the runner's clock.
+            states: each limb's sensed point, or None where the limb's state is stale.
+
+        Returns:
+            The step's :class:`SyncStep`.
+        """
+        dt = 0.0 if self._previous_time is None else max(0.0, time - self._previous_time)
+        self._previous_time = time
+        stale = [name for name, s in zip(self.limb_names, states, strict=True) if s is None]
+        if stale:
+            if self._stale_since is None:
+                self._stale_since = time
+            waited = time - self._stale_since
+            if waited > self.config.stale_timeout:
+                return self._result(
+                    Outcome.FAILURE,
+                    None,
+                    None,
+                    Mode.STALE,
+                    f"limb {', '.join(stale)} sent no state for {waited:.1f} s "
+                    f"(stale_timeout_s is {self.config.stale_timeout:g}); check its agent",
+                )
+            return self._result(
+                Outcome.RUNNING,
+                None,
+                None,
+                Mode.STALE,
+                f"holding: no fresh state from {', '.join(stale)} for {waited:.1f} s",
+            )
+        self._stale_since = None
+        current: tuple[P, ...] = tuple(s for s in states if s is not None)
+
+        recovering = self._recovery is not None
+        found = self._clamp_main(current, dt)
+        if found is None:
+            return self._recover(current)
+        segment, self._t = found
+        if segment != self._segment:
+            self._segment = segment
+            self._segment_start = self.waypoints[segment]
+        self._recovery = None
+        k, t = self._segment, self._t
+        command = self.space.interpolate(self._segment_start, self._end(k), t)
+        self._last_valid = command
+        last = self._next_segment(k) is None
+        if last and t >= 1.0 and self.space.settled(current, self._end(k)):
+            return self._result(
+                Outcome.SUCCESS, command, current, Mode.DONE, "arrived", recovered=recovering
+            )
+        message = "recovered: trajectory resumed" if recovering else ""
+        return self._result(
+            Outcome.RUNNING, command, current, Mode.NOMINAL, message, recovered=recovering
+        )
+
+    def _recover(self, states: tuple[P, ...]) -> SyncStep[P]:
+        strategy = self.config.recovery
+        worst = self._worst_limb(states)
+        if strategy is Recovery.NONE:
+            return self._result(
+                Outcome.RUNNING,
+                None,
+                None,
+                Mode.WAITING,
+                f"waiting: no trajectory point within reach of the sensed state ({worst})",
+            )
+        if strategy is Recovery.RESTART:
+            self._segment_start = states
+            self._t = 0.0
+            self._last_valid = states
+            command = states
+            return self._result(
+                Outcome.RUNNING,
+                command,
+                states,
+                Mode.RECOVERING,
+                f"restarting segment {self._segment} from the sensed state ({worst})",
+            )
+        if self._recovery is None or self.space.clamp(states, *self._recovery, 0.0) is None:
+            if strategy is Recovery.NEAREST:
+                start, end = self._segment_start, self._end(self._segment)
+                t_near = nearest_parameter(self.space, states, start, end)
+                if self.config.monotonic:
+                    t_near = max(t_near, self._t)
+                self._t = t_near
+                target = self.space.interpolate(start, end, t_near)
+            else:
+                target = self._last_valid
+            self._recovery = (states, target)
+        start, target = self._recovery
+        t = self.space.clamp(states, start, target, 0.0)
+        command = self.space.interpolate(start, target, 0.0 if t is None else t)
+        return self._result(
+            Outcome.RUNNING,
+            command,
+            states,
+            Mode.RECOVERING,
+            f"recovering towards the {strategy.value.replace('_', ' ')} point ({worst})",
+        )
+
+    def _worst_limb(self, states: tuple[P, ...]) -> str:
+        goal = self.space.interpolate(self._segment_start, self._end(self._segment), self._t)
+        distances = self.space.limb_distances(states, goal)
+        i = max(range(len(distances)), key=distances.__getitem__)
+        return f"{self.limb_names[i]} is {distances[i]:.2f} radii off"
+
+    def _result(
+        self,
+        outcome: Outcome,
+        command: tuple[P, ...] | None,
+        center: tuple[P, ...] | None,
+        mode: Mode,
+        message: str,
+        *,
+        recovered: bool = False,
+    ) -> SyncStep[P]:
+        distance = None
+        if command is not None and center is not None:
+            distance = self.space.distance(command, center)
+        return SyncStep(
+            outcome,
+            command,
+            center,
+            mode,
+            self._segment,
+            self._t,
+            distance,
+            message,
+            recovered,
+        )

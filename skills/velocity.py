@@ -1,0 +1,110 @@
+"""Velocity-driven clamped move (seed 000 Sec. III-A, eq. 11).
+
+``U_{k+1} = HyperSphereClamp(Y_k, U_k, U_k + (t_{k+1} - t_k) Pdot)``: the command integrates
+an input speed, and each increment is clamped around the sensed state. When the limb cannot
+follow (out of reach), the command stops at the edge and waits, and when the input turns back
+the command comes back along the same path. No recovery strategy, as in the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from limbtree.kinematics import Pose, SE3Metric, hypersphere_clamp
+from limbtree.skills.outcome import Outcome
+from limbtree.skills.sync import Mode, SyncStep
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class SpeedSegment:
+    """Constant input speed for a while.
+
+    Attributes:
+        duration: how long [s].
+        velocity: ``(3,)`` linear velocity [m/s], in the move's frame.
+    """
+
+    duration: float
+    velocity: tuple[float, float, float]
+
+
+class VelocityMove:
+    """One or more end-effectors driven by a piecewise-constant input speed, clamped.
+
+    Args:
+        metrics: one per limb.
+        profile: the input speed over time.
+        limb_names: for messages.
+        stale_timeout: how long [s] a limb may be stale before the move fails.
+    """
+
+    def __init__(
+        self,
+        metrics: Sequence[SE3Metric],
+        profile: Sequence[SpeedSegment],
+        limb_names: Sequence[str],
+        stale_timeout: float = 5.0,
+    ) -> None:
+        if not profile:
+            raise ValueError("a velocity move needs at least one speed segment")
+        self.metrics = tuple(metrics)
+        self.profile = tuple(profile)
+        self.limb_names = tuple(limb_names)
+        self.stale_timeout = stale_timeout
+        self.duration = sum(s.duration for s in self.profile)
+        self._t0: float | None = None
+        self._previous: float | None = None
+        self._command: tuple[Pose, ...] | None = None
+        self._stale_since: float | None = None
+
+    def velocity(self, elapsed: float) -> FloatArray:
+        """The input speed [m/s] at ``elapsed`` seconds into the move."""
+        for segment in self.profile:
+            if elapsed < segment.duration:
+                return np.array(segment.velocity, dtype=np.float64)
+            elapsed -= segment.duration
+        return np.zeros(3)
+
+    def step(self, time: float, states: Sequence[Pose | None]) -> SyncStep[Pose]:
+        """Advance one tick (see :class:`~limbtree.skills.sync.SyncMove.step`)."""
+        if self._t0 is None:
+            self._t0 = time
+        elapsed = time - self._t0
+        dt = 0.0 if self._previous is None else max(0.0, time - self._previous)
+        self._previous = time
+        progress = min(1.0, elapsed / self.duration)
+        stale = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
+        if stale:
+            self._stale_since = self._stale_since if self._stale_since is not None else time
+            waited = time - self._stale_since
+            outcome = Outcome.FAILURE if waited > self.stale_timeout else Outcome.RUNNING
+            return SyncStep(
+                outcome, None, None, Mode.STALE, 0, progress, None,
+                f"no fresh state from {', '.join(stale)} for {waited:.1f} s",
+            )  # fmt: skip
+        self._stale_since = None
+        current = tuple(s for s in states if s is not None)
+        if self._command is None:
+            self._command = current
+        if elapsed >= self.duration:
+            return SyncStep(Outcome.SUCCESS, None, None, Mode.DONE, 0, 1.0, None, "profile done")
+        step = self.velocity(elapsed) * dt
+        target = tuple(Pose(u.position + step, u.quaternion) for u in self._command)
+        result = hypersphere_clamp(current, self._command, target, self.metrics)
+        if result.poses is None:
+            return SyncStep(
+                Outcome.RUNNING, None, None, Mode.WAITING, 0, progress, None,
+                "waiting: the command is out of the limb's reach",
+            )  # fmt: skip
+        self._command = result.poses
+        message = "" if result.t == 1.0 else "clamped: the limb lags the input speed"
+        return SyncStep(
+            Outcome.RUNNING, result.poses, current, Mode.NOMINAL, 0, progress,
+            result.distance, message,
+        )  # fmt: skip

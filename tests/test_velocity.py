@@ -1,0 +1,44 @@
+"""Seed 000 eq. 11: a speed-driven command, clamped, against a limb with a reach limit."""
+
+import numpy as np
+
+from limbtree.kinematics import Pose, SE3Metric
+from limbtree.skills import Mode, Outcome, SpeedSegment, VelocityMove
+
+REACH_Z = 0.3
+
+
+def follow(command):
+    """A limb that tracks its command exactly but cannot rise above REACH_Z."""
+    p = command.position.copy()
+    p[2] = min(p[2], REACH_Z)
+    return Pose(p, command.quaternion)
+
+
+def test_command_stops_at_the_edge_of_reach_and_comes_back_down_the_same_path():
+    profile = [SpeedSegment(10.0, (0.0, 0.0, 0.03)), SpeedSegment(10.0, (0.0, 0.0, -0.03))]
+    move = VelocityMove([SE3Metric(p_e=0.05, r_e=0.5)], profile, ["heavy"])
+    state = Pose((0.1, 0.0, 0.1))
+    commands = []
+    for i in range(2100):
+        step = move.step(i * 0.01, [state])
+        if step.outcome is Outcome.SUCCESS:
+            break
+        if step.command is not None:
+            assert step.distance <= 1.0
+            commands.append(step.command[0].position)
+            state = follow(step.command[0])
+    commands = np.array(commands)
+    # Never more than p_e beyond the reach, always on the vertical line.
+    assert commands[:, 2].max() <= REACH_Z + 0.05 + 1e-9
+    assert np.allclose(commands[:, :2], [0.1, 0.0])
+    # Back down after the input reverses.
+    assert commands[-1, 2] < REACH_Z - 0.1
+    assert step.outcome is Outcome.SUCCESS
+
+
+def test_stale_state_holds_the_command():
+    move = VelocityMove([SE3Metric()], [SpeedSegment(1.0, (0.0, 0.0, 0.1))], ["a"])
+    move.step(0.0, [Pose()])
+    step = move.step(0.1, [None])
+    assert step.command is None and step.mode is Mode.STALE
