@@ -1,1 +1,51 @@
-"""limbtree.robots."""
+"""Robot descriptions (URDF and limb metadata) and the registry that loads them.
+
+``load_robot("heavy_limb")`` gives a :class:`RobotSpec`: its limbs, their joints, speed
+limits, grippers and postures, and ``spec.chain("arm")`` the limb's kinematic chain. Robots
+are looked for in the directories of ``LIMBTREE_ROBOT_PATH`` and then among the shipped ones
+(``docs/robots.md`` shows how to add your own).
+"""
+
+from limbtree.robots.errors import (
+    RobotDescriptionError,
+    RobotsError,
+    UnknownLimbError,
+    UnknownPostureError,
+    UnknownRobotError,
+)
+from limbtree.robots.listing import format_robot_table
+from limbtree.robots.registry import (
+    METADATA_FILE,
+    ROBOT_PATH_ENV,
+    JointKind,
+    JointSpec,
+    LimbSpec,
+    RobotSpec,
+    builtin_robot_dir,
+    load_robot,
+    load_robot_file,
+    load_robots,
+    robot_names,
+    robot_search_path,
+)
+
+__all__ = [
+    "METADATA_FILE",
+    "ROBOT_PATH_ENV",
+    "JointKind",
+    "JointSpec",
+    "LimbSpec",
+    "RobotDescriptionError",
+    "RobotSpec",
+    "RobotsError",
+    "UnknownLimbError",
+    "UnknownPostureError",
+    "UnknownRobotError",
+    "builtin_robot_dir",
+    "format_robot_table",
+    "load_robot",
+    "load_robot_file",
+    "load_robots",
+    "robot_names",
+    "robot_search_path",
+]
