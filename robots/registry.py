@@ -694,7 +694,7 @@ class _UrdfModel:
     def path_between(self, base: str, end: str) -> list[_UrdfJoint]:
         """Joints from ``base`` to ``end``: up to their common ancestor, then down.
 
-        This is the joint order of roboticstoolbox's ``Robot.ets(start=base, end=end)``.
+        This is the joint order of :class:`~limbtree.kinematics.chain.KinematicChain`.
         """
         up = self.ancestors(base)
         down = self.ancestors(end)
