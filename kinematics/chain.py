@@ -9,10 +9,13 @@ command into joint targets, ``jacobian`` and ``manipulability`` for the controll
 Units are SI throughout: joint values in radians (revolute) or metres (prismatic), positions
 in metres, poses in the chain's base frame (the frame of ``base_link``).
 
-Example:
-    >>> chain = KinematicChain.from_urdf("heavy_limb.urdf", "mount", "ee_link")
-    >>> pose = chain.fk(chain.lower / 2)
-    >>> result = chain.ik(pose, q0=chain.lower / 3, seed=0)
+Example::
+
+    chain = KinematicChain.from_urdf("heavy_limb.urdf", "mount", "ee_link")
+    pose = chain.fk(chain.lower / 2)                    # Pose of ee_link in mount's frame
+    result = chain.ik(pose, q0=chain.lower / 3, seed=0)  # IKResult(q, success, ...)
+
+``limbtree.robots`` builds chains from its robot descriptions: ``load_robot(name).chain(limb)``.
 """
 
 from __future__ import annotations
@@ -104,8 +107,8 @@ class IKResult:
 class KinematicChain:
     """The joints between a base link and an end-effector link of a robot description.
 
-    Immutable once built: the limits and names are read-only, and nothing is cached between
-    calls, so one chain may serve several callers. Build it with :meth:`from_urdf` (or
+    Immutable once built: the limits and names are read-only and nothing is cached between
+    calls. Build it with :meth:`from_urdf` (or
     :meth:`from_robot` for a roboticstoolbox model).
 
     The joint order is the order in which the joints are met walking from ``base_link`` to
