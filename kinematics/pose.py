@@ -132,7 +132,7 @@ class Pose:
         array = np.asarray(values, dtype=np.float64)
         if array.shape != (7,):
             raise InvalidPoseError("array", values, f"expected 7 numbers, got shape {array.shape}")
-        return cls(array[:3], array[3:])
+        return cls(array[:3], array[3:])  # validated: arrays come from the wire
 
     @classmethod
     def from_matrix(cls, matrix: FloatArray | Sequence[Sequence[float]]) -> Pose:
@@ -145,22 +145,41 @@ class Pose:
         m = np.asarray(matrix, dtype=np.float64)
         if m.shape != (4, 4) or not np.all(np.isfinite(m)):
             raise InvalidPoseError("matrix", matrix, "expected a finite 4x4 homogeneous transform")
-        if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], atol=1e-9):
+        if np.abs(m[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-9:
             raise InvalidPoseError("matrix", matrix, "last row must be [0, 0, 0, 1]")
         r = m[:3, :3]
-        if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
+        if np.abs(r @ r.T - np.eye(3)).max() > 1e-6 or np.linalg.det(r) < 0:
             raise InvalidPoseError("matrix", matrix, "rotation block is not a proper rotation")
-        return cls(m[:3, 3], matrix_to_quaternion(r))
+        return cls._trusted(m[:3, 3], matrix_to_quaternion(r))
 
     @classmethod
     def from_se3(cls, transform: SE3) -> Pose:
         """Build from a spatialmath ``SE3`` holding one transform."""
         return cls.from_matrix(transform.A)
 
+    @classmethod
+    def _trusted(cls, position: Sequence[float], quaternion: Sequence[float]) -> Pose:
+        """Build without validation from values known to be finite and unit (internal)."""
+        pose = object.__new__(cls)
+        p = np.array(position, dtype=np.float64)
+        q = np.array(quaternion, dtype=np.float64)
+        p.setflags(write=False)
+        q.setflags(write=False)
+        object.__setattr__(pose, "position", p)
+        object.__setattr__(pose, "quaternion", q)
+        return pose
+
     @property
     def rotation(self) -> FloatArray:
         """The ``(3, 3)`` rotation matrix."""
-        return quaternion_to_matrix(self.quaternion)
+        x, y, z, w = self.quaternion.tolist()
+        return np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        )
 
     def as_matrix(self) -> FloatArray:
         """The ``(4, 4)`` homogeneous transform."""
@@ -168,6 +187,10 @@ class Pose:
         m[:3, :3] = self.rotation
         m[:3, 3] = self.position
         return m
+
+    def transform_point(self, point: Sequence[float] | FloatArray) -> FloatArray:
+        """``R p + v``: a point of this frame expressed in the parent frame [m]."""
+        return np.asarray(self.rotation @ np.asarray(point, dtype=np.float64) + self.position)
 
     def as_se3(self) -> SE3:
         """The pose as a spatialmath ``SE3``."""
@@ -192,14 +215,23 @@ class Pose:
         return float(np.linalg.norm(other.position - self.position))
 
     def __matmul__(self, other: Pose) -> Pose:
-        """Compose: ``T_ac = T_ab @ T_bc``."""
-        return Pose.from_matrix(self.as_matrix() @ other.as_matrix())
+        """Compose: ``T_ac = T_ab @ T_bc`` (quaternion product, renormalised)."""
+        x1, y1, z1, w1 = self.quaternion.tolist()
+        x2, y2, z2, w2 = other.quaternion.tolist()
+        q = (
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        )
+        norm = math.sqrt(sum(v * v for v in q))
+        return Pose._trusted(self.transform_point(other.position), [v / norm for v in q])
 
     def inverse(self) -> Pose:
         """The inverse transform."""
         r_t = self.rotation.T
-        x, y, z, w = self.quaternion
-        return Pose(-r_t @ self.position, np.array([-x, -y, -z, w]))
+        x, y, z, w = self.quaternion.tolist()
+        return Pose._trusted(-r_t @ self.position, (-x, -y, -z, w))
 
     def isclose(self, other: Pose, *, atol_m: float = 1e-9, atol_rad: float = 1e-9) -> bool:
         """Whether both poses describe the same transform within the given tolerances."""
