@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import limbtree
 from limbtree.errors import LimbtreeError
@@ -25,6 +26,122 @@ def _robots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agent(args: argparse.Namespace) -> int:
+    import logging
+
+    from limbtree.robots.factory import make_driver
+    from limbtree.robots.sim import SimConfig
+    from limbtree.transport import serve_forever
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    options: dict[str, str] = {}
+    for item in args.sim_option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"limbtree agent: --sim-option wants KEY=VALUE, got {item!r}")
+        options[key] = value
+    config = SimConfig.from_options(options) if options else None
+    driver = make_driver(args.robot, args.limb, driver=args.driver, seed=args.seed, config=config)
+    serve_forever(driver, args.bind, clock=args.clock, stream_rate_hz=args.rate, keys_dir=args.keys)
+    return 0
+
+
+def _ping(args: argparse.Namespace) -> int:
+    from limbtree.transport import ping_endpoint
+
+    rtt, description = ping_endpoint(args.endpoint, timeout_s=args.timeout, keys_dir=args.keys)
+    limb = description.limb
+    joints = ", ".join(j.name for j in limb.joints)
+    print(f"{args.endpoint}: round trip {rtt * 1e3:.3f} ms")
+    print(f"  robot {limb.robot} ({limb.driver} driver), {description.clock.value} clock")
+    print(f"  joints: {joints}")
+    print(f"  end-effectors: {', '.join(limb.end_effectors)}")
+    print(f"  command modes: {', '.join(m.value for m in limb.command_modes)}")
+    curve = "required" if description.curve else "off"
+    print(f"  CURVE {curve}; bad requests rejected: {dict(description.errors_received) or 0}")
+    return 0
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from limbtree.transport import generate_keys
+
+    files = generate_keys(args.dir)
+    print(f"keys written in {args.dir}:")
+    for line in str(files).splitlines():
+        print(f"  {line}")
+    return 0
+
+
+def _overrides(items: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"limbtree: --set wants NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def _speed(text: str) -> float | None:
+    if text == "max":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--speed wants a number or 'max', got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"--speed must be > 0, got {text!r}")
+    return value
+
+
+def _run(args: argparse.Namespace) -> int:
+    from limbtree.trees.app import RunRequest, run_mission
+    from limbtree.trees.runner import RunOutcome
+
+    outcome = run_mission(
+        RunRequest(
+            mission=Path(args.mission),
+            clock=args.clock,
+            speed=args.speed,
+            seed=args.seed,
+            overrides=_overrides(args.set),
+            record=Path(args.record) if args.record else None,
+            headless=args.headless,
+            auto_confirm=args.auto_confirm,
+        )
+    )
+    return 0 if outcome is RunOutcome.SUCCESS else 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    from limbtree.trees.app import load
+
+    mission = load(Path(args.mission), _overrides(args.set))
+    print(
+        f"{args.mission}: OK: mission {mission.name}, {len(mission.limbs)} limbs, "
+        f"{sum(1 for _ in mission.root.walk())} nodes, {len(mission.faults)} faults"
+    )
+    return 0
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from limbtree.trees.app import offline_tree
+    from limbtree.trees.export import render_tree
+
+    print(render_tree(offline_tree(Path(args.mission), _overrides(args.set)), args.format))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from limbtree.trees.report import make_report
+
+    result = make_report(Path(args.dir))
+    print(result.text)
+    for image in result.images:
+        print(f"  {image}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
@@ -34,6 +151,79 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"limbtree {limbtree.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    run = commands.add_parser(
+        "run",
+        help="run a mission file (simulated limbs by default)",
+        description="Validate a mission, start its simulated agents, connect the remote ones, "
+        "and tick its tree until it ends. Exit status 0 only when the mission succeeds.",
+    )
+    run.add_argument("mission", metavar="MISSION", help="the mission file (YAML)")
+    run.add_argument("--clock", choices=["sim", "real"], help="override the mission's clock")
+    run.add_argument(
+        "--speed", type=_speed, default=None, metavar="X|max",
+        help="sim clock pace: X times real time, or max (default) for as fast as possible",
+    )  # fmt: skip
+    run.add_argument("--seed", type=int, default=0, help="seed of simulated noise and faults")
+    run.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help="override a mission parameter (repeatable)",
+    )  # fmt: skip
+    run.add_argument("--record", metavar="DIR", help="write summary.json and log.msgpack here")
+    run.add_argument("--headless", action="store_true", help="plain progress lines, no live tree")
+    run.add_argument(
+        "--auto-confirm", action="store_true", help="operator gates pass by themselves"
+    )
+    run.set_defaults(handler=_run)
+
+    check = commands.add_parser(
+        "check",
+        help="validate a mission file without moving anything",
+        description="Validate a mission; every problem is printed as file:line:column.",
+    )
+    check.add_argument("mission", metavar="MISSION")
+    check.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    check.set_defaults(handler=_check)
+
+    tree = commands.add_parser(
+        "tree",
+        help="print a mission's behaviour tree (ascii, dot, svg, or BehaviorTree.CPP xml)",
+        description="Build a mission's tree without starting any agent and print it. "
+        "xml is BehaviorTree.CPP v4, which Groot2 opens.",
+    )
+    tree.add_argument("mission", metavar="MISSION")
+    tree.add_argument("--format", choices=["ascii", "dot", "svg", "xml"], default="ascii")
+    tree.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    tree.set_defaults(handler=_tree)
+
+    agent = commands.add_parser(
+        "agent",
+        help="serve one limb over ZeroMQ (on the limb's own computer)",
+        description="Run a limb agent: requests on PORT, state stream on PORT+1.",
+    )
+    agent.add_argument("--robot", required=True, help="robot name (see limbtree robots)")
+    agent.add_argument("--limb", help="which limb of the robot (default: its only one)")
+    agent.add_argument("--bind", required=True, metavar="tcp://HOST:PORT")
+    agent.add_argument("--driver", default="sim", help="sim (default) or a hardware driver")
+    agent.add_argument("--keys", metavar="DIR", help="require CURVE with the keys in DIR")
+    agent.add_argument("--clock", choices=["real", "sim"], default="real")
+    agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
+    agent.add_argument("--seed", type=int, default=0, help="seed of simulated noise")
+    agent.add_argument("--name", help="a label for logs (the mission's limb name)")
+    agent.add_argument(
+        "--sim-option", action="append", default=[], metavar="KEY=VALUE",
+        help="simulated driver setting, e.g. joint_noise_rad=0.001 (repeatable)",
+    )  # fmt: skip
+    agent.set_defaults(handler=_agent)
+
+    ping = commands.add_parser(
+        "ping",
+        help="check that an agent answers; print its round trip and description",
+    )
+    ping.add_argument("endpoint", metavar="ENDPOINT", help="tcp://HOST:PORT")
+    ping.add_argument("--timeout", type=float, default=3.0, help="give up after this [s]")
+    ping.add_argument("--keys", metavar="DIR", help="client keys for a CURVE agent")
+    ping.set_defaults(handler=_ping)
+
     robots = commands.add_parser(
         "robots",
         help="list the robots limbtree knows, with joints, speed limits and end-effectors",
@@ -41,6 +231,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     robots.add_argument("names", nargs="*", metavar="NAME", help="only these robots")
     robots.set_defaults(handler=_robots)
+
+    report = commands.add_parser(
+        "report", help="plots and a text summary from a run record (--record DIR)"
+    )
+    report.add_argument("dir", metavar="DIR")
+    report.set_defaults(handler=_report)
+
+    keys = commands.add_parser("keys", help="CURVE key management")
+    key_commands = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    generate = key_commands.add_parser("generate", help="make agent and client key pairs")
+    generate.add_argument("dir", metavar="DIR")
+    generate.set_defaults(handler=_keys)
 
     return parser
 

@@ -1,0 +1,159 @@
+"""``sync_move``: n end-effectors through waypoints in sync (seed 000 Sec. II-C, II-D)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import py_trees
+
+from limbtree.kinematics import Pose, SE3Metric
+from limbtree.skills import Mode, Outcome, PoseSpace, Recovery, SyncConfig, SyncMove, SyncStep
+from limbtree.trees.behaviours.base import STATUS, SkillBehaviour
+from limbtree.trees.context import MissionContext
+
+
+def per_limb(value: float | Mapping[str, float], limbs: Sequence[str]) -> list[float]:
+    """A scalar for every limb, or the per-limb map's values in ``limbs`` order."""
+    if isinstance(value, Mapping):
+        return [float(value[name]) for name in limbs]
+    return [float(value)] * len(limbs)
+
+
+def offset_pose(start: Pose, offset: Sequence[float]) -> Pose:
+    """``start`` moved by a world-frame offset ``[x, y, z, qx, qy, qz, qw]``.
+
+    The translation is added; the rotation is applied about the end-effector, in the world
+    frame (``q_offset * q_start``).
+    """
+    off = Pose.from_array(offset)
+    rotation = off.rotation @ start.rotation
+    m = np.eye(4)
+    m[:3, :3] = rotation
+    m[:3, 3] = start.position + off.position
+    return Pose.from_matrix(m)
+
+
+class PoseMoveBehaviour(SkillBehaviour):
+    """Shared by the end-effector moves: run a :class:`SyncMove` over poses each tick."""
+
+    def __init__(self, name: str, context: MissionContext, params: Mapping[str, Any]) -> None:
+        super().__init__(name, context, params)
+        self.limb_names: tuple[str, ...] = tuple(self.params["limbs"])
+        self.limbs = [context.limb(n) for n in self.limb_names]
+        self.core: SyncMove[Pose] | None = None
+        self._waiting_since: float | None = None
+        self._recovering = False
+
+    def metrics(self) -> tuple[SE3Metric, ...]:
+        """One metric per limb from ``p_e`` [m] and ``r_e`` [rad]."""
+        p_e = per_limb(self.params.get("p_e", 0.02), self.limb_names)
+        r_e = per_limb(self.params.get("r_e", math.inf), self.limb_names)
+        return tuple(SE3Metric(p, r) for p, r in zip(p_e, r_e, strict=True))
+
+    def make_core(self, start: tuple[Pose, ...]) -> SyncMove[Pose]:
+        """Build the synchronizer once every limb has a fresh state."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Forget any previous run; the core is built at the first tick with fresh states."""
+        self.core = None
+        self._waiting_since = None
+        self._recovering = False
+
+    def step(self) -> py_trees.common.Status:
+        """Clamp around the sensed states and send the command."""
+        now = self.context.clock()
+        states = [limb.pose() for limb in self.limbs]
+        if self.core is None:
+            if any(s is None for s in states):
+                return self._wait_for_states(now, states)
+            self.core = self.make_core(tuple(s for s in states if s is not None))
+        result = self.core.step(now, states)
+        self._send(result)
+        self.feedback_message = result.message or (
+            f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
+        )
+        return STATUS[result.outcome]
+
+    def _wait_for_states(self, now: float, states: Sequence[Pose | None]) -> py_trees.common.Status:
+        if self._waiting_since is None:
+            self._waiting_since = now
+        missing = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
+        timeout = float(self.params.get("stale_timeout", 5.0))
+        if now - self._waiting_since > timeout:
+            self.feedback_message = (
+                f"no state from {', '.join(missing)} after {timeout:g} s: is its agent running?"
+            )
+            return py_trees.common.Status.FAILURE
+        self.feedback_message = f"waiting for the first state of {', '.join(missing)}"
+        return py_trees.common.Status.RUNNING
+
+    def _send(self, result: SyncStep[Pose]) -> None:
+        telemetry = self.context.telemetry
+        if result.command is not None and result.center is not None:
+            for limb, command, center in zip(
+                self.limbs, result.command, result.center, strict=True
+            ):
+                limb.command_pose(command, center)
+        if result.distance is not None:
+            telemetry.max_command_state_distance = max(
+                telemetry.max_command_state_distance, result.distance
+            )
+        if result.mode is Mode.NOMINAL or result.outcome is Outcome.SUCCESS:
+            telemetry.nominal_limbs.update(self.limb_names)
+            if result.command is not None:
+                for name, command in zip(self.limb_names, result.command, strict=True):
+                    self.context.last_valid[name] = command
+        entering = result.mode is Mode.RECOVERING and not self._recovering
+        if entering:
+            telemetry.recoveries += 1
+        self._recovering = result.mode is Mode.RECOVERING
+        self.report(
+            mode=result.mode.value,
+            segment=result.segment,
+            t=result.t,
+            distance=result.distance,
+            message=result.message,
+        )
+
+    def terminate(self, new_status: py_trees.common.Status) -> None:
+        """Interrupted (not finished): the limbs hold where they are."""
+        if new_status is py_trees.common.Status.INVALID and self.core is not None:
+            for limb in self.limbs:
+                limb.hold()
+
+
+class SyncMoveBehaviour(PoseMoveBehaviour):
+    """``sync_move``: clamp the stacked trajectory around the sensed states every tick."""
+
+    node_type = "sync_move"
+
+    def make_core(self, start: tuple[Pose, ...]) -> SyncMove[Pose]:
+        """Waypoints relative to where each limb starts, or absolute, after ``start``."""
+        relative = self.params.get("frame", "relative") == "relative"
+        waypoints: list[tuple[Pose, ...]] = [start]
+        for waypoint in self.params["waypoints"]:
+            points = []
+            for name, origin in zip(self.limb_names, start, strict=True):
+                values = waypoint[name]
+                points.append(offset_pose(origin, values) if relative else Pose.from_array(values))
+            waypoints.append(tuple(points))
+        metrics = self.metrics()
+        p_min = min(m.p_e for m in metrics)
+        max_speed = self.params.get("max_speed")
+        config = SyncConfig(
+            recovery=Recovery(self.params.get("recovery", "last_valid")),
+            monotonic=bool(self.params.get("monotonic", False)),
+            max_speed=None if max_speed is None else float(max_speed) / p_min,
+            stale_timeout=float(self.params.get("stale_timeout", 5.0)),
+            loop=bool(self.params.get("loop", False)),
+        )
+        space = PoseSpace(
+            metrics,
+            float(self.params.get("norm", math.inf)),
+            float(self.params.get("settle", 0.002)),
+        )
+        return SyncMove(space, waypoints, config, self.limb_names)

@@ -1,0 +1,98 @@
+"""What every behaviour of a running mission shares: limbs, clock, operator, telemetry.
+
+One :class:`MissionContext` per tree (no global state): the runner builds it, the builder
+hands it to each behaviour, and the recorder reads the telemetry it collects each tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from limbtree.kinematics import Pose
+from limbtree.trees.errors import TreeBuildError
+from limbtree.trees.limbs import LimbHandle
+
+
+class Operator(Protocol):
+    """Someone who confirms gates: a person at the terminal, or ``--auto-confirm``."""
+
+    def confirm(self, key: str, prompt: str) -> bool | None:
+        """Ask (once per ``key``) and answer without blocking.
+
+        Returns:
+            True when confirmed, False when refused, None while no answer has come.
+        """
+
+    def withdraw(self, key: str) -> None:
+        """Forget the question ``key`` (its gate was interrupted)."""
+
+
+class AutoConfirm:
+    """The operator of ``--auto-confirm``: every gate passes at once."""
+
+    def confirm(self, key: str, prompt: str) -> bool | None:
+        """Always True."""
+        return True
+
+    def withdraw(self, key: str) -> None:
+        """Nothing to forget."""
+
+
+@dataclass
+class Telemetry:
+    """Skill figures collected over a run, for the record and the summary.
+
+    Attributes:
+        tick: per node name, this tick's skill internals (mode, t, distance, message, ...).
+        recoveries: how many recovery episodes skills went through.
+        max_command_state_distance: largest metric distance between a clamped command and
+            the state it was clamped around.
+        nominal_limbs: limbs that a skill drove on its trajectory (not recovering) this tick.
+        metrics: skill figures for ``summary.json`` (``metrics.align.final_dd_mm``, ...).
+    """
+
+    tick: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recoveries: int = 0
+    max_command_state_distance: float = 0.0
+    nominal_limbs: set[str] = field(default_factory=set)
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def new_tick(self) -> None:
+        """Forget the previous tick's per-tick figures."""
+        self.tick = {}
+        self.nominal_limbs = set()
+
+
+@dataclass
+class MissionContext:
+    """The shared state of one running mission.
+
+    Attributes:
+        limbs: the mission's limbs by name.
+        clock: the tick time [s] (sim or real, as the runner's clock says).
+        operator: who confirms operator gates.
+        telemetry: what skills report for the record.
+        last_valid: per limb, the last command a synchronized move sent on its trajectory
+            (world frame), for ``recover_to_last_valid``.
+    """
+
+    limbs: Mapping[str, LimbHandle]
+    clock: Callable[[], float]
+    operator: Operator = field(default_factory=AutoConfirm)
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    last_valid: dict[str, Pose] = field(default_factory=dict)
+
+    def limb(self, name: str) -> LimbHandle:
+        """The limb called ``name``.
+
+        Raises:
+            TreeBuildError: naming the mission's limbs.
+        """
+        try:
+            return self.limbs[name]
+        except KeyError:
+            raise TreeBuildError(
+                f"unknown limb {name!r}; the mission declares {', '.join(sorted(self.limbs))}"
+            ) from None

@@ -1,0 +1,21 @@
+"""Exceptions of ``limbtree.trees``."""
+
+from __future__ import annotations
+
+from limbtree.errors import LimbtreeError
+
+
+class TreesError(LimbtreeError):
+    """Base of the errors raised by ``limbtree.trees``."""
+
+
+class TreeBuildError(TreesError):
+    """A validated mission cannot be turned into a tree against the limbs it found.
+
+    For example a named posture the robot does not have, or a limb whose agent describes a
+    different robot than the mission declares.
+    """
+
+
+class RunError(TreesError):
+    """A mission could not be started or run (an agent did not come up, a port was taken)."""

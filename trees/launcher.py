@@ -1,0 +1,179 @@
+"""Start the simulated agents of a mission as real processes on loopback.
+
+``limbtree run`` drives limbs marked ``sim`` through the same ZeroMQ protocol as remote ones:
+each gets its own ``limbtree agent`` process on 127.0.0.1 with a free port pair, and is
+stopped (then killed, if it must be) when the run ends, whatever way it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from limbtree.trees.errors import RunError
+
+#: How long an agent process may take to answer its first ping [s] (importing the robotics
+#: libraries and loading the robot description take a few seconds on a busy machine).
+STARTUP_TIMEOUT_S = 60.0
+
+
+def free_port_pair(host: str = "127.0.0.1", attempts: int = 50) -> int:
+    """A port N such that N and N+1 are both free on ``host`` right now.
+
+    Raises:
+        RunError: if no such pair was found.
+    """
+    for _ in range(attempts):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as first:
+            first.bind((host, 0))
+            port = int(first.getsockname()[1])
+            if port >= 65535:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as second:
+                try:
+                    second.bind((host, port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RunError(f"no pair of free ports found on {host}")
+
+
+@dataclass(frozen=True)
+class SimAgentSpec:
+    """One simulated agent to start.
+
+    Attributes:
+        limb: the mission's limb name.
+        robot: robot name.
+        chain: the robot's limb (chain) name, or None for its first.
+        seed: the agent's seed (its noise and faults are deterministic given it).
+        clock: ``sim`` (lockstep) or ``real``.
+        options: extra ``--sim-option KEY=VALUE`` settings for the simulated driver.
+    """
+
+    limb: str
+    robot: str
+    chain: str | None
+    seed: int
+    clock: str
+    options: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class SimAgents:
+    """The simulated agents of one run; a context manager that always cleans up.
+
+    Args:
+        specs: the agents to start.
+        log_dir: where each agent's output goes (``agent-LIMB.log``); a temporary
+            folder's when None.
+    """
+
+    specs: Sequence[SimAgentSpec]
+    log_dir: Path
+    endpoints: dict[str, str] = field(default_factory=dict)
+    _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _logs: list[IO[bytes]] = field(default_factory=list)
+
+    def start(self, ready: Callable[[str, float], bool]) -> dict[str, str]:
+        """Start every agent and wait until each answers.
+
+        Args:
+            ready: ``ready(endpoint, timeout_s)`` pings an agent and says whether it answered.
+
+        Returns:
+            limb name -> request endpoint.
+
+        Raises:
+            RunError: naming the agent that did not come up and where its output is.
+        """
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for spec in self.specs:
+            port = free_port_pair()
+            endpoint = f"tcp://127.0.0.1:{port}"
+            command = [
+                sys.executable,
+                "-m",
+                "limbtree",
+                "agent",
+                "--robot",
+                spec.robot,
+                "--bind",
+                endpoint,
+                "--driver",
+                "sim",
+                "--clock",
+                spec.clock,
+                "--seed",
+                str(spec.seed),
+                "--name",
+                spec.limb,
+            ]
+            if spec.chain:
+                command += ["--limb", spec.chain]
+            for key, value in spec.options:
+                command += ["--sim-option", f"{key}={value}"]
+            log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
+            self._logs.append(log)
+            env = dict(os.environ, PYTHONUNBUFFERED="1")
+            self._processes[spec.limb] = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+            self.endpoints[spec.limb] = endpoint
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        for spec in self.specs:
+            process = self._processes[spec.limb]
+            endpoint = self.endpoints[spec.limb]
+            while True:
+                if process.poll() is not None:
+                    output = self.log_dir / f"agent-{spec.limb}.log"
+                    raise RunError(
+                        f"the simulated agent of limb {spec.limb} ({spec.robot}) exited with "
+                        f"status {process.returncode}; see {output}"
+                    )
+                if ready(endpoint, 0.5):
+                    break
+                if time.monotonic() > deadline:
+                    raise RunError(
+                        f"the simulated agent of limb {spec.limb} did not answer on {endpoint} "
+                        f"within {STARTUP_TIMEOUT_S:g} s; see "
+                        f"{self.log_dir / f'agent-{spec.limb}.log'}"
+                    )
+        return dict(self.endpoints)
+
+    def alive(self, limb: str) -> bool:
+        """Whether the agent process of ``limb`` is still running."""
+        process = self._processes.get(limb)
+        return process is not None and process.poll() is None
+
+    def stop(self, grace_s: float = 3.0) -> None:
+        """Terminate every agent, kill those that do not stop within ``grace_s``."""
+        for process in self._processes.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.terminate()
+        deadline = time.monotonic() + grace_s
+        for process in self._processes.values():
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                process.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5.0)
+        for log in self._logs:
+            log.close()
+        self._logs.clear()
+
+    def __enter__(self) -> SimAgents:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

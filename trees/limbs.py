@@ -1,0 +1,151 @@
+"""Limbs as behaviours see them: world-frame state and commands over a limb client.
+
+A behaviour never knows whether its limb is simulated, local or remote: it reads the latest
+state (or None when stale) and sends commands, and :class:`LimbHandle` turns those into the
+agent protocol's base-frame messages through the limb's client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from limbtree.kinematics import Pose
+from limbtree.transport.driver import CommandMode, GripperAction, Health, LimbDescription, LimbState
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class LimbLink(Protocol):
+    """What a :class:`LimbHandle` needs from a limb client (``limbtree.transport``)."""
+
+    @property
+    def state(self) -> LimbState | None:
+        """The latest state received, or None before the first."""
+
+    @property
+    def is_stale(self) -> bool:
+        """Whether the state is older than the client's staleness limit."""
+
+    def send_command(self, mode: CommandMode, **fields: Any) -> bool:
+        """Queue a command without blocking; False if it had to be dropped."""
+
+    def send_gripper(self, action: GripperAction) -> bool:
+        """Queue a gripper request without blocking."""
+
+
+@dataclass
+class CommandRecord:
+    """What was last commanded to a limb this tick, for the run record.
+
+    Attributes:
+        center: the world-frame state the command was clamped around, or None.
+        command: the world-frame end-effector command, or None.
+        joints: a joint-space command, or None.
+    """
+
+    center: Pose | None = None
+    command: Pose | None = None
+    joints: tuple[float, ...] | None = None
+
+
+@dataclass
+class LimbHandle:
+    """One limb of the mission, in the world frame.
+
+    Attributes:
+        name: the mission's name for the limb.
+        description: what the agent said it is (``describe``).
+        link: the limb client.
+        base: the limb base in the world frame (the mission's ``base``), identity by default.
+        postures: named joint postures from the robot description [rad or m].
+    """
+
+    name: str
+    description: LimbDescription
+    link: LimbLink
+    base: Pose = field(default_factory=Pose)
+    postures: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    tick_record: CommandRecord = field(default_factory=CommandRecord)
+
+    def __post_init__(self) -> None:
+        self._base_inverse = self.base.inverse()
+
+    @property
+    def end_effector(self) -> str:
+        """The default end-effector's name (the description's first)."""
+        return self.description.end_effectors[0]
+
+    @property
+    def state(self) -> LimbState | None:
+        """The latest state, fresh or stale, or None before any arrived."""
+        return self.link.state
+
+    @property
+    def fresh(self) -> bool:
+        """Whether a state has arrived and is not stale."""
+        return self.link.state is not None and not self.link.is_stale
+
+    @property
+    def health(self) -> Health:
+        """The health flags of the latest state (OK before any state)."""
+        state = self.link.state
+        return Health(state.health) if state is not None else Health.OK
+
+    def pose(self) -> Pose | None:
+        """The end-effector pose in the world frame, or None when the state is stale."""
+        if not self.fresh:
+            return None
+        state = self.link.state
+        if state is None:
+            return None
+        return self.base @ Pose.from_array(state.ee_poses[self.end_effector])
+
+    def joints(self) -> FloatArray | None:
+        """The joint positions [rad or m], or None when the state is stale."""
+        state = self.link.state
+        if state is None or self.link.is_stale:
+            return None
+        return np.array(state.q, dtype=np.float64)
+
+    def command_pose(self, pose: Pose, center: Pose | None = None) -> bool:
+        """Send a world-frame end-effector pose target (the agent runs IK)."""
+        self.tick_record.center = center
+        self.tick_record.command = pose
+        target = self._base_inverse @ pose
+        return self.link.send_command(
+            CommandMode.EE_POSE, ee=self.end_effector, pose=target.as_array().tolist()
+        )
+
+    def command_joints(self, q: Sequence[float] | FloatArray) -> bool:
+        """Send joint position targets [rad or m]."""
+        values = tuple(float(v) for v in q)
+        self.tick_record.joints = values
+        return self.link.send_command(CommandMode.JOINT_POSITION, q=list(values))
+
+    def hold(self) -> bool:
+        """Ask the limb to stop where it is."""
+        return self.link.send_command(CommandMode.HOLD)
+
+    def gripper(self, action: GripperAction) -> bool:
+        """Open or close the gripper."""
+        return self.link.send_gripper(action)
+
+    def posture(self, name: str) -> tuple[float, ...]:
+        """A named posture's joint values.
+
+        Raises:
+            KeyError: naming the valid postures of this limb.
+        """
+        try:
+            return self.postures[name]
+        except KeyError:
+            valid = ", ".join(sorted(self.postures)) or "none"
+            raise KeyError(
+                f"limb {self.name} ({self.description.robot}) has no posture {name!r}; "
+                f"valid: {valid}"
+            ) from None
