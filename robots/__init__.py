@@ -4,8 +4,13 @@
 limits, grippers and postures, and ``spec.chain("arm")`` the limb's kinematic chain. Robots
 are looked for in the directories of ``LIMBTREE_ROBOT_PATH`` and then among the shipped ones
 (``docs/robots.md`` shows how to add your own).
+
+The drivers a limb agent serves are here too (``docs/drivers.md``): :class:`HardwareDriver`,
+the base class of real limbs, :class:`SimulatedLimb` with its faults and non-idealities,
+:class:`MotionCapture`, and :func:`make_driver`.
 """
 
+from limbtree.robots.driver import HardwareDriver, JointReading
 from limbtree.robots.errors import (
     RobotDescriptionError,
     RobotsError,
@@ -13,7 +18,9 @@ from limbtree.robots.errors import (
     UnknownPostureError,
     UnknownRobotError,
 )
+from limbtree.robots.factory import UnknownDriverError, make_driver
 from limbtree.robots.listing import format_robot_table
+from limbtree.robots.mocap import MocapFrame, MotionCapture, MotionCaptureError
 from limbtree.robots.registry import (
     METADATA_FILE,
     ROBOT_PATH_ENV,
@@ -28,16 +35,27 @@ from limbtree.robots.registry import (
     robot_names,
     robot_search_path,
 )
+from limbtree.robots.sim import ScheduledFault, SimConfig, SimConfigError, SimulatedLimb
 
 __all__ = [
     "METADATA_FILE",
     "ROBOT_PATH_ENV",
+    "HardwareDriver",
     "JointKind",
+    "JointReading",
     "JointSpec",
     "LimbSpec",
+    "MocapFrame",
+    "MotionCapture",
+    "MotionCaptureError",
     "RobotDescriptionError",
     "RobotSpec",
     "RobotsError",
+    "ScheduledFault",
+    "SimConfig",
+    "SimConfigError",
+    "SimulatedLimb",
+    "UnknownDriverError",
     "UnknownLimbError",
     "UnknownPostureError",
     "UnknownRobotError",
@@ -46,6 +64,7 @@ __all__ = [
     "load_robot",
     "load_robot_file",
     "load_robots",
+    "make_driver",
     "robot_names",
     "robot_search_path",
 ]

@@ -1,0 +1,355 @@
+"""The base class a real limb implements: four small methods, the rest is done here.
+
+A :class:`HardwareDriver` is a :class:`~limbtree.transport.driver.LimbDriver` for a
+position-controlled limb. A subclass talks to the limb's bus and implements only:
+
+- :meth:`HardwareDriver.read_joints`: the measured joint positions, velocities and efforts;
+- :meth:`HardwareDriver.write_joint_targets`: send joint position setpoints;
+- :meth:`HardwareDriver.power_state`: whether the joints have power;
+- optionally :meth:`HardwareDriver.write_gripper`.
+
+This class does everything else, the same way for every limb: the description from the
+robot registry, command checking, seeded IK for ``ee_pose`` (with the failure reported rather
+than sent to the joints), twist tracking, ``hold``, speed-limited setpoints (seed 000
+Table I), the health flags and the state. The simulated limb
+(:class:`~limbtree.robots.sim.SimulatedLimb`) is itself a ``HardwareDriver`` over a simulated
+bus, so simulation runs exactly the code a real limb runs. ``docs/drivers.md`` has a complete
+example.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from limbtree.kinematics.pose import Pose
+from limbtree.robots.registry import RobotSpec, load_robot
+from limbtree.robots.tracking import (
+    DEFAULT_IK_SEARCHES,
+    CommandTracker,
+    FloatArray,
+    finite_time,
+    joint_vector,
+)
+from limbtree.transport.driver import (
+    CommandMode,
+    DriverError,
+    GripperAction,
+    Health,
+    LimbDescription,
+    LimbDriver,
+    LimbState,
+)
+
+if TYPE_CHECKING:
+    from limbtree.kinematics.chain import IKResult
+
+
+class JointReading(NamedTuple):
+    """One reading of a limb's joint sensors.
+
+    Attributes:
+        q: joint positions [rad or m], one per joint in the limb's order.
+        dq: joint velocities [rad/s or m/s].
+        effort: joint efforts [N m or N], or None where the limb does not sense them.
+    """
+
+    q: Sequence[float] | FloatArray
+    dq: Sequence[float] | FloatArray
+    effort: Sequence[float] | FloatArray | None = None
+
+
+class HardwareDriver(LimbDriver):
+    """A position-controlled limb: subclasses implement the bus, this class the rest.
+
+    Each :meth:`advance` reads the joints, moves the joint reference towards the current goal
+    by at most each joint's speed limit times the elapsed time, and writes it with
+    :meth:`write_joint_targets`. While :meth:`power_state` is False the state stops updating
+    (it keeps the last one, flagged ``POWER_OFF``), commands are ignored and nothing is
+    written; when power returns the limb holds wherever it now is.
+
+    Args:
+        robot: the robot, or its name in the registry.
+        limb: the limb's name; None for a robot with a single limb.
+        ik_searches: IK searches per ``ee_pose`` command (small: a command must not block).
+        ik_seed: seed of the IK restarts (see :class:`~limbtree.robots.tracking.CommandTracker`).
+
+    Raises:
+        limbtree.robots.errors.UnknownRobotError: for an unknown robot name.
+        limbtree.robots.errors.UnknownLimbError: if the robot has no such limb.
+        ValueError: if ``ik_searches < 1`` or ``ik_seed < 0``.
+    """
+
+    #: The driver's name in ``describe`` (``LimbDescription.driver``).
+    driver_name: ClassVar[str] = "hardware"
+
+    def __init__(
+        self,
+        robot: RobotSpec | str,
+        limb: str | None = None,
+        *,
+        ik_searches: int = DEFAULT_IK_SEARCHES,
+        ik_seed: int = 0,
+    ) -> None:
+        spec = load_robot(robot) if isinstance(robot, str) else robot
+        self._tracker = CommandTracker(spec, limb, ik_searches=ik_searches, ik_seed=ik_seed)
+        self._t: float | None = None
+        self._state: LimbState | None = None
+        self._q: FloatArray | None = None
+        self._gripper = "open" if self._tracker.limb.grippers else "none"
+        self._interrupted = False
+        self._ignored_commands = 0
+
+    # ------------------------------------------------------------------ the bus (subclasses)
+
+    @abstractmethod
+    def read_joints(self) -> JointReading:
+        """Read the joint sensors now.
+
+        Returns:
+            The positions [rad or m], velocities [rad/s or m/s] and efforts [N m or N] (or
+            None), one per joint in the limb's joint order.
+        """
+
+    @abstractmethod
+    def write_joint_targets(self, q: FloatArray) -> None:
+        """Send joint position setpoints; the limb's own servos track them.
+
+        Called once per :meth:`advance` while powered. The setpoints are inside the joint
+        limits and never further from the previous ones than the speed limits allow.
+
+        Args:
+            q: ``(n,)`` setpoints [rad or m], in the limb's joint order.
+        """
+
+    @abstractmethod
+    def power_state(self) -> bool:
+        """Whether the joints have power now (False: the limb is limp or switched off)."""
+
+    def write_gripper(self, action: GripperAction) -> None:
+        """Open or close the gripper; override when the limb has one.
+
+        Raises:
+            DriverError: ``unsupported_mode``, by default.
+        """
+        raise DriverError(
+            "unsupported_mode", f"{type(self).__name__} does not implement write_gripper"
+        )
+
+    # ------------------------------------------------------------------ hooks (optional)
+
+    def sync(self, t: float) -> None:
+        """Called first in every :meth:`advance`: bring the bus to time ``t`` [s].
+
+        Hardware has nothing to do (the limb lives in real time); the simulated bus
+        integrates its physics here.
+        """
+
+    def solve_ik(self, target: Pose, q0: FloatArray) -> IKResult:
+        """The IK of an ``ee_pose`` command: seeded, from the measured joints ``q0``.
+
+        Override only to change how IK fails or succeeds (the simulated limb injects IK
+        errors here). An override may raise ``DriverError("ik_failed", message)`` to fail
+        with its own message; the command is then flagged ``IK_FAILED`` like any failure.
+
+        Args:
+            target: the wanted end-effector pose, base frame.
+            q0: ``(n,)`` the measured joints [rad or m].
+
+        Returns:
+            The IK result; ``success=False`` makes the command fail with ``ik_failed``.
+        """
+        return self._tracker.solve_ik(target, q0)
+
+    def extra_health(self) -> Health:
+        """Health flags the driver adds to every state (the simulated limb's faults)."""
+        return Health.OK
+
+    def extra_detail(self) -> Mapping[str, Any]:
+        """Figures the driver adds to every state's ``detail``."""
+        return {}
+
+    # ------------------------------------------------------------------ LimbDriver
+
+    @property
+    def tracker(self) -> CommandTracker:
+        """The command tracker: the limb, its chain and the joint reference."""
+        return self._tracker
+
+    @property
+    def time(self) -> float:
+        """The driver time of the last :meth:`advance` [s] (0 before the first)."""
+        return 0.0 if self._t is None else self._t
+
+    def describe(self) -> LimbDescription:
+        """What this limb is, from the robot registry."""
+        return self._tracker.describe(self.driver_name)
+
+    def advance(self, t: float) -> None:
+        """Read the limb at time ``t`` [s] and send it the next setpoint.
+
+        Raises:
+            DriverError: ``bad_value`` if ``t`` is not finite or goes back in time;
+                ``internal`` if :meth:`read_joints` returns the wrong number of values.
+        """
+        t = finite_time(t, self._t)
+        if t == self._t and self._state is not None:
+            return
+        dt = 0.0 if self._t is None else t - self._t
+        self.sync(t)
+        self._t = t
+        powered = self.power_state()
+        live = powered and self.available
+        tracker = self._tracker
+        if not live:
+            self._interrupted = True
+            if self._state is not None:
+                # The state stops updating: only its flags follow the faults.
+                self._state = dataclasses.replace(
+                    self._state, health=self._health(powered), detail=self._detail(self._state)
+                )
+                return
+        n = tracker.n
+        reading = self.read_joints()
+        q = joint_vector(reading[0], n, "read_joints q")
+        dq = joint_vector(reading[1], n, "read_joints dq")
+        raw_effort = reading[2] if len(reading) > 2 else None
+        effort = None if raw_effort is None else joint_vector(raw_effort, n, "read_joints effort")
+        self._q = q
+        if live:
+            if self._interrupted:
+                # Back from a power loss or a disassembly: stay where the limb now is.
+                tracker.hold(q)
+                self._interrupted = False
+            self.write_joint_targets(tracker.step(q, dt))
+        self._state = LimbState(
+            t=t,
+            q=tuple(q.tolist()),
+            dq=tuple(dq.tolist()),
+            ee_poses=tracker.ee_poses(q),
+            effort=None if effort is None else tuple(effort.tolist()),
+            gripper=self._gripper,
+            health=self._health(powered),
+            detail=self._detail(None),
+        )
+
+    def state(self) -> LimbState:
+        """The latest state; before the first :meth:`advance`, the limb read at t = 0 s."""
+        if self._state is None:
+            self.advance(self.time)
+        if self._state is None:  # pragma: no cover - advance() always leaves a state
+            raise DriverError(
+                "unavailable", "the limb has no state yet: it was never powered and available"
+            )
+        return self._state
+
+    def command(self, mode: CommandMode, payload: Mapping[str, Any]) -> None:
+        """Accept a command; the joints start moving at the next :meth:`advance`.
+
+        ``ee_pose`` runs seeded IK from the measured joints now; without a solution the goal
+        does not change, ``IK_FAILED`` is set and ``ik_failed`` raised. A joint target
+        outside the limits is clipped onto them and flagged ``JOINT_LIMIT``. While the power
+        is off commands are ignored (counted in the state's ``detail``).
+
+        Raises:
+            DriverError: ``unsupported_mode`` (``joint_torque``), ``bad_value``,
+                ``ik_failed``, or ``unavailable`` while the limb is disassembled.
+        """
+        mode = self._mode(mode)
+        if not self.available:
+            raise DriverError("unavailable", "the limb is disassembled")
+        if mode is CommandMode.JOINT_TORQUE:
+            raise DriverError(
+                "unsupported_mode",
+                f"{self.driver_name} limbs are position-controlled and refuse joint_torque; "
+                f"valid modes: {', '.join(m.value for m in self.describe().command_modes)}",
+            )
+        tracker = self._tracker
+        if mode is CommandMode.JOINT_POSITION:
+            target = tracker.joint_target(payload)
+        elif mode is CommandMode.EE_POSE:
+            pose = tracker.ee_target(payload)
+        elif mode is CommandMode.EE_TWIST:
+            twist = tracker.twist(payload)
+        if not self.power_state():
+            self._ignored_commands += 1
+            return
+        q_now = self._measured()
+        if mode is CommandMode.JOINT_POSITION:
+            tracker.track_joints(target, mode, None)
+        elif mode is CommandMode.EE_POSE:
+            try:
+                result = self.solve_ik(pose, q_now)
+            except DriverError as exc:
+                if exc.code == "ik_failed":
+                    tracker.ik_failed(float("inf"))
+                raise
+            if not result.success:
+                tracker.ik_failed(result.residual)
+                raise DriverError(
+                    "ik_failed",
+                    f"no IK solution for end-effector pose {pose} from the current joints "
+                    f"(residual {result.residual:.3g} after {result.searches} searches); "
+                    "the limb did not move",
+                )
+            tracker.track_joints(result.q, mode, result.residual)
+        elif mode is CommandMode.EE_TWIST:
+            tracker.track_twist(twist)
+        else:
+            tracker.hold(q_now)
+
+    def gripper(self, action: GripperAction) -> None:
+        """Open or close the gripper (ignored while the power is off).
+
+        Raises:
+            DriverError: ``unsupported_mode`` when the limb has no gripper, ``bad_value``
+                for an unknown action, ``unavailable`` while disassembled.
+        """
+        if not self._tracker.limb.grippers:
+            name = self._tracker.limb.name
+            raise DriverError("unsupported_mode", f"limb {name!r} has no gripper")
+        try:
+            action = GripperAction(action)
+        except ValueError:
+            valid = ", ".join(a.value for a in GripperAction)
+            raise DriverError(
+                "bad_value", f"unknown gripper action {action!r}; valid: {valid}"
+            ) from None
+        if not self.available:
+            raise DriverError("unavailable", "the limb is disassembled")
+        if not self.power_state():
+            self._ignored_commands += 1
+            return
+        self.write_gripper(action)
+        self._gripper = "open" if action is GripperAction.OPEN else "closed"
+
+    # ------------------------------------------------------------------ helpers
+
+    def _measured(self) -> FloatArray:
+        if self._q is None:
+            self.state()
+        if self._q is None:  # pragma: no cover - state() read the joints or raised
+            raise DriverError("unavailable", "the joints were never read")
+        return self._q
+
+    def _detail(self, frozen: LimbState | None) -> dict[str, Any]:
+        base = self._tracker.detail() if frozen is None else frozen.detail
+        detail = {**base, **self.extra_detail()}
+        if self._ignored_commands:
+            detail["ignored_commands"] = self._ignored_commands
+        return detail
+
+    def _health(self, powered: bool) -> Health:
+        health = self._tracker.health() | self.extra_health()
+        return health if powered else health | Health.POWER_OFF
+
+    @staticmethod
+    def _mode(mode: CommandMode | str) -> CommandMode:
+        try:
+            return CommandMode(mode)
+        except ValueError:
+            valid = ", ".join(m.value for m in CommandMode)
+            message = f"unknown command mode {mode!r}; valid: {valid}"
+            raise DriverError("bad_value", message) from None
