@@ -1,0 +1,211 @@
+"""The runner, builder and behaviours over in-process fake limbs (no agent processes)."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+
+import numpy as np
+import pytest
+from fake_limbs import FakeLink, handles
+
+from limbtree.trees.app import robot_catalogue
+from limbtree.trees.builder import build_tree
+from limbtree.trees.context import MissionContext
+from limbtree.trees.display import HeadlessProgress
+from limbtree.trees.mission import load_mission
+from limbtree.trees.recorder import read_log
+from limbtree.trees.runner import Runner, RunOptions, RunOutcome, ScheduledFault, TickClock
+
+LIMBS = """
+limbs:
+  a: {robot: heavy_limb}
+  b: {robot: light_limb}
+"""
+
+
+class Keys:
+    def __init__(self, script):
+        self.script = dict(script)  # tick -> keys
+        self.tick = 0
+
+    def pressed(self):
+        self.tick += 1
+        return self.script.get(self.tick, "")
+
+
+class Refuse:
+    def confirm(self, key, prompt):
+        return False
+
+    def withdraw(self, key):
+        pass
+
+
+def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operator=None,
+        record=True, max_time_s=120.0):  # fmt: skip
+    path = tmp_path / "mission.yaml"
+    path.write_text("mission: test\nrate_hz: 50\n" + LIMBS + textwrap.dedent(tree_yaml))
+    mission = load_mission(path, robots=robot_catalogue())
+    clock = TickClock()
+    links = {
+        "a": FakeLink((0.0, 0.0, 0.0), speeds[0], clock=clock.now),
+        "b": FakeLink((1.0, 0.0, 0.0), speeds[1], clock=clock.now),
+    }
+    context = MissionContext(handles(links), clock.now)
+    if operator is not None:
+        context.operator = operator
+    root = build_tree(mission.root, context)
+    out = io.StringIO()
+    runner = Runner(
+        "test", clock, root, context, links, frozenset(links), list(faults),
+        RunOptions(rate_hz=50.0, record_dir=tmp_path / "rec" if record else None,
+                   max_time_s=max_time_s),
+        HeadlessProgress(out), keys,
+    )  # fmt: skip
+    outcome = runner.run()
+    runner.close({"mission": "test"})
+    return outcome, runner, links, out.getvalue()
+
+
+SQUARE = """
+tree:
+  sync_move:
+    name: square
+    limbs: [a, b]
+    waypoints:
+      - {translation_mm: [100, 0, 0]}
+      - {translation_mm: [100, 100, 0]}
+      - {translation_mm: [0, 100, 0]}
+      - {translation_mm: [0, 0, 0]}
+    p_e_mm: 20
+"""
+
+
+def test_a_synchronized_square_succeeds_and_records_every_tick(tmp_path):
+    outcome, runner, links, _ = run(tmp_path, SQUARE)
+    assert outcome is RunOutcome.SUCCESS
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "SUCCESS" and summary["ticks"] == runner.ticks
+    assert 0.99 <= summary["max_command_state_distance"] <= 1.0
+    assert summary["nodes"]["square"]["ticks"] == runner.ticks
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    assert len(ticks) == runner.ticks
+    for entry in ticks:
+        for limb in entry["limbs"].values():
+            if limb["command"] is not None:
+                # The logged state is the one the command was clamped around: within p_e.
+                gap = np.linalg.norm(np.subtract(limb["command"][:3], limb["state"][:3]))
+                assert gap <= 0.02 + 1e-9
+
+
+def test_the_slow_limb_paces_the_fast_one(tmp_path):
+    _, _, links, _ = run(tmp_path, SQUARE, record=False)
+    a, b = links["a"], links["b"]
+    moves_a = [f["pose"][:3] for mode, f in a.commands if mode.value == "ee_pose"]
+    moves_b = [f["pose"][:3] for mode, f in b.commands if mode.value == "ee_pose"]
+    offsets = np.array(moves_a) - (np.array(moves_b) - [1.0, 0.0, 0.0])
+    assert np.abs(offsets).max() <= 0.04 + 1e-9
+
+
+def test_power_loss_is_injected_recovered_and_counted(tmp_path):
+    faults = [ScheduledFault(1.0, "a", "power_off", 1.0)]
+    outcome, runner, _, out = run(tmp_path, SQUARE, faults=faults)
+    assert outcome is RunOutcome.SUCCESS
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["faults_injected"] == 1 and summary["faults_recovered"] == 1
+    assert summary["recoveries"] >= 1
+    assert summary["max_command_state_distance"] <= 1.0
+    assert "recovered from power_off on a" in out
+    kinds = [e["kind"] for t in read_log(tmp_path / "rec" / "log.msgpack") for e in t["events"]]
+    assert (
+        kinds.index("fault_injected") < kinds.index("fault_ended") < kinds.index("fault_recovered")
+    )
+
+
+def test_a_limb_stale_past_its_timeout_fails_the_move_with_a_clear_message(tmp_path):
+    tree = SQUARE.replace("p_e_mm: 20", "p_e_mm: 20\n    stale_timeout_s: 1")
+    faults = [ScheduledFault(0.5, "b", "disassembly", 10.0)]
+    outcome, runner, _, _ = run(tmp_path, tree, faults=faults)
+    assert outcome is RunOutcome.FAILURE
+    assert "b sent no state" in runner.failure_message()
+    assert "stale_timeout_s" in runner.failure_message()
+
+
+def test_q_aborts_and_the_limbs_hold(tmp_path):
+    outcome, runner, links, out = run(tmp_path, SQUARE, keys=Keys({20: "q"}))
+    assert outcome is RunOutcome.ABORTED
+    assert links["a"].commands[-1][0].value == "hold"
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED"
+
+
+def test_space_pauses_without_ticking(tmp_path):
+    outcome, runner, _, out = run(tmp_path, SQUARE, keys=Keys({5: " ", 7: " "}))
+    assert outcome is RunOutcome.SUCCESS
+    assert "paused" in out and "resumed" in out
+
+
+def test_a_refused_operator_gate_fails_the_sequence(tmp_path):
+    tree = """
+    tree:
+      sequence:
+        - operator_gate: {prompt: "go on?"}
+        - wait: {duration_s: 1}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, operator=Refuse(), record=False)
+    assert outcome is RunOutcome.FAILURE
+    assert "refused by the operator" in runner.failure_message()
+
+
+def test_timeout_uses_the_mission_clock(tmp_path):
+    tree = """
+    tree:
+      timeout:
+        duration_s: 2
+        child: {wait: {duration_s: 10}}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, record=False)
+    assert outcome is RunOutcome.FAILURE
+    assert runner.t == pytest.approx(2.0, abs=0.05)
+
+
+def test_repeat_and_parallel_compose(tmp_path):
+    tree = """
+    tree:
+      parallel:
+        policy: one
+        children:
+          - wait: {duration_s: 3}
+          - repeat:
+              times: forever
+              child: {wait: {duration_s: 0.5}}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, record=False)
+    assert outcome is RunOutcome.SUCCESS
+    assert runner.t == pytest.approx(3.0, abs=0.05)
+
+
+def test_joint_sync_move_reaches_the_postures(tmp_path):
+    tree = """
+    tree:
+      joint_sync_move:
+        limbs: [a, b]
+        postures:
+          - {a: {q_deg: [10, 0, 0]}, b: {q_deg: [57.29577951308232, 0, 0]}}
+        q_e_deg: 5
+    """
+    outcome, _, links, _ = run(tmp_path, tree, record=False)
+    assert outcome is RunOutcome.SUCCESS
+    assert links["b"].position[0] == pytest.approx(1.0, abs=np.radians(1))
+
+
+def test_recover_to_last_valid_needs_a_previous_move(tmp_path):
+    tree = """
+    tree:
+      recover_to_last_valid: {limbs: [a]}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, record=False)
+    assert outcome is RunOutcome.FAILURE
+    assert "no last valid command for a" in runner.failure_message()
