@@ -84,7 +84,7 @@ tree:
 
 
 def test_a_synchronized_square_succeeds_and_records_every_tick(tmp_path):
-    outcome, runner, links, _ = run(tmp_path, SQUARE)
+    outcome, runner, _links, _ = run(tmp_path, SQUARE)
     assert outcome is RunOutcome.SUCCESS
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "SUCCESS" and summary["ticks"] == runner.ticks
@@ -111,7 +111,7 @@ def test_the_slow_limb_paces_the_fast_one(tmp_path):
 
 def test_power_loss_is_injected_recovered_and_counted(tmp_path):
     faults = [ScheduledFault(1.0, "a", "power_off", 1.0)]
-    outcome, runner, _, out = run(tmp_path, SQUARE, faults=faults)
+    outcome, _runner, _, out = run(tmp_path, SQUARE, faults=faults)
     assert outcome is RunOutcome.SUCCESS
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["faults_injected"] == 1 and summary["faults_recovered"] == 1
@@ -134,7 +134,7 @@ def test_a_limb_stale_past_its_timeout_fails_the_move_with_a_clear_message(tmp_p
 
 
 def test_q_aborts_and_the_limbs_hold(tmp_path):
-    outcome, runner, links, out = run(tmp_path, SQUARE, keys=Keys({20: "q"}))
+    outcome, _runner, links, _out = run(tmp_path, SQUARE, keys=Keys({20: "q"}))
     assert outcome is RunOutcome.ABORTED
     assert links["a"].commands[-1][0].value == "hold"
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
@@ -142,7 +142,7 @@ def test_q_aborts_and_the_limbs_hold(tmp_path):
 
 
 def test_space_pauses_without_ticking(tmp_path):
-    outcome, runner, _, out = run(tmp_path, SQUARE, keys=Keys({5: " ", 7: " "}))
+    outcome, _runner, _, out = run(tmp_path, SQUARE, keys=Keys({5: " ", 7: " "}))
     assert outcome is RunOutcome.SUCCESS
     assert "paused" in out and "resumed" in out
 
