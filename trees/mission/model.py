@@ -1,0 +1,196 @@
+"""The validated mission: immutable values in SI, ready for a tree builder.
+
+Nothing here knows YAML: the loader (:mod:`limbtree.trees.mission.loader`) makes these from
+a mission file, and a builder turns a :class:`Mission` into py_trees behaviours. Lengths are
+metres, angles radians, times seconds; poses are ``(x, y, z, qx, qy, qz, qw)`` tuples
+(quaternion scalar last, as :class:`limbtree.kinematics.Pose`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from limbtree.trees.mission.errors import Location
+
+#: A pose as the model holds it: ``(x, y, z, qx, qy, qz, qw)`` [m], quaternion scalar last.
+PoseTuple = tuple[float, float, float, float, float, float, float]
+
+
+class Clock(StrEnum):
+    """How a mission's time passes (DESIGN.md, Clocks)."""
+
+    SIM = "sim"
+    REAL = "real"
+
+
+class FaultKind(StrEnum):
+    """The faults a simulated limb can suffer (seed 000 Table II)."""
+
+    BLOCKAGE = "blockage"
+    SLOWDOWN = "slowdown"
+    DISASSEMBLY = "disassembly"
+    POWER_OFF = "power_off"
+    IK_ERROR = "ik_error"
+
+
+def freeze(value: Any) -> Any:
+    """A read-only deep copy: lists become tuples, dicts read-only maps."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+@dataclass(frozen=True)
+class LimbDecl:
+    """A limb the mission uses.
+
+    Attributes:
+        name: the mission's name for the limb, used by nodes and faults.
+        robot: the robot description it is a limb of.
+        limb: which limb (kinematic chain) of that robot.
+        agent: ``"sim"`` (the runner starts a simulated agent) or the agent's endpoint
+            (``tcp://HOST:PORT``, ``ipc://PATH``).
+        keys: the directory of CURVE keys to talk to the agent, or None.
+        base_pose: the limb base in the world frame ``(x, y, z, qx, qy, qz, qw)`` [m], or
+            None for the identity.
+        location: where the limb is declared.
+    """
+
+    name: str
+    robot: str
+    limb: str
+    agent: str
+    keys: Path | None
+    base_pose: PoseTuple | None
+    location: Location
+
+    def __post_init__(self) -> None:
+        if self.base_pose is not None and len(self.base_pose) != 7:
+            raise ValueError(
+                f"base_pose needs 7 values (x, y, z, qx, qy, qz, qw), not {self.base_pose}"
+            )
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the runner starts a simulated agent for the limb."""
+        return self.agent == "sim"
+
+
+@dataclass(frozen=True)
+class FaultDecl:
+    """A fault injected into a simulated limb at a mission time.
+
+    Attributes:
+        at_s: when [s of mission time].
+        limb: the mission's name of the limb.
+        kind: what happens.
+        duration_s: how long it lasts [s], or None for the rest of the mission.
+        params: what the kind needs: ``factor`` (slowdown, the speed multiplier in
+            (0, 1]); ``joints`` (blockage, joint indices from 0; absent: every joint).
+        location: where the fault is declared (for drawn faults, the ``random_faults``
+            group).
+        drawn: whether the fault was drawn from the seed (``random_faults``).
+    """
+
+    at_s: float
+    limb: str
+    kind: FaultKind
+    duration_s: float | None
+    params: Mapping[str, Any]
+    location: Location
+    drawn: bool = False
+
+    def __post_init__(self) -> None:
+        if self.at_s < 0 or (self.duration_s is not None and self.duration_s <= 0):
+            raise ValueError(f"fault times must be at_s >= 0, duration_s > 0: {self}")
+        object.__setattr__(self, "params", freeze(self.params))
+
+
+@dataclass(frozen=True)
+class NodeModel:
+    """One node of the mission's tree.
+
+    Attributes:
+        type: the node type (``sequence``, ``sync_move``, ...; aliases resolved).
+        name: the display name.
+        params: model name -> value in SI (keys without their unit suffix: ``p_e``, not
+            ``p_e_mm``); every parameter of the type is present, defaults filled in, None
+            for an optional parameter not given.
+        children: the children (one for a decorator, none for a leaf).
+        location: where the node is written (for a subtree, where it is used).
+        origin: ``"subtree NAME"`` when the node is the root of an inlined subtree.
+    """
+
+    type: str
+    name: str
+    params: Mapping[str, Any]
+    children: tuple[NodeModel, ...]
+    location: Location
+    origin: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", freeze(self.params))
+        object.__setattr__(self, "children", tuple(self.children))
+
+    def walk(self) -> tuple[NodeModel, ...]:
+        """This node and all below it, depth first, parents before children."""
+        nodes: list[NodeModel] = []
+        stack: list[NodeModel] = [self]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(reversed(node.children))
+        return tuple(nodes)
+
+
+@dataclass(frozen=True)
+class Mission:
+    """A validated mission.
+
+    Attributes:
+        name: the mission's name.
+        description: what it does.
+        path: the mission file.
+        clock: the default clock (the command line may override it).
+        rate_hz: the tick rate [Hz].
+        parameters: parameter name -> final value (after ``--set`` overrides), plain
+            read-only data.
+        limbs: the declared limbs, in file order.
+        faults: scheduled faults, the drawn ones included, sorted by time.
+        root: the tree, subtrees inlined and parameters substituted.
+        sources: every file read: the mission file first, then its includes.
+    """
+
+    name: str
+    description: str
+    path: Path
+    clock: Clock
+    rate_hz: float
+    parameters: Mapping[str, Any]
+    limbs: tuple[LimbDecl, ...]
+    faults: tuple[FaultDecl, ...]
+    root: NodeModel
+    sources: tuple[Path, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.rate_hz > 0:
+            raise ValueError(f"rate_hz must be > 0, not {self.rate_hz}")
+        object.__setattr__(self, "parameters", freeze(self.parameters))
+
+    def limb(self, name: str) -> LimbDecl:
+        """The declared limb called ``name``.
+
+        Raises:
+            KeyError: naming the declared limbs, when there is no such limb.
+        """
+        for limb in self.limbs:
+            if limb.name == name:
+                return limb
+        raise KeyError(f"no limb {name!r}; declared: {', '.join(d.name for d in self.limbs)}")

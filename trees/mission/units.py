@@ -1,0 +1,83 @@
+"""Units of mission files: the unit is in the key (``p_e_mm``), the model holds SI.
+
+A key ends in its unit (``_mm``, ``_deg``, ``_s``, ``_hz``, ``_mm_s``); the loader
+multiplies by :attr:`Unit.to_si` and drops the suffix, so ``p_e_mm: 20`` becomes
+``p_e = 0.02`` [m]. Keys without a unit (``norm``, ``factor``, ``times``) are plain numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from scipy.spatial.transform import Rotation
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit a mission-file key can carry.
+
+    Attributes:
+        suffix: what the key ends with, without the underscore (``mm``); empty for none.
+        name: the unit's name in messages (``millimetres``).
+        to_si: the factor from the file's unit to SI.
+    """
+
+    suffix: str
+    name: str
+    to_si: float
+
+    def key(self, name: str) -> str:
+        """The mission-file key of the model name ``name`` (``p_e`` -> ``p_e_mm``)."""
+        return f"{name}_{self.suffix}" if self.suffix else name
+
+
+NONE: Final = Unit("", "", 1.0)
+MM: Final = Unit("mm", "millimetres", 1e-3)
+DEG: Final = Unit("deg", "degrees", math.pi / 180.0)
+S: Final = Unit("s", "seconds", 1.0)
+HZ: Final = Unit("hz", "hertz", 1.0)
+MM_S: Final = Unit("mm_s", "millimetres per second", 1e-3)
+
+#: Unit suffixes people may write, right or wrong, longest first: used to see that
+#: ``p_e_cm`` means ``p_e_mm``.
+_SUFFIXES: Final = tuple(
+    sorted(
+        (
+            "mm", "cm", "m", "um", "km", "in", "ft",
+            "deg", "rad", "degrees", "radians",
+            "s", "ms", "us", "min", "h", "sec", "seconds",
+            "hz", "khz",
+            "mm_s", "cm_s", "m_s", "rad_s", "deg_s", "mm_per_s", "m_per_s",
+        ),
+        key=len,
+        reverse=True,
+    )
+)  # fmt: skip
+
+
+def stem(key: str) -> str:
+    """``key`` without a trailing unit suffix: ``p_e_cm`` -> ``p_e``, ``norm`` -> ``norm``."""
+    lowered = key.lower()
+    for suffix in _SUFFIXES:
+        ending = "_" + suffix
+        if lowered.endswith(ending) and len(lowered) > len(ending):
+            return lowered[: -len(ending)]
+    return lowered
+
+
+def quaternion_from_euler(rotation: Sequence[float]) -> tuple[float, float, float, float]:
+    """The unit quaternion ``(qx, qy, qz, qw)`` of xyz-extrinsic Euler angles.
+
+    Args:
+        rotation: rotations about the fixed x, y and z axes, applied in that order [rad].
+
+    Returns:
+        The quaternion, scalar last, with ``qw >= 0``.
+    """
+    x, y, z, w = (float(v) for v in Rotation.from_euler("xyz", rotation).as_quat())
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    return (x, y, z, w)
