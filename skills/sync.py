@@ -60,7 +60,8 @@ class SyncConfig:
         max_speed: if set, how far [metric units per second] the command may advance along
             the trajectory each second: the move's pace when every limb keeps up.
         stale_timeout: how long [s] a limb may be stale before the move fails.
-        loop: after the last waypoint, go on to the first again, forever.
+        loop: after the last waypoint, go on round the waypoints again, forever (the start,
+            where the limbs were, is not revisited; with a single waypoint, go back and forth).
     """
 
     recovery: Recovery = Recovery.LAST_VALID
@@ -133,15 +134,20 @@ class SyncMove(Generic[P]):
         self._segment_start: tuple[P, ...] = self.waypoints[0]
         self._stale_since: float | None = None
         self._previous_time: float | None = None
+        # Segment k runs from waypoint pairs[k][0] to pairs[k][1].
+        n = len(self.waypoints) - 1
+        self._pairs = [(i, i + 1) for i in range(n)]
+        if config.loop:
+            self._pairs.append((n, 1) if n >= 2 else (1, 0))
         self._lengths = [
-            max(space.distance(self.waypoints[k], self._end(k)), 1e-12)
-            for k in range(self.segments)
+            max(space.distance(self.waypoints[a], self.waypoints[b]), 1e-12)
+            for a, b in self._pairs
         ]
 
     @property
     def segments(self) -> int:
-        """Number of segments: one more when looping, back from the last waypoint to the first."""
-        return len(self.waypoints) if self.config.loop else len(self.waypoints) - 1
+        """Number of segments: one more when looping (from the last waypoint to the first)."""
+        return len(self._pairs)
 
     @property
     def progress(self) -> float:
@@ -149,12 +155,14 @@ class SyncMove(Generic[P]):
         return self._segment + self._t
 
     def _end(self, k: int) -> tuple[P, ...]:
-        return self.waypoints[(k + 1) % len(self.waypoints)]
+        return self.waypoints[self._pairs[k][1]]
 
     def _next_segment(self, k: int) -> int | None:
         if k + 1 < self.segments:
             return k + 1
-        return 0 if self.config.loop else None
+        if not self.config.loop:
+            return None
+        return 1 if self.segments > 2 else 0
 
     def _clamp_main(self, states: tuple[P, ...], dt: float) -> tuple[int, float] | None:
         """The furthest (segment, t) inside the sphere, advancing over reached waypoints."""
@@ -172,7 +180,9 @@ class SyncMove(Generic[P]):
             nxt = self._next_segment(k)
             if nxt is None or nxt == self._segment:
                 break
-            t_next = self.space.clamp(states, self.waypoints[nxt], self._end(nxt), 0.0)
+            t_next = self.space.clamp(
+                states, self.waypoints[self._pairs[nxt][0]], self._end(nxt), 0.0
+            )
             if t_next is None:
                 break
             k, t = nxt, min(t_next, budget / self._lengths[nxt])
@@ -221,7 +231,7 @@ class SyncMove(Generic[P]):
         segment, self._t = found
         if segment != self._segment:
             self._segment = segment
-            self._segment_start = self.waypoints[segment]
+            self._segment_start = self.waypoints[self._pairs[segment][0]]
         self._recovery = None
         k, t = self._segment, self._t
         command = self.space.interpolate(self._segment_start, self._end(k), t)

@@ -57,6 +57,13 @@ RANDOM_SPECS: Final = (
         "[low, high]: how long each lasts",
     ),
     ParamSpec("factor", Range(_FACTOR), (0.2, 0.8), "[low, high]: slowdown speed multiplier"),
+    ParamSpec(
+        "limbs_per_fault",
+        Range(Quantity(NONE, low=1)),
+        (1, 1),
+        "[low, high]: how many of the limbs one fault hits at once (seed 000 Table II: "
+        "disassembly of 1 to 3 legs, power off of all 4)",
+    ),
 )
 
 #: Kind-specific keys: key -> the kind it belongs to.
@@ -74,12 +81,15 @@ class RandomFaults:
     duration: tuple[float, float]
     factor: tuple[float, float]
     item: Item
+    limbs_per_fault: tuple[float, float] = (1, 1)
 
     def draw(self, rng: np.random.Generator) -> list[FaultDecl]:
-        """Draw the group's faults: each draws its time, kind, limb, duration and factor.
+        """Draw the group's faults: each draws its time, kind, limbs, duration and factor.
 
-        Every fault makes the same draws in the same order whatever its kind, so a seed
-        gives the same schedule for the same file.
+        A fault hitting several limbs (``limbs_per_fault``) gives one :class:`FaultDecl` per
+        limb, all at the same time and for the same duration. Every fault makes the same
+        draws in the same order whatever its kind, so a seed gives the same schedule for the
+        same file.
         """
         kinds = list(self.kinds)
         weights = np.array([self.kinds[k] for k in kinds], dtype=float)
@@ -88,11 +98,16 @@ class RandomFaults:
         for _ in range(self.count):
             at_s = float(rng.uniform(*self.between))
             kind = FaultKind(kinds[int(rng.choice(len(kinds), p=weights))])
-            limb = self.limbs[int(rng.integers(len(self.limbs)))]
+            low, high = (min(int(v), len(self.limbs)) for v in self.limbs_per_fault)
+            hit = int(rng.integers(low, high + 1))
+            chosen = sorted(int(i) for i in rng.choice(len(self.limbs), size=hit, replace=False))
             duration_s = float(rng.uniform(*self.duration))
             factor = float(rng.uniform(*self.factor))
             params = {"factor": factor} if kind is FaultKind.SLOWDOWN else {}
-            faults.append(FaultDecl(at_s, limb, kind, duration_s, params, self.item.at, drawn=True))
+            for i in chosen:
+                faults.append(
+                    FaultDecl(at_s, self.limbs[i], kind, duration_s, params, self.item.at, drawn=True)
+                )
         return faults
 
 
