@@ -1,0 +1,261 @@
+"""``limbtree report DIR``: plots and a text summary from run records."""
+
+import json
+import math
+from types import SimpleNamespace
+
+import msgpack
+import pytest
+
+from limbtree.kinematics import Pose
+from limbtree.trees.errors import RunError
+from limbtree.trees.limbs import CommandRecord
+from limbtree.trees.recorder import Recorder
+from limbtree.trees.report import make_report, read_run
+
+DT = 0.1
+TICKS = 80  # 8 s
+
+
+class FakeLimb:
+    """What :class:`Recorder` reads from a limb handle."""
+
+    def __init__(self):
+        self.tick_record = CommandRecord()
+        self.sensed = None
+        self.fresh = True
+        self.state = SimpleNamespace(q=[0.0, 0.5], health=0)
+
+    def pose(self):
+        return self.sensed if self.fresh else None
+
+
+def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "light")):
+    """A run of a move along x, the light limb disrupted from 3 s to 5 s."""
+    limbs = {name: FakeLimb() for name in limbs}
+    recorder = Recorder(directory)
+    for index in range(TICKS):
+        t = index * DT
+        events = []
+        if index == 30:
+            events.append({"kind": "fault_injected", "limb": "light", "fault": "power_off"})
+        if index == 50:
+            events.append({"kind": "fault_ended", "limb": "light", "fault": "power_off"})
+        if index == 55:
+            events.append({"kind": "fault_recovered", "limb": "light", "fault": "power_off"})
+        recovering = 50 <= index < 55
+        for offset, limb in enumerate(limbs.values()):
+            state = Pose((0.01 * index, offset, 0.5))
+            command = Pose((0.01 * index + 0.015, offset, 0.5 + (0.02 if recovering else 0.0)))
+            limb.sensed = state
+            limb.tick_record = CommandRecord(center=state, command=command)
+        internals = {
+            "mode": "recovering" if recovering else "nominal",
+            "segment": 0,
+            "t": index / TICKS,
+            "distance": 0.75 + (0.2 if recovering else 0.0),
+            "message": "",
+        }
+        internals.update((skills_extra or (lambda i: {}))(index))
+        recorder.tick(
+            t=t,
+            index=index,
+            limbs=limbs,
+            nodes={"Square": "RUNNING", "Mission": "RUNNING"},
+            skills={"Square": internals},
+            events=events,
+        )
+    if summary:
+        recorder.close(
+            {
+                "mission": "square_test",
+                "mission_file": "missions/square_test.yaml",
+                "outcome": "SUCCESS",
+                "seed": 7,
+                "clock": "sim",
+                "sim_time_s": (TICKS - 1) * DT,
+                "wall_time_s": 0.5,
+                "ticks": TICKS,
+                "faults_injected": 1,
+                "faults_recovered": 1,
+                "recoveries": 1,
+                "max_command_state_distance": 0.95,
+                "metrics": {"square": {"laps": 1}},
+                "faults": [
+                    {
+                        "at_s": 3.0,
+                        "limb": "light",
+                        "kind": "power_off",
+                        "duration_s": 2.0,
+                        "recovered_at_s": 5.5,
+                    }
+                ],
+                "nodes": {
+                    "Mission": {"type": "Sequence", "ticks": None, "busy_s": None},
+                    "Square": {"type": "sync_move", "ticks": TICKS, "busy_s": 0.0123},
+                },
+            }
+        )
+    else:
+        recorder._log.close()
+    return directory
+
+
+def names(result):
+    return sorted(path.name for path in result.images)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The report of a finished two-limb run (drawn once: the plots take a second)."""
+    return make_report(write_run(tmp_path_factory.mktemp("run")))
+
+
+def test_a_finished_run_gets_every_limb_plot_the_skill_plot_and_its_numbers(finished):
+    result = finished
+    assert names(result) == [
+        "limb_heavy_path.png",
+        "limb_heavy_time.png",
+        "limb_light_path.png",
+        "limb_light_time.png",
+        "skills.png",
+    ]
+    for path in result.images:
+        assert path.parent.is_dir() and path.parent.joinpath("summary.json").exists()
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert path.stat().st_size > 5000
+    text = result.text
+    assert "square_test (missions/square_test.yaml)" in text
+    assert "SUCCESS" in text
+    assert "7, sim" in text
+    assert "7.90 s mission time, 0.50 s wall (15.8x real time)" in text
+    assert f"{TICKS} (log: {TICKS} ticks, t = 0.00 .. 7.90 s)" in text
+    assert "1 injected, 1 recovered" in text
+    assert "0.9500 (<= 1 by construction)" in text
+    assert "metrics.square.laps" in text
+    assert "No summary" not in text
+
+
+def test_the_text_lists_faults_limbs_skills_and_per_node_tick_counts(finished):
+    text = finished.text
+    fault = next(line for line in text.splitlines() if "power_off" in line).split()
+    assert fault == ["3.00", "light", "power_off", "2.00", "5.50"]
+    heavy = next(line for line in text.splitlines() if line.strip().startswith("heavy")).split()
+    assert heavy[1] == str(TICKS)  # commanded ticks
+    assert math.isclose(float(heavy[2]), math.hypot(15.0, 20.0), abs_tol=0.01)  # mm
+    square = [line.split() for line in text.splitlines() if line.strip().startswith("Square")]
+    skill, node = square
+    assert skill[1:4] == [str(TICKS), "0.9500", "1"]
+    assert "nominal 75, recovering 5" in " ".join(skill)
+    assert node == ["Square", "sync_move", str(TICKS), "12.3", "RUNNING"]
+    mission = next(
+        line for line in text.splitlines() if line.strip().startswith("Mission ")
+    ).split()
+    assert mission == ["Mission", "Sequence", str(TICKS), "-", "RUNNING"]  # counted in the log
+
+
+def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):
+    run = read_run(write_run(tmp_path) / "log.msgpack")
+    (disruption,) = run.disruptions()
+    assert disruption.limb == "light" and disruption.fault == "power_off"
+    assert disruption.start == pytest.approx(3.0)
+    assert disruption.end == pytest.approx(5.0)
+    assert disruption.recovered == pytest.approx(5.5)
+    assert run.skills["Square"].recoveries == 1
+    assert run.limbs["light"].state[10] == pytest.approx((0.1, 1.0, 0.5))
+
+
+def test_a_killed_run_with_a_truncated_log_is_reported_from_the_log_alone(tmp_path):
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    log = directory / "log.msgpack"
+    log.write_bytes(log.read_bytes()[:-25])  # the last tick cut short
+    result = make_report(directory)
+    assert "No summary.json" in result.text and "from the log alone" in result.text
+    assert f"log: {TICKS - 1} ticks" in result.text
+    assert "1 injected, 1 recovered" in result.text
+    assert "unknown (no summary)" in result.text
+    assert "0.9500" in result.text  # the clamp distance, from the skills' internals
+    assert "limb_light_time.png" in names(result)
+
+
+def test_a_log_damaged_half_way_is_reported_up_to_the_damage(tmp_path):
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    with open(directory / "log.msgpack", "ab") as log:
+        log.write(msgpack.packb(42))
+    result = make_report(directory)
+    assert f"damaged after tick {TICKS}" in result.text
+    assert result.images
+
+
+def test_alignment_internals_add_the_error_and_speed_plots(tmp_path):
+    def alignment(index):
+        return {
+            "dd_mm": 100.0 * math.exp(-index / 20),
+            "dtheta_deg": 10.0 * math.exp(-index / 20),
+            "v_raw": [0.03, 0.04, 0.0, 0.0, 0.0, 0.1],  # a twist: 50 mm/s linear
+            "v_clamped": 0.02,
+        }
+
+    result = make_report(write_run(tmp_path, skills_extra=alignment, limbs=("light",)))
+    assert {"alignment.png", "alignment_speed.png"} <= set(names(result))
+    run = read_run(tmp_path / "log.msgpack")
+    assert run.skills["Square"].extra["v_raw"][0] == pytest.approx(0.05)
+    assert run.skills["Square"].extra["dd_mm"][0] == pytest.approx(100.0)
+
+
+def test_alignment_keys_that_appear_late_are_padded(tmp_path):
+    def late(index):
+        return {"dd_mm": 5.0} if index >= 40 else {}
+
+    run = read_run(write_run(tmp_path, skills_extra=late) / "log.msgpack")
+    values = run.skills["Square"].extra["dd_mm"]
+    assert len(values) == TICKS
+    assert math.isnan(values[0]) and values[-1] == 5.0
+    assert "v_raw" not in run.skills["Square"].extra
+
+
+def test_an_empty_log_with_a_summary_reports_the_summary_without_plots(tmp_path):
+    recorder = Recorder(tmp_path)
+    recorder.close({"mission": "nothing", "outcome": "ABORTED", "ticks": 0})
+    result = make_report(tmp_path)
+    assert result.images == []
+    assert "ABORTED" in result.text and "no complete tick" in result.text
+
+
+def test_an_empty_log_without_a_summary_is_an_error(tmp_path):
+    (tmp_path / "log.msgpack").write_bytes(b"")
+    with pytest.raises(RunError, match="nothing to report"):
+        make_report(tmp_path)
+
+
+def test_a_summary_without_a_log_reports_the_summary(tmp_path):
+    (tmp_path / "summary.json").write_text(json.dumps({"mission": "m", "outcome": "FAILURE"}))
+    result = make_report(tmp_path)
+    assert "FAILURE" in result.text and "No log.msgpack" in result.text
+    assert result.images == []
+
+
+@pytest.mark.parametrize("make", ["missing", "file", "empty"])
+def test_a_directory_that_is_not_a_run_record_is_a_clear_error(tmp_path, make):
+    target = tmp_path / "record"
+    if make == "file":
+        target.write_text("x")
+    elif make == "empty":
+        target.mkdir()
+    expected = {"missing": "does not exist", "file": "is not a directory", "empty": "neither"}
+    with pytest.raises(RunError, match=expected[make]) as error:
+        make_report(target)
+    assert "--record DIR" in str(error.value)
+
+
+def test_a_damaged_summary_is_a_clear_error(tmp_path):
+    write_run(tmp_path)
+    (tmp_path / "summary.json").write_text("{not json")
+    with pytest.raises(RunError, match=r"summary\.json cannot be read"):
+        make_report(tmp_path)
+
+
+def test_a_file_that_is_not_a_limbtree_log_is_an_error(tmp_path):
+    (tmp_path / "log.msgpack").write_bytes(msgpack.packb([1, 2, 3]))
+    with pytest.raises(RunError, match="not a limbtree run log"):
+        make_report(tmp_path)
