@@ -6,7 +6,8 @@ Each case is a synchronized move in the middle of a segment: n limbs, the paper'
 (141 mm, a square of 200 mm diagonal) with p_e = 20 mm, in two flavours: translation only
 (r_e = inf, the paper's Sec. III-B setting) and full SE(3) (a 0.8 rad turn, r_e = 0.5 rad).
 Calls of the two methods are interleaved, so machine noise hits both alike, and the reported
-figure is the best round of each (as timeit advises: slower rounds measure the machine, not the code). Target (DESIGN.md): exact on SE(3)^6 at least 20x faster.
+figure is the best round of each (as timeit advises: slower rounds measure the machine,
+not the code). Target (DESIGN.md): exact on SE(3)^6 at least 20x faster.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from functools import partial
 
 import numpy as np
 
@@ -59,17 +61,12 @@ def main() -> None:
             sampled_t = hypersphere_clamp(states, starts, ends, metric, method="sampled").t
             number_exact = max(5, 2000 // n)
             number_sampled = max(2, 200 // n)
+            exact_call = partial(hypersphere_clamp, states, starts, ends, metric)
+            sampled_call = partial(exact_call, method="sampled")
             exact_times, sampled_times = [], []
             for _ in range(args.rounds):
-                exact_times.append(
-                    _time(lambda: hypersphere_clamp(states, starts, ends, metric), number_exact)
-                )
-                sampled_times.append(
-                    _time(
-                        lambda: hypersphere_clamp(states, starts, ends, metric, method="sampled"),
-                        number_sampled,
-                    )
-                )
+                exact_times.append(_time(exact_call, number_exact))
+                sampled_times.append(_time(sampled_call, number_sampled))
             exact = min(exact_times)
             sampled = min(sampled_times)
             label = "SE(3)" if rotate else "translation"

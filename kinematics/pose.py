@@ -158,7 +158,9 @@ class Pose:
         return cls.from_matrix(transform.A)
 
     @classmethod
-    def _trusted(cls, position: Sequence[float], quaternion: Sequence[float]) -> Pose:
+    def _trusted(
+        cls, position: Sequence[float] | FloatArray, quaternion: Sequence[float] | FloatArray
+    ) -> Pose:
         """Build without validation from values known to be finite and unit (internal)."""
         pose = object.__new__(cls)
         p = np.array(position, dtype=np.float64)

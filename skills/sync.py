@@ -140,8 +140,7 @@ class SyncMove(Generic[P]):
         if config.loop:
             self._pairs.append((n, 1) if n >= 2 else (1, 0))
         self._lengths = [
-            max(space.distance(self.waypoints[a], self.waypoints[b]), 1e-12)
-            for a, b in self._pairs
+            max(space.distance(self.waypoints[a], self.waypoints[b]), 1e-12) for a, b in self._pairs
         ]
 
     @property

@@ -7,6 +7,7 @@ Build apart from run: the mission file is parsed and validated into a model
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +73,9 @@ def build_tree(root: NodeModel, context: MissionContext) -> py_trees.behaviour.B
             )
         if kind == "until_success":
             times = params.get("times")
-            count = -1 if times is None else int(times)
+            # py_trees' Retry fails once failures reach num_failures: "no cap" is a count
+            # that is never reached (-1 would fail at the first failure).
+            count = sys.maxsize if times is None else int(times)
             return py_trees.decorators.Retry(node.name, child=child, num_failures=count)
         if kind == "timeout":
             return ClockTimeout(node.name, child, float(params["duration"]), context.clock)

@@ -128,7 +128,8 @@ def _tree(args: argparse.Namespace) -> int:
     from limbtree.trees.app import offline_tree
     from limbtree.trees.export import render_tree
 
-    print(render_tree(offline_tree(Path(args.mission), _overrides(args.set)), args.format))
+    text = render_tree(offline_tree(Path(args.mission), _overrides(args.set)), args.format)
+    print(text, end="" if text.endswith("\n") else "\n")
     return 0
 
 

@@ -12,6 +12,7 @@ import math
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -188,6 +189,11 @@ class Runner:
         self.wall_start = 0.0
         self.recorder = Recorder(options.record_dir) if options.record_dir else None
         self._link_problems: dict[str, str] = {}
+        self._pool = (
+            ThreadPoolExecutor(max_workers=len(stepped), thread_name_prefix="step")
+            if len(stepped) > 1
+            else None
+        )
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -219,6 +225,9 @@ class Runner:
                 self.outcome = RunOutcome.ABORTED
             self._hold_all()
             self.progress.update(self, force=True)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
         return self.outcome
 
     def _tick(self, t: float) -> None:
@@ -227,13 +236,7 @@ class Runner:
         self.events = []
         if self.options.clock == "sim":
             self._inject_faults(t)
-            for name in self.stepped:
-                try:
-                    self.links[name].step(t, self.options.step_timeout_s)
-                except TransportError as exc:
-                    # Disassembled, dead or late: the limb's state goes stale, and the skills
-                    # over it hold or recover. The run goes on.
-                    self._note_link_problem(name, t, exc)
+            self._step_agents(t)
         for link in self.links.values():
             link.poll()
         self.context.telemetry.new_tick()
@@ -241,6 +244,14 @@ class Runner:
             limb.tick_record = CommandRecord()
         self.tree.tick()
         self._track_faults(t)
+        status = self.root.status
+        if status == py_trees.common.Status.SUCCESS:
+            self.outcome = RunOutcome.SUCCESS
+        elif status == py_trees.common.Status.FAILURE:
+            self.outcome = RunOutcome.FAILURE
+        elif t >= self.options.max_time_s:
+            self.outcome = RunOutcome.FAILURE
+            self.events.append({"kind": "time_limit", "t": t})
         if self.recorder is not None:
             self.recorder.tick(
                 t=t,
@@ -251,15 +262,33 @@ class Runner:
                 events=self.events,
             )
         self.ticks += 1
-        status = self.root.status
-        if status == py_trees.common.Status.SUCCESS:
-            self.outcome = RunOutcome.SUCCESS
-        elif status == py_trees.common.Status.FAILURE:
-            self.outcome = RunOutcome.FAILURE
-        elif t >= self.options.max_time_s:
-            self.outcome = RunOutcome.FAILURE
-            self.events.append({"kind": "time_limit", "t": t})
         self.progress.update(self)
+
+    def _step_agents(self, t: float) -> None:
+        """Step every sim agent to ``t`` at once: the agents compute in parallel.
+
+        Each client is used by one pool thread during this phase and by the main thread
+        otherwise; the pool's hand-off is the memory barrier ZeroMQ asks for when a socket
+        changes threads.
+        """
+        timeout = self.options.step_timeout_s
+        names = sorted(self.stepped)
+        if self._pool is None or len(names) <= 1:
+            outcomes = [self._step_one(name, t, timeout) for name in names]
+        else:
+            outcomes = list(self._pool.map(lambda n: self._step_one(n, t, timeout), names))
+        for name, problem in zip(names, outcomes, strict=True):
+            if problem is not None:
+                # Disassembled, dead or late: the limb's state goes stale, and the skills over
+                # it hold or recover. The run goes on.
+                self._note_link_problem(name, t, problem)
+
+    def _step_one(self, name: str, t: float, timeout: float) -> TransportError | None:
+        try:
+            self.links[name].step(t, timeout)
+        except TransportError as exc:
+            return exc
+        return None
 
     def _pace(self, dt: float) -> None:
         if self.options.clock == "real":

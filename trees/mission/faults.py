@@ -105,8 +105,9 @@ class RandomFaults:
             factor = float(rng.uniform(*self.factor))
             params = {"factor": factor} if kind is FaultKind.SLOWDOWN else {}
             for i in chosen:
+                limb = self.limbs[i]
                 faults.append(
-                    FaultDecl(at_s, self.limbs[i], kind, duration_s, params, self.item.at, drawn=True)
+                    FaultDecl(at_s, limb, kind, duration_s, params, self.item.at, drawn=True)
                 )
         return faults
 
