@@ -28,7 +28,8 @@ def _frozen(values: Any, shape: tuple[int, ...], name: str) -> FloatArray:
         raise InvalidPoseError(name, values, f"not numbers ({exc})") from None
     if array.shape != shape:
         raise InvalidPoseError(name, values, f"expected shape {shape}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
+    # Plain floats: for 3 or 4 values this is several times faster than np.isfinite().all().
+    if not all(map(math.isfinite, array.tolist())):
         raise InvalidPoseError(name, values, "contains NaN or infinity")
     array.setflags(write=False)
     return array
@@ -105,7 +106,7 @@ class Pose:
     def __post_init__(self) -> None:
         position = _frozen(self.position, (3,), "position")
         quaternion = np.array(_frozen(self.quaternion, (4,), "quaternion"))
-        norm = float(np.linalg.norm(quaternion))
+        norm = math.sqrt(sum(v * v for v in quaternion.tolist()))
         if norm == 0.0:
             raise InvalidPoseError(
                 "quaternion", self.quaternion, "the zero quaternion is no rotation"
@@ -217,17 +218,28 @@ class Pose:
         return float(np.linalg.norm(other.position - self.position))
 
     def __matmul__(self, other: Pose) -> Pose:
-        """Compose: ``T_ac = T_ab @ T_bc`` (quaternion product, renormalised)."""
+        """Compose: ``T_ac = T_ab @ T_bc`` (quaternion product, renormalised).
+
+        Written in scalars: this runs for every limb on every tick, where numpy's per-call
+        cost on 3- and 4-vectors would dominate.
+        """
         x1, y1, z1, w1 = self.quaternion.tolist()
         x2, y2, z2, w2 = other.quaternion.tolist()
-        q = (
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        px, py, pz = other.position.tolist()
+        # Rotate other's position by self's quaternion: v + 2 w (u x v) + 2 u x (u x v).
+        cx, cy, cz = y1 * pz - z1 * py, z1 * px - x1 * pz, x1 * py - y1 * px
+        ox, oy, oz = self.position.tolist()
+        position = (
+            ox + px + 2.0 * (w1 * cx + y1 * cz - z1 * cy),
+            oy + py + 2.0 * (w1 * cy + z1 * cx - x1 * cz),
+            oz + pz + 2.0 * (w1 * cz + x1 * cy - y1 * cx),
         )
-        norm = math.sqrt(sum(v * v for v in q))
-        return Pose._trusted(self.transform_point(other.position), [v / norm for v in q])
+        qx = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+        qy = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+        qz = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+        qw = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+        norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+        return Pose._trusted(position, (qx / norm, qy / norm, qz / norm, qw / norm))
 
     def inverse(self) -> Pose:
         """The inverse transform."""

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from limbtree.kinematics import Pose, SE3Metric, Trajectory, hypersphere_clamp, stacked_distance
+from limbtree.kinematics import Pose, SE3Metric, hypersphere_clamp, stacked_distance
 from limbtree.kinematics.joint_clamp import joint_clamp
+from limbtree.kinematics.trajectory import (
+    interpolate,
+    poses_from_arrays,
+    slerp_basis,
+    stack_poses,
+)
 
 FloatArray = npt.NDArray[np.float64]
 P = TypeVar("P")
@@ -57,12 +63,22 @@ class PoseSpace:
     metrics: tuple[SE3Metric, ...]
     ord: float = math.inf
     settle: float = 0.002
+    # The last segment interpolated, as arrays: a move interpolates along one segment for
+    # many ticks, so stacking the poses and building the SLERP basis once saves most of it.
+    _segment: list[Any] = field(default_factory=lambda: [None, None, None], repr=False)
 
     def interpolate(
         self, start: tuple[Pose, ...], end: tuple[Pose, ...], t: float
     ) -> tuple[Pose, ...]:
         """See :meth:`Space.interpolate`."""
-        return Trajectory(start, end)(min(1.0, max(0.0, t)))
+        cached_start, cached_end, arrays = self._segment
+        if cached_start is not start or cached_end is not end:
+            p0, q0 = stack_poses(start)
+            p1, q1 = stack_poses(end)
+            arrays = (p0, p1, slerp_basis(q0, q1))
+            self._segment[:] = [start, end, arrays]
+        p0, p1, basis = arrays
+        return poses_from_arrays(*interpolate(p0, p1, basis, min(1.0, max(0.0, t))))
 
     def distance(self, a: tuple[Pose, ...], b: tuple[Pose, ...]) -> float:
         """See :meth:`Space.distance`."""

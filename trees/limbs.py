@@ -74,6 +74,8 @@ class LimbHandle:
 
     def __post_init__(self) -> None:
         self._base_inverse = self.base.inverse()
+        # The world pose of the last state seen, so that a tick computes it once.
+        self._posed: tuple[LimbState | None, Pose | None] = (None, None)
 
     @property
     def end_effector(self) -> str:
@@ -98,12 +100,14 @@ class LimbHandle:
 
     def pose(self) -> Pose | None:
         """The end-effector pose in the world frame, or None when the state is stale."""
-        if not self.fresh:
-            return None
         state = self.link.state
-        if state is None:
+        if state is None or self.link.is_stale:
             return None
-        return self.base @ Pose.from_array(state.ee_poses[self.end_effector])
+        seen, pose = self._posed
+        if seen is not state or pose is None:
+            pose = self.base @ Pose.from_array(state.ee_poses[self.end_effector])
+            self._posed = (state, pose)
+        return pose
 
     def joints(self) -> FloatArray | None:
         """The joint positions [rad or m], or None when the state is stale."""
