@@ -182,7 +182,12 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             summary_path = runner.close(
                 {"mission": mission.name, "mission_file": str(mission.path)}
             )
-            progress.message(_closing_line(runner, outcome, summary_path))
+            closing = _closing_line(runner, outcome, summary_path)
+            if view is not None:
+                view.update(runner, force=True)  # the final frame stays on screen ...
+                print(closing, file=out, flush=True)  # ... with the outcome below it
+            else:
+                progress.message(closing)
             return outcome
 
 

@@ -1,0 +1,112 @@
+"""The shipped missions, end to end: real agent processes on loopback, the sim clock.
+
+Each test runs ``limbtree run MISSION --headless --record DIR`` as a user would and checks
+the record against what the paper shows.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from limbtree.trees.recorder import read_log
+
+MISSIONS = Path(__file__).resolve().parent.parent / "missions"
+
+
+def run(mission: str, tmp_path: Path, *args: str, timeout: float = 240.0) -> dict:
+    record = tmp_path / "record"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(MISSIONS / mission), "--headless",
+         "--record", str(record), *args],
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    summary = json.loads((record / "summary.json").read_text())
+    summary["_exit"] = done.returncode
+    summary["_out"] = done.stdout + done.stderr
+    summary["_log"] = record / "log.msgpack"
+    return summary
+
+
+def commands_within_their_spheres(log: Path, p_e: float) -> None:
+    for tick in read_log(log):
+        for limb in tick["limbs"].values():
+            if limb["command"] is not None:
+                gap = np.linalg.norm(np.subtract(limb["command"][:3], limb["state"][:3]))
+                assert gap <= p_e + 1e-9
+
+
+@pytest.mark.timeout(300)
+def test_out_of_range_stops_at_the_edge_and_comes_back_down_the_same_path(tmp_path):
+    s = run("out_of_range.yaml", tmp_path)
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    assert s["max_command_state_distance"] <= 1.0
+    ticks = list(read_log(s["_log"]))
+    commands = np.array([t["limbs"]["heavy"]["command"] for t in ticks
+                         if t["limbs"]["heavy"]["command"] is not None])  # fmt: skip
+    states = np.array([t["limbs"]["heavy"]["state"] for t in ticks])
+    top = states[:, 2].max()
+    # The command never goes more than p_e = 50 mm beyond what the limb reaches...
+    assert commands[:, 2].max() <= top + 0.05 + 1e-9
+    # ... it went past the reach (the limb lagged), it stayed on the vertical line, and it
+    # came back down.
+    assert commands[:, 2].max() > top + 0.04
+    assert np.abs(commands[:, :2] - commands[0, :2]).max() < 1e-6
+    assert commands[-1, 2] < commands[0, 2]
+
+
+@pytest.mark.timeout(300)
+def test_six_limbs_trace_the_square_in_sync(tmp_path):
+    s = run("square_sync.yaml", tmp_path)
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    assert s["max_command_state_distance"] <= 1.0
+    commands_within_their_spheres(s["_log"], 0.02)
+    ticks = list(read_log(s["_log"]))
+    start = {n: np.array(limb["state"][:3]) for n, limb in ticks[0]["limbs"].items()}
+    for tick in ticks[::10]:
+        offsets = [np.array(limb["state"][:3]) - start[n] for n, limb in tick["limbs"].items()]
+        spread = max(np.linalg.norm(a - b) for a in offsets for b in offsets)
+        assert spread <= 2 * 0.02 + 1e-6  # all within two radii of each other
+
+
+@pytest.mark.timeout(300)
+def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
+    s = run("power_loss.yaml", tmp_path)
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    assert s["faults_injected"] == 4 and s["faults_recovered"] == 4
+    assert s["recoveries"] >= 1
+    assert s["max_command_state_distance"] <= 1.0
+    ticks = list(read_log(s["_log"]))
+    modes = [t["skills"]["square of 200 mm diagonal"]["mode"] for t in ticks]
+    first = modes.index("recovering")
+    # The heavy limb holds still while the legs recover.
+    held = [np.array(t["limbs"]["heavy"]["command"][:3]) for t in ticks[first:]
+            if t["skills"]["square of 200 mm diagonal"]["mode"] == "recovering"]  # fmt: skip
+    assert max(np.linalg.norm(h - held[0]) for h in held) <= 0.02 + 1e-9
+
+
+@pytest.mark.timeout(600)
+def test_robustness_recovers_every_disruption_of_table_ii(tmp_path):
+    s = run("robustness.yaml", tmp_path, "--seed", "1", timeout=560.0)
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    assert s["sim_time_s"] >= 720.0
+    disruptions = {(f["kind"], round(f["at_s"], 6)) for f in s["faults"]}
+    assert len(disruptions) >= 29
+    assert s["faults_recovered"] == s["faults_injected"]
+    assert s["max_command_state_distance"] <= 1.0
+
+
+def test_a_broken_mission_is_refused_before_anything_starts(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("mission: bad\nlimbs:\n  a: {robot: heavy_limb}\ntree:\n  sync_mve: {}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(bad), "--headless"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert f"{bad}:5:3:" in done.stderr and "sync_move" in done.stderr
