@@ -117,7 +117,7 @@ def _p_e(default: float) -> ParamSpec:
         "p_e",
         PerLimb(Quantity(MM, low=0, low_open=True, allow_inf=True)),
         default,
-        "hypersphere radius on position, one number or per limb (seed 000 eq. 8)",
+        "hypersphere radius on position, one number or per limb (seed 000 eq. 7)",
     )
 
 
