@@ -1,0 +1,687 @@
+"""The limb agent: serves one :class:`LimbDriver` over ZeroMQ.
+
+An agent binds a ROUTER socket on ``tcp://HOST:N`` for requests and a PUB socket on
+``tcp://HOST:N+1`` for its state stream, and serves both from one loop (``zmq.Poller``) in one
+thread. ``docs/protocol.md`` describes the wire.
+
+- ``real`` clock: the agent calls ``driver.advance`` with its own time (from the injected time
+  source, seconds since :meth:`LimbAgent.run` started) and publishes the state at
+  ``stream_rate_hz``.
+- ``sim`` clock: the driver moves only on ``step(t)`` requests; the reply carries the state,
+  which is also published.
+
+A malformed request gets an ``error`` reply, is counted (``errors_received`` in the
+``describe`` reply, :attr:`Health.BAD_INPUT` in the state) and the agent goes on serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, Final, cast
+
+import zmq
+from zmq.auth.thread import ThreadAuthenticator
+
+from limbtree.transport.clock import ClockMode
+from limbtree.transport.driver import CommandMode, DriverError, Health, LimbDriver, LimbState
+from limbtree.transport.endpoint import split_endpoint
+from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
+from limbtree.transport.schema import (
+    MAX_ENVELOPE_FRAMES,
+    MAX_FRAME_BYTES,
+    MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    STATE_KEY,
+    ErrorCode,
+    FaultKind,
+    MessageType,
+    Request,
+    description_to_map,
+    error_reply,
+    make_packer,
+    packed_header,
+    parse_request,
+    state_to_map,
+)
+from limbtree.transport.security import (
+    authorized_key_count,
+    load_agent_keys,
+    make_curve_server,
+    start_authenticator,
+)
+
+_log = logging.getLogger(__name__)
+
+STOP_CHECK_S: Final = 0.02
+"""Longest the loop sleeps before it looks at the stop flag again [s]."""
+MAX_BATCH: Final = 256
+"""Most requests handled in one go before the real-clock loop checks its stream deadline."""
+_TICK_LOG_EVERY: Final = 1000
+_SNDMORE: Final = zmq.SNDMORE | zmq.NOBLOCK
+
+_Socket = zmq.Socket[bytes]
+
+
+class LimbAgent:
+    """Serves one limb driver on a request port and a state-stream port.
+
+    Args:
+        driver: what moves the limb; the agent calls it from its loop thread only, and
+            closes it when the agent closes.
+        bind: ``tcp://HOST:N``; requests on port N, state stream on N+1 (both must be free).
+        clock: ``"real"`` (free-running, streaming) or ``"sim"`` (lockstep ``step`` requests).
+        stream_rate_hz: state stream rate in the real clock [Hz]; above about 1000 Hz the loop
+            polls without sleeping.
+        keys_dir: a keys folder (see :mod:`limbtree.transport.security`) to require CURVE
+            authentication, or None for plain TCP.
+        time_source: the real clock's time source [s]; the agent reads no other clock.
+        publish_on_step: whether ``step`` replies are also published on the stream.
+
+    Raises:
+        ConfigError: for a malformed endpoint, a bad clock or rate, or a port in use.
+        KeysError: when ``keys_dir`` lacks the agent's keys.
+    """
+
+    def __init__(
+        self,
+        driver: LimbDriver,
+        bind: str = "tcp://127.0.0.1:5555",
+        clock: ClockMode | str = ClockMode.REAL,
+        stream_rate_hz: float = 100.0,
+        keys_dir: str | os.PathLike[str] | None = None,
+        *,
+        time_source: Callable[[], float] = time.monotonic,
+        publish_on_step: bool = True,
+    ) -> None:
+        try:
+            self._clock = ClockMode(clock)
+        except ValueError:
+            raise ConfigError(
+                f"clock {clock!r} is not one of {', '.join(m.value for m in ClockMode)}"
+            ) from None
+        if not (math.isfinite(stream_rate_hz) and stream_rate_hz > 0.0):
+            raise ConfigError(f"stream_rate_hz must be a finite rate > 0 Hz, not {stream_rate_hz}")
+        host, port = split_endpoint(bind)
+        self._request_endpoint = f"tcp://{host}:{port}"
+        self._state_endpoint = f"tcp://{host}:{port + 1}"
+        self._driver = driver
+        self._description = driver.describe()
+        self._stream_rate_hz = float(stream_rate_hz)
+        self._time = time_source
+        self._publish_on_step = publish_on_step
+
+        # Limb facts used to check commands, computed once.
+        desc = self._description
+        self._modes = frozenset(desc.command_modes)
+        self._modes_text = ", ".join(m.value for m in desc.command_modes) or "none"
+        self._n_joints = len(desc.joints)
+        self._ees = frozenset(desc.end_effectors)
+        self._default_ee = desc.end_effectors[0] if desc.end_effectors else ""
+        self._description_map = description_to_map(desc)
+
+        # Run state.
+        self._start: float | None = None
+        self._sim_time = 0.0
+        self._last_step_t: float | None = None
+        self._state_seq = 0
+        self._errors: dict[str, int] = {}
+        self._extra_health = 0
+        self._published_power_off = False
+        self._tick_failures = 0
+        self._stop_requested = False
+        self._shutdown = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+        # Pre-packed reply headers.
+        self._packer = make_packer()
+        self._packb: Callable[[object], bytes] = self._packer.pack
+        self._stream_prefix = packed_header(MessageType.STATE, 4)
+        self._step_prefix = packed_header(MessageType.STEP_REPLY, 4)
+        self._ack_prefix = {
+            mtype: packed_header(MessageType(f"{mtype}_reply"), 3)
+            for mtype in (
+                MessageType.COMMAND,
+                MessageType.FAULT,
+                MessageType.GRIPPER,
+                MessageType.SHUTDOWN,
+            )
+        }
+        self._handlers: dict[MessageType, Callable[[Request], bytes]] = {
+            MessageType.DESCRIBE: self._on_describe,
+            MessageType.PING: self._on_ping,
+            MessageType.COMMAND: self._on_command,
+            MessageType.STEP: self._on_step,
+            MessageType.FAULT: self._on_fault,
+            MessageType.GRIPPER: self._on_gripper,
+            MessageType.SHUTDOWN: self._on_shutdown,
+        }
+
+        # Sockets, in the agent's own context.
+        self._context: zmq.Context[_Socket] = zmq.Context()
+        self._auth: ThreadAuthenticator | None = None
+        self._authorized_keys = 0
+        try:
+            curve = None
+            if keys_dir is not None:
+                curve, authorized = load_agent_keys(keys_dir)
+                self._authorized_keys = authorized_key_count(authorized)
+                self._auth = start_authenticator(self._context, authorized)
+            self._router = self._make_socket(zmq.ROUTER, curve)
+            self._pub = self._make_socket(zmq.PUB, curve)
+            self._pub.sndhwm = 1000
+            self._bind(self._router, self._request_endpoint)
+            self._bind(self._pub, self._state_endpoint)
+        except BaseException:
+            self._close_sockets()
+            raise
+        self._curve = curve is not None
+        self._poller = zmq.Poller()
+        self._poller.register(self._router, zmq.POLLIN)
+
+    # ----------------------------------------------------------------------------------------
+    # Properties
+
+    @property
+    def request_endpoint(self) -> str:
+        """The endpoint requests are served on (``tcp://HOST:N``)."""
+        return self._request_endpoint
+
+    @property
+    def state_endpoint(self) -> str:
+        """The endpoint the state stream is published on (``tcp://HOST:N+1``)."""
+        return self._state_endpoint
+
+    @property
+    def clock(self) -> ClockMode:
+        """The agent's clock mode."""
+        return self._clock
+
+    @property
+    def curve(self) -> bool:
+        """Whether CURVE authentication is required."""
+        return self._curve
+
+    @property
+    def errors_received(self) -> dict[str, int]:
+        """A copy of the per-code counts of requests the agent rejected."""
+        return dict(self._errors)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the agent has closed its sockets (after :meth:`run` returned)."""
+        return self._closed
+
+    def summary(self) -> str:
+        """One line saying what this agent serves."""
+        desc = self._description
+        if self._clock is ClockMode.REAL:
+            clock = f"clock real, state at {self._stream_rate_hz:g} Hz"
+        else:
+            clock = "clock sim (lockstep step requests)"
+        curve = (
+            f"CURVE on ({self._authorized_keys} authorised client keys)"
+            if self._curve
+            else "CURVE off"
+        )
+        return (
+            f"limb agent: robot {desc.robot!r} (driver {desc.driver}, {self._n_joints} joints), "
+            f"requests on {self._request_endpoint}, state on {self._state_endpoint}, "
+            f"{clock}, {curve}"
+        )
+
+    # ----------------------------------------------------------------------------------------
+    # Life cycle
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` or a ``shutdown`` request, then close everything.
+
+        Raises:
+            TransportError: when the agent was already closed.
+        """
+        if self._closed:
+            raise TransportError("this agent is closed; make a new one")
+        _log.info(self.summary())
+        self._start = self._time()
+        try:
+            if self._clock is ClockMode.REAL:
+                self._run_real()
+            else:
+                self._run_sim()
+        finally:
+            self.close()
+
+    def start_in_thread(self) -> threading.Thread:
+        """Run :meth:`run` in a daemon thread (for tests and embedding).
+
+        Returns:
+            The started thread.
+        """
+        thread = threading.Thread(
+            target=self.run, name=f"limb-agent {self._request_endpoint}", daemon=True
+        )
+        self._thread = thread
+        thread.start()
+        return thread
+
+    def request_stop(self) -> None:
+        """Ask the loop to stop soon (safe from signal handlers and other threads)."""
+        self._stop_requested = True
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the loop, wait for it [up to ``timeout_s`` s], and close.
+
+        Args:
+            timeout_s: how long to wait for the loop thread [s].
+        """
+        self._stop_requested = True
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+        elif thread is None:
+            self.close()
+
+    def close(self) -> None:
+        """Close the sockets, the authenticator, the context and the driver (idempotent).
+
+        Call from the loop's thread, or after the loop has ended.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close_sockets()
+        try:
+            self._driver.close()
+        except Exception:
+            _log.exception("driver.close() failed")
+
+    def __enter__(self) -> LimbAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ----------------------------------------------------------------------------------------
+    # Loops
+
+    def _run_sim(self) -> None:
+        # Lockstep latency matters most here, and there is nothing to do between requests:
+        # a blocking receive with a timeout (to see the stop flag) is the cheapest wait.
+        router = self._router
+        router.rcvtimeo = round(STOP_CHECK_S * 1000.0)
+        recv = router.recv
+        serve = self._serve
+        while not (self._stop_requested or self._shutdown):
+            try:
+                identity = recv()
+            except zmq.Again:
+                continue
+            serve(identity)
+
+    def _run_real(self) -> None:
+        poll = self._poller.poll
+        clock = self._time
+        start = self._start if self._start is not None else clock()
+        period = 1.0 / self._stream_rate_hz
+        cap_ms = round(STOP_CHECK_S * 1000.0)
+        next_tick = 0.0
+        while not (self._stop_requested or self._shutdown):
+            wait_s = next_tick - (clock() - start)
+            timeout_ms = 0 if wait_s <= 0.0 else min(math.ceil(wait_s * 1000.0), cap_ms)
+            if poll(timeout_ms):
+                self._drain()
+            now = clock() - start
+            if now >= next_tick:
+                self._tick(now)
+                next_tick += period
+                if next_tick <= now:  # fell behind: skip ticks rather than burst
+                    next_tick = now + period
+
+    def _tick(self, now: float) -> None:
+        driver = self._driver
+        try:
+            driver.advance(now)
+            if not driver.available:
+                return
+            state = driver.state()
+        except Exception as exc:
+            self._tick_failures += 1
+            if self._tick_failures % _TICK_LOG_EVERY == 1:
+                _log.error(
+                    "driver failed at t=%.6f s (%d failures so far): %r",
+                    now,
+                    self._tick_failures,
+                    exc,
+                )
+            return
+        self._stream(state, now)
+
+    def _stream(self, state: LimbState, agent_time: float) -> bytes | None:
+        """Encode and publish a state; returns the packed state map.
+
+        While the limb reports power off, the stream publishes that state once and then stays
+        quiet, so clients see the reason and then mark the limb stale.
+        """
+        powered_off = bool(state.health & Health.POWER_OFF)
+        self._state_seq += 1
+        body = self._pack_state(state, agent_time)
+        if powered_off:
+            if self._published_power_off:
+                return body
+            self._published_power_off = True
+        else:
+            self._published_power_off = False
+        message = self._stream_prefix + self._packb(self._state_seq) + STATE_KEY + body
+        try:  # noqa: SIM105 - hot path
+            self._pub.send(message, zmq.NOBLOCK)
+        except zmq.Again:  # PUB drops rather than blocks; this is only a safety net
+            pass
+        return body
+
+    def _pack_state(self, state: LimbState, agent_time: float) -> bytes:
+        smap = state_to_map(
+            state, seq=self._state_seq, agent_time=agent_time, extra_health=self._extra_health
+        )
+        try:
+            body = self._packb(smap)
+        except (TypeError, ValueError, OverflowError) as exc:
+            _log.error("state detail cannot be encoded (%r); sending it without detail", exc)
+            smap["detail"] = {"encode_error": str(exc)}
+            body = self._packb(smap)
+        return body
+
+    # ----------------------------------------------------------------------------------------
+    # Requests
+
+    def _drain(self) -> None:
+        """Serve the requests waiting on the ROUTER (the poller said there is at least one)."""
+        router = self._router
+        events = router.getsockopt
+        for _ in range(MAX_BATCH):
+            try:
+                identity = router.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            self._serve(identity)
+            if self._shutdown or not cast(int, events(zmq.EVENTS)) & zmq.POLLIN:
+                return
+
+    def _serve(self, identity: bytes) -> None:
+        """Read the rest of one request after its routing identity, and answer it.
+
+        The reply goes back with the request's envelope: nothing from a DEALER, the empty
+        delimiter from a REQ.
+        """
+        router = self._router
+        recv = router.recv
+        payload = recv()
+        envelope: list[bytes] = []
+        extra = 0
+        while router.getsockopt(zmq.RCVMORE):
+            if len(envelope) < MAX_ENVELOPE_FRAMES:
+                envelope.append(payload)
+            else:
+                extra += 1
+            payload = recv()
+        reply = self._handle(payload, extra)
+        if reply is None:
+            return
+        send = router.send
+        try:
+            send(identity, _SNDMORE)
+            for frame in envelope:
+                send(frame, _SNDMORE)
+            send(reply, zmq.NOBLOCK)
+        except zmq.Again:  # ROUTER drops rather than blocks; this is only a safety net
+            pass
+
+    def _handle(self, payload: bytes, extra_frames: int = 0) -> bytes | None:
+        """Answer one request; None means stay silent (disassembled limb, real clock)."""
+        silent = self._clock is ClockMode.REAL and not self._driver.available
+        seq = 0
+        try:
+            if extra_frames:
+                raise ProtocolError(
+                    ErrorCode.UNDECODABLE,
+                    f"{MAX_ENVELOPE_FRAMES + extra_frames + 1} frames after the identity: a "
+                    f"request is one message frame after at most {MAX_ENVELOPE_FRAMES} "
+                    "envelope frames",
+                )
+            request = parse_request(payload)
+            seq = request.seq
+            if silent and not _serves_while_disassembled(request):
+                return None
+            return self._handlers[request.type](request)
+        except ProtocolError as exc:
+            self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
+            self._extra_health = Health.BAD_INPUT
+            if silent:
+                return None
+            return self._pack(error_reply(exc.seq, exc.code, str(exc), exc.field))
+        except DriverError as exc:
+            return self._pack(error_reply(seq, exc.code, str(exc)))
+        except Exception as exc:
+            _log.exception("request failed inside the agent")
+            return self._pack(error_reply(seq, ErrorCode.INTERNAL, f"agent error: {exc!r}"))
+
+    def _pack(self, message: dict[str, Any]) -> bytes:
+        return self._packb(message)
+
+    def _agent_time(self) -> float:
+        if self._clock is ClockMode.SIM:
+            return self._sim_time
+        return 0.0 if self._start is None else self._time() - self._start
+
+    def _ack(self, request: Request) -> bytes:
+        return self._ack_prefix[request.type] + self._packb(request.seq)
+
+    def _unavailable(self, request: Request) -> bytes:
+        return self._pack(
+            error_reply(
+                request.seq,
+                ErrorCode.UNAVAILABLE,
+                f"limb {self._description.robot!r} is disassembled; "
+                f"send fault {FaultKind.REASSEMBLE.value!r} to bring it back",
+            )
+        )
+
+    def _on_describe(self, request: Request) -> bytes:
+        if not self._driver.available:
+            return self._unavailable(request)
+        reply: dict[str, Any] = {
+            "v": PROTOCOL_VERSION,
+            "type": MessageType.DESCRIBE_REPLY.value,
+            "seq": request.seq,
+        }
+        reply.update(self._description_map)
+        reply.update(
+            clock=self._clock.value,
+            stream_rate_hz=self._stream_rate_hz,
+            curve=self._curve,
+            max_message_bytes=MAX_MESSAGE_BYTES,
+            errors_received=dict(self._errors),
+            agent_time=self._agent_time(),
+            state_seq=self._state_seq,
+        )
+        return self._pack(reply)
+
+    def _on_ping(self, request: Request) -> bytes:
+        if not self._driver.available:
+            return self._unavailable(request)
+        return self._pack(
+            {
+                "v": PROTOCOL_VERSION,
+                "type": MessageType.PING_REPLY.value,
+                "seq": request.seq,
+                "agent_time": self._agent_time(),
+            }
+        )
+
+    def _on_command(self, request: Request) -> bytes:
+        if not self._driver.available:
+            return self._unavailable(request)
+        fields = request.fields
+        mode: CommandMode = fields.pop("mode")
+        seq = request.seq
+        if mode not in self._modes:
+            raise ProtocolError(
+                ErrorCode.UNSUPPORTED_MODE,
+                f"limb {self._description.robot!r} does not accept {mode.value!r}; "
+                f"it accepts {self._modes_text}",
+                seq=seq,
+                field="mode",
+            )
+        for name in ("q", "tau"):
+            values = fields.get(name)
+            if values is not None and len(values) != self._n_joints:
+                raise ProtocolError(
+                    ErrorCode.BAD_VALUE,
+                    f"field {name!r} has {len(values)} values; limb "
+                    f"{self._description.robot!r} has {self._n_joints} joints",
+                    seq=seq,
+                    field=name,
+                )
+        if mode is CommandMode.EE_POSE or mode is CommandMode.EE_TWIST:
+            ee = fields.setdefault("ee", self._default_ee)
+            if ee not in self._ees:
+                raise ProtocolError(
+                    ErrorCode.BAD_VALUE,
+                    f"no end-effector {ee!r}; valid end-effectors are "
+                    f"{', '.join(self._description.end_effectors) or 'none'}",
+                    seq=seq,
+                    field="ee",
+                )
+        self._driver.command(mode, fields)
+        return self._ack(request)
+
+    def _on_step(self, request: Request) -> bytes:
+        if self._clock is not ClockMode.SIM:
+            raise ProtocolError(
+                ErrorCode.WRONG_CLOCK,
+                "step needs an agent running the sim clock; this agent runs the real clock",
+                seq=request.seq,
+            )
+        t: float = request.fields["t"]
+        last = self._last_step_t
+        if last is not None and t < last:
+            raise ProtocolError(
+                ErrorCode.BAD_VALUE,
+                f"step to t={t!r} s goes back in time: the last step was to t={last!r} s",
+                seq=request.seq,
+                field="t",
+            )
+        self._last_step_t = t
+        self._sim_time = t
+        driver = self._driver
+        driver.advance(t)
+        if not driver.available:
+            return self._unavailable(request)
+        state = driver.state()
+        if self._publish_on_step:
+            body = self._stream(state, t)
+        else:
+            self._state_seq += 1
+            body = None
+        if body is None:
+            body = self._pack_state(state, t)
+        return self._step_prefix + self._packb(request.seq) + STATE_KEY + body
+
+    def _on_fault(self, request: Request) -> bytes:
+        kind: str = request.fields["kind"]
+        if not self._driver.available and kind != FaultKind.REASSEMBLE:
+            return self._unavailable(request)
+        self._driver.fault(kind, request.fields["params"])
+        return self._ack(request)
+
+    def _on_gripper(self, request: Request) -> bytes:
+        if not self._driver.available:
+            return self._unavailable(request)
+        self._driver.gripper(request.fields["action"])
+        return self._ack(request)
+
+    def _on_shutdown(self, request: Request) -> bytes:
+        _log.info("shutdown requested over the wire")
+        self._shutdown = True
+        return self._ack(request)
+
+    # ----------------------------------------------------------------------------------------
+    # Sockets
+
+    def _make_socket(self, kind: int, curve: Any) -> _Socket:
+        socket = self._context.socket(kind)
+        socket.linger = 0
+        socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+        if curve is not None:
+            make_curve_server(socket, curve)
+        return socket
+
+    @staticmethod
+    def _bind(socket: _Socket, endpoint: str) -> None:
+        try:
+            socket.bind(endpoint)
+        except zmq.ZMQError as exc:
+            raise ConfigError(
+                f"cannot bind {endpoint}: {exc.strerror}; an agent needs ports N and N+1 free"
+            ) from None
+
+    def _close_sockets(self) -> None:
+        for name in ("_router", "_pub"):
+            socket: _Socket | None = getattr(self, name, None)
+            if socket is not None:
+                socket.close(linger=0)
+        if self._auth is not None:
+            self._auth.stop()
+            self._auth = None
+        self._context.term()
+
+
+def _serves_while_disassembled(request: Request) -> bool:
+    if request.type is MessageType.SHUTDOWN:
+        return True
+    return request.type is MessageType.FAULT and request.fields["kind"] == FaultKind.REASSEMBLE
+
+
+def serve_forever(
+    driver: LimbDriver,
+    bind: str,
+    *,
+    clock: ClockMode | str = ClockMode.REAL,
+    stream_rate_hz: float = 100.0,
+    keys_dir: str | os.PathLike[str] | None = None,
+) -> None:
+    """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
+
+    Signal handlers are installed only when called from the main thread.
+
+    Args:
+        driver: the limb driver to serve.
+        bind: ``tcp://HOST:N``.
+        clock: ``"real"`` or ``"sim"``.
+        stream_rate_hz: state stream rate in the real clock [Hz].
+        keys_dir: keys folder to require CURVE, or None.
+
+    Raises:
+        ConfigError: for bad settings or ports in use.
+        KeysError: when ``keys_dir`` lacks the agent's keys.
+    """
+    agent = LimbAgent(driver, bind, clock=clock, stream_rate_hz=stream_rate_hz, keys_dir=keys_dir)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        agent.request_stop()
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        agent.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,661 @@
+"""The limb client: the runner's side of one limb agent.
+
+A :class:`LimbClient` holds the latest state of one limb without ever blocking: the runner
+calls :meth:`LimbClient.poll` once per tick, reads :attr:`LimbClient.state` and
+:attr:`LimbClient.is_stale`, and sends commands with :meth:`LimbClient.send_command`, which
+drops (and counts) rather than waits. The request/reply helpers (:meth:`~LimbClient.describe`,
+:meth:`~LimbClient.ping`, :meth:`~LimbClient.step`, ...) wait for their reply up to a timeout
+and are meant for setup and for sim-clock lockstep.
+
+Requests go through a DEALER socket and are matched to replies by ``seq``; a reply that comes
+after its request timed out is discarded. ZeroMQ reconnects by itself when an agent comes back
+(after a crash, on the same endpoint); commands are never queued for a disconnected agent.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any, Final, cast
+
+import zmq
+
+from limbtree.transport.clock import ClockMode
+from limbtree.transport.driver import CommandMode, GripperAction, LimbDescription, LimbState
+from limbtree.transport.endpoint import split_endpoint
+from limbtree.transport.errors import (
+    AgentUnreachableError,
+    ConfigError,
+    LimbUnavailableError,
+    ProtocolError,
+    RemoteError,
+    RequestTimeoutError,
+    TransportError,
+)
+from limbtree.transport.schema import (
+    MAX_FRAME_BYTES,
+    ErrorCode,
+    MessageType,
+    StateSample,
+    check_header,
+    decode,
+    description_from_map,
+    make_packer,
+    packed_header,
+    request,
+    state_from_map,
+    validate_request,
+)
+from limbtree.transport.security import load_client_keys, make_curve_client
+
+_Socket = zmq.Socket[bytes]
+
+MAX_PENDING_COMMANDS: Final = 4096
+"""Most unanswered commands whose replies the client still waits for (older ones are forgotten)."""
+_ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
+
+
+@dataclass(frozen=True)
+class AgentDescription:
+    """An agent's answer to ``describe``.
+
+    Attributes:
+        limb: what the limb is.
+        clock: the agent's clock mode.
+        stream_rate_hz: its state stream rate in the real clock [Hz].
+        curve: whether it requires CURVE authentication.
+        max_message_bytes: the largest request it accepts [bytes].
+        errors_received: per error code, how many bad requests it has rejected.
+        agent_time: its clock when it answered [s].
+        state_seq: the sequence number of its latest state.
+    """
+
+    limb: LimbDescription
+    clock: ClockMode
+    stream_rate_hz: float
+    curve: bool
+    max_message_bytes: int
+    errors_received: Mapping[str, int]
+    agent_time: float
+    state_seq: int
+
+
+class LimbClient:
+    """Talks to one limb agent.
+
+    Args:
+        endpoint: the agent's request endpoint ``tcp://HOST:N`` (the stream is on N+1).
+        keys_dir: a keys folder with ``client.key_secret`` and ``agent.key`` to talk CURVE,
+            or None for plain TCP.
+        stale_after_s: the state is stale when no update came for this long [s].
+        clock: time source for staleness [s], e.g. ``time.monotonic`` or ``SimClock.now``.
+        context: a ZeroMQ context to share between many clients; by default the client
+            makes (and terminates) its own.
+        send_hwm: most outgoing messages queued per connection before sends are dropped.
+        subscribe: whether to subscribe to the state stream (``ping_endpoint`` does not).
+
+    Raises:
+        ConfigError: for a malformed endpoint or a non-positive ``stale_after_s``.
+        KeysError: when ``keys_dir`` lacks the client's keys.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        keys_dir: str | os.PathLike[str] | None = None,
+        stale_after_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        context: zmq.Context[_Socket] | None = None,
+        send_hwm: int = 1000,
+        subscribe: bool = True,
+    ) -> None:
+        host, port = split_endpoint(endpoint)
+        if not stale_after_s > 0.0:
+            raise ConfigError(f"stale_after_s must be > 0 s, not {stale_after_s}")
+        self._endpoint = f"tcp://{host}:{port}"
+        self._state_endpoint = f"tcp://{host}:{port + 1}"
+        self._stale_after_s = float(stale_after_s)
+        self._clock = clock
+        curve = load_client_keys(keys_dir) if keys_dir is not None else None
+        self._curve = curve is not None
+
+        self._owns_context = context is None
+        self._context: zmq.Context[_Socket] = zmq.Context() if context is None else context
+        self._closed = False
+        self._sub: _Socket | None = None
+        try:
+            dealer = self._context.socket(zmq.DEALER)
+            self._dealer = dealer
+            _common_options(dealer)
+            dealer.setsockopt(zmq.IMMEDIATE, 1)
+            dealer.sndhwm = send_hwm
+            if curve is not None:
+                make_curve_client(dealer, curve)
+            dealer.connect(self._endpoint)
+            if subscribe:
+                sub = self._context.socket(zmq.SUB)
+                self._sub = sub
+                _common_options(sub)
+                sub.setsockopt(zmq.CONFLATE, 1)
+                if curve is not None:
+                    make_curve_client(sub, curve)
+                sub.setsockopt(zmq.SUBSCRIBE, b"")
+                sub.connect(self._state_endpoint)
+        except BaseException:
+            self.close()
+            raise
+
+        self._rcvtimeo_ms = -1
+        self._out_poller = zmq.Poller()
+        self._out_poller.register(self._dealer, zmq.POLLOUT)
+        self._packer = make_packer()
+        self._packb: Callable[[object], bytes] = self._packer.pack
+        self._step_prefix = packed_header(MessageType.STEP, 4)
+        self._t_key = self._packb("t")
+        self._seq = 0
+        self._awaiting = -1
+        self._reply: dict[str, Any] | None = None
+        self._pending_commands: dict[int, str] = {}
+
+        self._sample: StateSample | None = None
+        self._received_at: float | None = None
+        self._last_stream_seq = 0
+        self._last_reply_seq = 0
+
+        self._commands_sent = 0
+        self._last_command_seq = 0
+        self._commands_dropped = 0
+        self._command_errors = 0
+        self._last_error: RemoteError | None = None
+        self._stale_replies = 0
+        self._bad_messages = 0
+        self._restarts = 0
+
+    # ----------------------------------------------------------------------------------------
+    # State
+
+    @property
+    def endpoint(self) -> str:
+        """The agent's request endpoint."""
+        return self._endpoint
+
+    @property
+    def state_endpoint(self) -> str:
+        """The agent's state stream endpoint."""
+        return self._state_endpoint
+
+    @property
+    def state(self) -> LimbState | None:
+        """The latest state received, or None before the first one."""
+        return None if self._sample is None else self._sample.state
+
+    @property
+    def sample(self) -> StateSample | None:
+        """The latest state with its agent sequence number and agent time, or None."""
+        return self._sample
+
+    @property
+    def received_at(self) -> float | None:
+        """When (by the client's clock) the latest state arrived [s], or None."""
+        return self._received_at
+
+    @property
+    def is_stale(self) -> bool:
+        """True when no state has arrived for ``stale_after_s`` (or none ever has)."""
+        received = self._received_at
+        return received is None or self._clock() - received > self._stale_after_s
+
+    @property
+    def stale_after_s(self) -> float:
+        """The staleness threshold [s]."""
+        return self._stale_after_s
+
+    @property
+    def commands_sent(self) -> int:
+        """How many commands went out."""
+        return self._commands_sent
+
+    @property
+    def last_command_seq(self) -> int:
+        """The ``seq`` of the latest command that went out (0 before any)."""
+        return self._last_command_seq
+
+    @property
+    def commands_dropped(self) -> int:
+        """How many commands were dropped: no connection to the agent, or the queue was full."""
+        return self._commands_dropped
+
+    @property
+    def command_errors(self) -> int:
+        """How many commands the agent refused (see :attr:`last_error`)."""
+        return self._command_errors
+
+    @property
+    def last_error(self) -> RemoteError | None:
+        """The latest error reply to a command sent with :meth:`send_command`, or None."""
+        return self._last_error
+
+    @property
+    def stale_replies(self) -> int:
+        """Replies discarded because their request had timed out or was unknown."""
+        return self._stale_replies
+
+    @property
+    def bad_messages(self) -> int:
+        """Messages from the agent that could not be decoded (and were ignored)."""
+        return self._bad_messages
+
+    @property
+    def restarts(self) -> int:
+        """How many times the agent was seen restarting (its state ``seq`` went back)."""
+        return self._restarts
+
+    def clear_error(self) -> None:
+        """Forget :attr:`last_error`."""
+        self._last_error = None
+
+    # ----------------------------------------------------------------------------------------
+    # Non-blocking side
+
+    def poll(self) -> bool:
+        """Take in whatever has arrived, without blocking (call once per tick).
+
+        Returns:
+            True when a newer state arrived.
+        """
+        dealer = self._dealer
+        while cast(int, dealer.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
+            self._on_reply(dealer.recv(zmq.NOBLOCK))
+        sub = self._sub
+        new = False
+        if sub is not None:
+            while cast(int, sub.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
+                new = self._on_stream(sub.recv(zmq.NOBLOCK)) or new
+        return new
+
+    def send_command(self, mode: CommandMode | str, **fields: Any) -> bool:
+        """Send a command without waiting.
+
+        Arrays (``q``, ``pose``, ``twist``, ``tau``) may be any sequence of numbers, numpy
+        arrays included. The agent's reply is taken in by :meth:`poll`; a refusal shows in
+        :attr:`last_error` and :attr:`command_errors`.
+
+        Args:
+            mode: the command mode.
+            **fields: the mode's fields (see :class:`CommandMode`).
+
+        Returns:
+            True when it went out; False when it was dropped (no connection to the agent, or
+            its queue is full), counted in :attr:`commands_dropped`.
+
+        Raises:
+            ProtocolError: when the command itself is malformed (a bug in the caller).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        seq = self._next_seq()
+        msg = request(MessageType.COMMAND, seq, **message)
+        validate_request(msg)
+        return self._send_async(msg, seq, message["mode"])
+
+    def send_gripper(self, action: GripperAction | str) -> bool:
+        """Ask for the gripper to open or close, without waiting.
+
+        Args:
+            action: ``"open"`` or ``"close"``.
+
+        Returns:
+            True when it went out; False when it was dropped.
+
+        Raises:
+            ProtocolError: for an unknown action.
+        """
+        seq = self._next_seq()
+        msg = request(MessageType.GRIPPER, seq, action=str(action))
+        validate_request(msg)
+        return self._send_async(msg, seq, MessageType.GRIPPER.value)
+
+    # ----------------------------------------------------------------------------------------
+    # Request/reply helpers (blocking up to a timeout)
+
+    def describe(self, timeout_s: float = 1.0) -> AgentDescription:
+        """Ask the agent what it serves.
+
+        Args:
+            timeout_s: how long to wait for the reply [s].
+
+        Returns:
+            The description.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+            ProtocolError: when the reply is malformed.
+        """
+        reply = self._call(MessageType.DESCRIBE, timeout_s, {})
+        seq: int = reply["seq"]
+        errors = reply.get("errors_received")
+        if type(errors) is not dict or any(type(n) is not int for n in errors.values()):
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, "errors_received must be a map of ints", seq=seq
+            )
+        try:
+            clock = ClockMode(str(reply.get("clock")))
+            return AgentDescription(
+                limb=description_from_map(reply, seq),
+                clock=clock,
+                stream_rate_hz=float(reply["stream_rate_hz"]),
+                curve=bool(reply["curve"]),
+                max_message_bytes=int(reply["max_message_bytes"]),
+                errors_received=errors,
+                agent_time=float(reply["agent_time"]),
+                state_seq=int(reply["state_seq"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, f"malformed describe_reply: {exc!r}", seq=seq
+            ) from None
+
+    def ping(self, timeout_s: float = 1.0) -> float:
+        """Measure the round trip to the agent.
+
+        Args:
+            timeout_s: how long to wait for the reply [s].
+
+        Returns:
+            The round-trip time [s], measured with ``time.perf_counter``.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+        """
+        start = time.perf_counter()
+        self._call(MessageType.PING, timeout_s, {})
+        return time.perf_counter() - start
+
+    def step(self, t: float, timeout_s: float = 1.0) -> LimbState:
+        """Advance a sim-clock agent to time ``t`` and return its state (lockstep).
+
+        Args:
+            t: the time to step to [s]; never earlier than the previous step.
+            timeout_s: how long to wait for the reply [s].
+
+        Returns:
+            The limb state at ``t`` (also kept as :attr:`state`).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            LimbUnavailableError: when the limb is disassembled.
+            RemoteError: for other refusals (``wrong_clock``, ``bad_value``, ...).
+        """
+        seq = self._next_seq()
+        frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
+        reply = self._exchange(MessageType.STEP, seq, frame, timeout_s)
+        sample = state_from_map(reply.get("state"), seq)
+        self._accept(sample, from_stream=False)
+        return sample.state
+
+    def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> None:
+        """Inject a fault into a simulated limb.
+
+        Args:
+            kind: the fault kind (see :class:`~limbtree.transport.schema.FaultKind`).
+            timeout_s: how long to wait for the reply [s].
+            **params: the fault's parameters (the driver documents them).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``not_simulated``, ``unknown_fault``, ``bad_value``, ...
+        """
+        self._call(MessageType.FAULT, timeout_s, {"kind": str(kind), "params": params})
+
+    def gripper(self, action: GripperAction | str, timeout_s: float = 1.0) -> None:
+        """Open or close the gripper and wait for the agent to accept it.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``unsupported_mode`` when the limb has no gripper.
+        """
+        self._call(MessageType.GRIPPER, timeout_s, {"action": str(action)})
+
+    def command(self, mode: CommandMode | str, timeout_s: float = 1.0, **fields: Any) -> None:
+        """Send a command and wait for the agent to accept it (setup and tests).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent refused it (``ik_failed``, ``bad_value``, ...).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        self._call(MessageType.COMMAND, timeout_s, message)
+
+    def shutdown(self, timeout_s: float = 1.0) -> None:
+        """Ask the agent process to stop serving.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+        """
+        self._call(MessageType.SHUTDOWN, timeout_s, {})
+
+    # ----------------------------------------------------------------------------------------
+    # Life cycle
+
+    def close(self) -> None:
+        """Close the sockets (and the context, when the client made it). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for socket in (getattr(self, "_dealer", None), self._sub):
+            if socket is not None:
+                socket.close(linger=0)
+        if self._owns_context:
+            self._context.term()
+
+    def __enter__(self) -> LimbClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------------
+    # Internals
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _send(self, frame: bytes) -> bool:
+        try:
+            self._dealer.send(frame, zmq.NOBLOCK)
+        except zmq.Again:
+            return False
+        return True
+
+    def _send_async(self, msg: dict[str, Any], seq: int, what: str) -> bool:
+        if self._closed:
+            raise TransportError(f"{self._endpoint}: this client is closed")
+        if not self._send(self._packb(msg)):
+            self._commands_dropped += 1
+            return False
+        self._commands_sent += 1
+        self._last_command_seq = seq
+        pending = self._pending_commands
+        pending[seq] = what
+        if len(pending) > MAX_PENDING_COMMANDS:
+            del pending[next(iter(pending))]
+        return True
+
+    def _call(self, mtype: MessageType, timeout_s: float, fields: dict[str, Any]) -> dict[str, Any]:
+        seq = self._next_seq()
+        msg = request(mtype, seq, **fields)
+        validate_request(msg)
+        return self._exchange(mtype, seq, self._packb(msg), timeout_s)
+
+    def _exchange(
+        self, mtype: MessageType, seq: int, frame: bytes, timeout_s: float
+    ) -> dict[str, Any]:
+        if self._closed:
+            raise TransportError(f"{self._endpoint}: this client is closed")
+        deadline = time.perf_counter() + timeout_s
+        dealer = self._dealer
+        # Wait for a connection (the DEALER queues nothing for a disconnected agent).
+        while not self._send(frame):
+            remaining_ms = (deadline - time.perf_counter()) * 1000.0
+            if remaining_ms <= 0.0:
+                raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
+            self._out_poller.poll(min(math.ceil(remaining_ms), 10))
+        self._awaiting = seq
+        self._reply = None
+        recv = dealer.recv
+        remaining_ms = max(1, math.ceil(timeout_s * 1000.0))
+        try:
+            while True:
+                if remaining_ms != self._rcvtimeo_ms:
+                    dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
+                try:
+                    frame = recv()
+                except zmq.Again:
+                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s) from None
+                self._on_reply(frame)
+                reply = self._reply
+                if reply is not None:
+                    break
+                # Something else came first (a command's reply, a stale reply): wait on.
+                remaining_ms = math.ceil((deadline - time.perf_counter()) * 1000.0)
+                if remaining_ms <= 0:
+                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
+        finally:
+            self._awaiting = -1
+            self._reply = None
+        if reply["type"] == MessageType.ERROR:
+            raise _remote_error(reply, self._endpoint)
+        expected = f"{mtype.value}_reply"
+        if reply["type"] != expected:
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_TYPE,
+                f"{self._endpoint} answered {mtype.value} with {reply['type']!r}, "
+                f"expected {expected!r}",
+                seq=seq,
+            )
+        return reply
+
+    def _on_reply(self, frame: bytes) -> None:
+        try:
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+        except ProtocolError:
+            self._bad_messages += 1
+            return
+        if seq == self._awaiting:
+            self._reply = obj
+            return
+        if self._pending_commands.pop(seq, None) is not None:
+            if mtype == MessageType.ERROR:
+                self._command_errors += 1
+                self._last_error = _remote_error(obj, self._endpoint)
+            return
+        self._stale_replies += 1
+
+    def _on_stream(self, frame: bytes) -> bool:
+        try:
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+            if mtype != MessageType.STATE:
+                raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{mtype!r} on the state stream")
+            sample = state_from_map(obj.get("state"), seq)
+        except ProtocolError:
+            self._bad_messages += 1
+            return False
+        return self._accept(sample, from_stream=True)
+
+    def _accept(self, sample: StateSample, *, from_stream: bool) -> bool:
+        """Keep a sample if it is newer; detect agent restarts (its seq starts again)."""
+        seq = sample.seq
+        last = self._last_stream_seq if from_stream else self._last_reply_seq
+        current = self._sample
+        if seq < last:
+            self._restarts += 1
+            self._last_stream_seq = self._last_reply_seq = 0
+            current = None
+        if from_stream:
+            self._last_stream_seq = seq
+        else:
+            self._last_reply_seq = seq
+        self._received_at = self._clock()
+        if current is None or seq > current.seq:
+            self._sample = sample
+            return True
+        return False
+
+
+def _common_options(socket: _Socket) -> None:
+    socket.linger = 0
+    socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+    socket.setsockopt(zmq.RECONNECT_IVL, 100)
+    socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+    socket.setsockopt(zmq.HEARTBEAT_IVL, 1000)
+    socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3000)
+
+
+def _plain_array(value: Any) -> Any:
+    """Numbers of a sequence or numpy array as a list of floats; anything else as it is."""
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        value = tolist()
+    if not isinstance(value, list | tuple):
+        return value  # let validation name the wrong type
+    if all(isinstance(x, Real) and not isinstance(x, bool) for x in value):
+        return [float(x) for x in value]
+    return list(value)
+
+
+def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
+    code = reply.get("code")
+    message = reply.get("message")
+    field = reply.get("field")
+    code_text = code if type(code) is str else "unknown"
+    message_text = message if type(message) is str else "(no message)"
+    field_text = field if type(field) is str else None
+    cls = LimbUnavailableError if code_text == ErrorCode.UNAVAILABLE else RemoteError
+    return cls(code_text, message_text, endpoint=endpoint, field=field_text)
+
+
+def ping_endpoint(
+    endpoint: str,
+    timeout_s: float = 3.0,
+    keys_dir: str | os.PathLike[str] | None = None,
+) -> tuple[float, AgentDescription]:
+    """Ping an agent and ask what it serves (``limbtree ping ENDPOINT``).
+
+    Args:
+        endpoint: ``tcp://HOST:N``.
+        timeout_s: how long to wait in all [s].
+        keys_dir: a keys folder, for agents that require CURVE.
+
+    Returns:
+        ``(round-trip time [s], description)``.
+
+    Raises:
+        AgentUnreachableError: when nobody answered within ``timeout_s``.
+        RemoteError: when the agent answered with an error (e.g. its limb is disassembled).
+        ConfigError: for a malformed endpoint.
+        KeysError: when ``keys_dir`` lacks the client's keys.
+    """
+    start = time.perf_counter()
+    with LimbClient(endpoint, keys_dir=keys_dir, subscribe=False) as client:
+        try:
+            client.ping(timeout_s)
+            rtt = client.ping(max(timeout_s - (time.perf_counter() - start), 0.1))
+            description = client.describe(max(timeout_s - (time.perf_counter() - start), 0.1))
+        except RequestTimeoutError:
+            raise AgentUnreachableError(
+                client.endpoint, timeout_s, curve=keys_dir is not None
+            ) from None
+    return rtt, description

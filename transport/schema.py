@@ -1,0 +1,748 @@
+"""The limb agent wire protocol: message types, error codes, encoding and validation.
+
+Every message is one msgpack map with at least ``v`` (protocol version, int), ``type`` (str) and
+``seq`` (int). ``docs/protocol.md`` is the reference for people writing clients in other
+languages; this module is its executable form. Nothing here does I/O.
+
+Decoding is safe for untrusted bytes: size is checked before unpacking, strings must be UTF-8,
+map keys must be strings, msgpack extension types are refused, and nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
+
+import msgpack
+
+from limbtree.transport.driver import (
+    CommandMode,
+    GripperAction,
+    Health,
+    JointInfo,
+    LimbDescription,
+    LimbState,
+)
+from limbtree.transport.errors import ProtocolError
+
+PROTOCOL_VERSION: Final = 1
+"""The protocol version this code speaks (wire field ``v``)."""
+
+MAX_MESSAGE_BYTES: Final = 64 * 1024
+"""Largest message an agent accepts [bytes]; a larger one gets a ``too_large`` error reply."""
+
+MAX_FRAME_BYTES: Final = 1024 * 1024
+"""Largest ZeroMQ message the sockets accept at all [bytes] (``ZMQ_MAXMSGSIZE``).
+
+A peer that sends more is disconnected by ZeroMQ without a reply (it reconnects by itself);
+this keeps a hostile peer from making the agent allocate without bound.
+"""
+
+MAX_ENVELOPE_FRAMES: Final = 8
+"""Most envelope frames (between the routing identity and the message) an agent echoes back."""
+
+
+class MessageType(StrEnum):
+    """The ``type`` field of every message."""
+
+    DESCRIBE = "describe"
+    PING = "ping"
+    COMMAND = "command"
+    STEP = "step"
+    FAULT = "fault"
+    GRIPPER = "gripper"
+    SHUTDOWN = "shutdown"
+    DESCRIBE_REPLY = "describe_reply"
+    PING_REPLY = "ping_reply"
+    COMMAND_REPLY = "command_reply"
+    STEP_REPLY = "step_reply"
+    FAULT_REPLY = "fault_reply"
+    GRIPPER_REPLY = "gripper_reply"
+    SHUTDOWN_REPLY = "shutdown_reply"
+    ERROR = "error"
+    """The reply to any request the agent refused; see :class:`ErrorCode`."""
+    STATE = "state"
+    """A state sample on the state stream (PUB socket, port N+1)."""
+
+
+REQUEST_TYPES: Final = (
+    MessageType.DESCRIBE,
+    MessageType.PING,
+    MessageType.COMMAND,
+    MessageType.STEP,
+    MessageType.FAULT,
+    MessageType.GRIPPER,
+    MessageType.SHUTDOWN,
+)
+"""The message types a client may send to an agent."""
+
+REPLY_TYPES: Final[Mapping[MessageType, MessageType]] = MappingProxyType(
+    {request: MessageType(f"{request}_reply") for request in REQUEST_TYPES}
+)
+"""Request type -> the type of its successful reply."""
+
+
+class ErrorCode(StrEnum):
+    """The ``code`` field of ``error`` replies."""
+
+    UNDECODABLE = "undecodable"
+    """Not one msgpack map: bad msgpack, trailing bytes, invalid UTF-8, non-string map keys,
+    extension types, or a top-level value that is not a map."""
+    TOO_LARGE = "too_large"
+    """The message is longer than :data:`MAX_MESSAGE_BYTES`."""
+    BAD_VERSION = "bad_version"
+    """``v`` is not the agent's protocol version."""
+    UNKNOWN_TYPE = "unknown_type"
+    """``type`` names no request; the message lists the valid ones."""
+    BAD_FIELD = "bad_field"
+    """A field is missing or has the wrong type or length; ``field`` names it."""
+    BAD_VALUE = "bad_value"
+    """A field has the right type but a value the agent cannot use: NaN or infinity, an
+    unknown command mode or gripper action, a joint vector of the wrong length, an unknown
+    end-effector, a step back in time."""
+    WRONG_CLOCK = "wrong_clock"
+    """``step`` sent to an agent running the real clock."""
+    UNAVAILABLE = "unavailable"
+    """The limb is disassembled (sim clock only; in the real clock the agent stays silent)."""
+    UNSUPPORTED_MODE = "unsupported_mode"
+    """The limb does not accept this command mode, or has no gripper."""
+    IK_FAILED = "ik_failed"
+    """No IK solution for an ``ee_pose`` command; the limb did not move."""
+    NOT_SIMULATED = "not_simulated"
+    """``fault`` sent to a hardware limb."""
+    UNKNOWN_FAULT = "unknown_fault"
+    """The driver does not know this fault kind."""
+    INTERNAL = "internal"
+    """The driver raised something unexpected; the agent logged it and goes on serving."""
+
+
+class FaultKind(StrEnum):
+    """Well-known ``fault`` kinds (seed 000 Table II).
+
+    The schema accepts any string: the driver decides and answers ``unknown_fault`` for kinds
+    it does not simulate. Only :attr:`REASSEMBLE` means something to the agent itself: it is
+    the one request (besides ``shutdown``) that a disassembled limb's agent still serves.
+    """
+
+    BLOCKAGE = "blockage"
+    SLOWDOWN = "slowdown"
+    DISASSEMBLY = "disassembly"
+    REASSEMBLE = "reassemble"
+    POWER_OFF = "power_off"
+    POWER_ON = "power_on"
+    IK_ERROR = "ik_error"
+    CLEAR = "clear"
+
+
+class Request(NamedTuple):
+    """A decoded and validated request.
+
+    Attributes:
+        type: one of :data:`REQUEST_TYPES`.
+        seq: the client's sequence number, echoed in the reply.
+        fields: the validated fields: numbers as float, number arrays as tuples of float,
+            ``mode`` as :class:`CommandMode`, ``action`` as :class:`GripperAction`. A fresh
+            dict the caller may consume.
+    """
+
+    type: MessageType
+    seq: int
+    fields: dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"msgpack extension type {code} is not part of this protocol")
+
+
+def _unpack(frame: bytes) -> Any:
+    return msgpack.unpackb(frame, raw=False, strict_map_key=True, ext_hook=_refuse_ext)
+
+
+def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+    """Decode one message frame into its map, checking only the size and the encoding.
+
+    Args:
+        frame: the raw frame.
+        max_bytes: the size limit [bytes].
+
+    Returns:
+        The top-level map (string keys).
+
+    Raises:
+        ProtocolError: ``too_large`` or ``undecodable``.
+    """
+    if len(frame) > max_bytes:
+        raise ProtocolError(
+            ErrorCode.TOO_LARGE,
+            f"message of {len(frame)} bytes is larger than the limit of {max_bytes} bytes",
+        )
+    try:
+        obj = _unpack(frame)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise ProtocolError(ErrorCode.UNDECODABLE, f"not valid msgpack: {exc}") from None
+    if type(obj) is not dict:
+        raise ProtocolError(
+            ErrorCode.UNDECODABLE,
+            f"a message must be one msgpack map, got {_wire_type_name(obj)}",
+        )
+    return obj
+
+
+def check_header(obj: Mapping[str, Any]) -> tuple[str, int]:
+    """Check ``v``, ``seq`` and ``type`` of a decoded message.
+
+    Args:
+        obj: the decoded map.
+
+    Returns:
+        ``(type, seq)``; ``type`` is any string, not yet checked against the known types.
+
+    Raises:
+        ProtocolError: ``bad_version`` or ``bad_field``; its ``seq`` is the message's when it
+            could be read, else 0.
+    """
+    seq = obj.get("seq")
+    seq_ok = type(seq) is int
+    seq_echo: int = seq if seq_ok else 0  # type: ignore[assignment]
+    v = obj.get("v")
+    if type(v) is not int:
+        raise _field_error("v", "an int (the protocol version)", v, "message", seq_echo)
+    if v != PROTOCOL_VERSION:
+        raise ProtocolError(
+            ErrorCode.BAD_VERSION,
+            f"protocol version {v} is not supported: this side speaks version {PROTOCOL_VERSION}",
+            seq=seq_echo,
+            field="v",
+        )
+    if not seq_ok:
+        raise _field_error("seq", "an int", seq, "message", 0)
+    mtype = obj.get("type")
+    if type(mtype) is not str:
+        raise _field_error("type", "a string", mtype, "message", seq_echo)
+    return mtype, seq_echo
+
+
+def parse_request(frame: bytes) -> Request:
+    """Decode and validate one request frame.
+
+    Args:
+        frame: the raw message frame.
+
+    Returns:
+        The validated request.
+
+    Raises:
+        ProtocolError: with the wire code of the first problem found.
+    """
+    return validate_request(decode(frame))
+
+
+def validate_request(obj: dict[str, Any]) -> Request:
+    """Validate a decoded request map (what :func:`parse_request` does after decoding).
+
+    Args:
+        obj: the decoded map; arrays must be lists, as msgpack decodes them.
+
+    Returns:
+        The validated request.
+
+    Raises:
+        ProtocolError: with the wire code of the first problem found.
+    """
+    mtype, seq = check_header(obj)
+    parser = _REQUEST_PARSERS.get(mtype)
+    if parser is None:
+        raise ProtocolError(
+            ErrorCode.UNKNOWN_TYPE,
+            f"unknown message type {mtype!r}: valid request types are {_VALID_REQUESTS}",
+            seq=seq,
+            field="type",
+        )
+    return parser(obj, seq)
+
+
+# --------------------------------------------------------------------------------------------
+# Field checks. Each takes the value, the field name and where it is (for messages), and
+# returns the value converted (int -> float, arrays -> tuples).
+
+
+def _wire_type_name(value: object) -> str:
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bytes):
+        return "bin"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def _field_error(name: str, expected: str, value: object, where: str, seq: int) -> ProtocolError:
+    if value is None:
+        message = f"{where} is missing field {name!r} ({expected})"
+    else:
+        message = f"field {name!r} of {where} must be {expected}, got {_wire_type_name(value)}"
+    return ProtocolError(ErrorCode.BAD_FIELD, message, seq=seq, field=name)
+
+
+def _number(value: object, name: str, where: str, seq: int) -> float:
+    tv = type(value)
+    if tv is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return value  # type: ignore[return-value]
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {name!r} of {where} is {value}, not finite",
+            seq=seq,
+            field=name,
+        )
+    if tv is int:
+        return float(value)  # type: ignore[arg-type]
+    raise _field_error(name, "a number (int or float)", value, where, seq)
+
+
+_NUMBER_TYPES: Final = frozenset({float, int})
+
+
+def _numbers(
+    value: object, name: str, where: str, seq: int, length: int | None = None
+) -> tuple[float, ...]:
+    # Fast path: a list of finite floats (what msgpack decodes) of the right length. The sum
+    # is finite exactly when every element is, unless huge finite values overflow it; the
+    # slow path below then decides element by element.
+    if type(value) is list and (length is None or len(value) == length):
+        kinds = set(map(type, value))
+        if kinds <= _NUMBER_TYPES and math.isfinite(sum(value)):
+            return tuple(value) if int not in kinds else tuple(map(float, value))
+    return _numbers_checked(value, name, where, seq, length)
+
+
+def _numbers_checked(
+    value: object, name: str, where: str, seq: int, length: int | None
+) -> tuple[float, ...]:
+    if type(value) is not list or (length is not None and len(value) != length):
+        expected = f"an array of {length} numbers" if length else "an array of numbers"
+        if type(value) is list:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD,
+                f"field {name!r} of {where} must be {expected}, got {len(value)} values",
+                seq=seq,
+                field=name,
+            )
+        raise _field_error(name, expected, value, where, seq)
+    for i, x in enumerate(value):
+        tx = type(x)
+        if tx is float:
+            if not math.isfinite(x):
+                raise ProtocolError(
+                    ErrorCode.BAD_VALUE,
+                    f"field {name!r} of {where} has {x} at index {i}, not finite",
+                    seq=seq,
+                    field=name,
+                )
+        elif tx is not int:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD,
+                f"field {name!r} of {where} must be an array of numbers, "
+                f"got {_wire_type_name(x)} at index {i}",
+                seq=seq,
+                field=name,
+            )
+    return tuple(map(float, value))
+
+
+def _string(value: object, name: str, where: str, seq: int) -> str:
+    if type(value) is str:
+        return value
+    raise _field_error(name, "a string", value, where, seq)
+
+
+def _choice(value: object, name: str, where: str, seq: int, enum: type[StrEnum], valid: str) -> Any:
+    if type(value) is not str:
+        raise _field_error(name, f"a string, one of {valid}", value, where, seq)
+    try:
+        return enum(value)
+    except ValueError:
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {name!r} of {where} is {value!r}; valid values are {valid}",
+            seq=seq,
+            field=name,
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+
+
+def _parse_empty(mtype: MessageType) -> Callable[[dict[str, Any], int], Request]:
+    def parse(obj: dict[str, Any], seq: int) -> Request:
+        return Request(mtype, seq, {})
+
+    return parse
+
+
+_MODES = ", ".join(m.value for m in CommandMode)
+_ACTIONS = ", ".join(a.value for a in GripperAction)
+_VALID_REQUESTS = ", ".join(sorted(t.value for t in REQUEST_TYPES))
+
+
+def _parse_command(obj: dict[str, Any], seq: int) -> Request:
+    mode: CommandMode = _choice(obj.get("mode"), "mode", "command", seq, CommandMode, _MODES)
+    where = f"command({mode.value})"
+    fields: dict[str, Any] = {"mode": mode}
+    if mode is CommandMode.JOINT_POSITION:
+        fields["q"] = _numbers(obj.get("q"), "q", where, seq)
+    elif mode is CommandMode.EE_POSE:
+        fields["pose"] = _numbers(obj.get("pose"), "pose", where, seq, 7)
+        if "ee" in obj:
+            fields["ee"] = _string(obj["ee"], "ee", where, seq)
+    elif mode is CommandMode.EE_TWIST:
+        fields["twist"] = _numbers(obj.get("twist"), "twist", where, seq, 6)
+        if "ee" in obj:
+            fields["ee"] = _string(obj["ee"], "ee", where, seq)
+    elif mode is CommandMode.JOINT_TORQUE:
+        fields["tau"] = _numbers(obj.get("tau"), "tau", where, seq)
+    return Request(MessageType.COMMAND, seq, fields)
+
+
+def _parse_step(obj: dict[str, Any], seq: int) -> Request:
+    t = _number(obj.get("t"), "t", "step", seq)
+    if t < 0.0:
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE, f"field 't' of step is {t} s; it must be >= 0", seq=seq, field="t"
+        )
+    return Request(MessageType.STEP, seq, {"t": t})
+
+
+def _parse_fault(obj: dict[str, Any], seq: int) -> Request:
+    kind = _string(obj.get("kind"), "kind", "fault", seq)
+    params = obj.get("params", {})
+    if type(params) is not dict:
+        raise _field_error("params", "a map (string keys)", params, "fault", seq)
+    return Request(MessageType.FAULT, seq, {"kind": kind, "params": params})
+
+
+def _parse_gripper(obj: dict[str, Any], seq: int) -> Request:
+    action = _choice(obj.get("action"), "action", "gripper", seq, GripperAction, _ACTIONS)
+    return Request(MessageType.GRIPPER, seq, {"action": action})
+
+
+_REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
+    {
+        MessageType.DESCRIBE.value: _parse_empty(MessageType.DESCRIBE),
+        MessageType.PING.value: _parse_empty(MessageType.PING),
+        MessageType.SHUTDOWN.value: _parse_empty(MessageType.SHUTDOWN),
+        MessageType.COMMAND.value: _parse_command,
+        MessageType.STEP.value: _parse_step,
+        MessageType.FAULT.value: _parse_fault,
+        MessageType.GRIPPER.value: _parse_gripper,
+    }
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _plain(obj: object) -> object:
+    """Msgpack ``default`` hook: numpy arrays and scalars, other mappings and sequences."""
+    tolist = getattr(obj, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    if isinstance(obj, Sequence) and not isinstance(obj, str | bytes):
+        return list(obj)
+    raise TypeError(f"cannot encode {type(obj).__name__} in a limbtree message")
+
+
+def make_packer() -> msgpack.Packer:
+    """A msgpack packer set up for this protocol (one per socket owner; not thread-safe)."""
+    return msgpack.Packer(use_bin_type=True, default=_plain)
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """Encode one message map.
+
+    Args:
+        message: the map; values may be plain Python data, tuples, or numpy arrays.
+
+    Returns:
+        The msgpack bytes.
+
+    Raises:
+        TypeError: when a value cannot be encoded.
+    """
+    data: bytes = msgpack.packb(message, use_bin_type=True, default=_plain)
+    return data
+
+
+def request(mtype: MessageType | str, seq: int, **fields: Any) -> dict[str, Any]:
+    """Build a request map (not validated: :func:`parse_request` is what agents run).
+
+    Args:
+        mtype: the request type.
+        seq: the client's sequence number.
+        **fields: the request's fields.
+
+    Returns:
+        The map, ready for :func:`encode`.
+    """
+    message: dict[str, Any] = {"v": PROTOCOL_VERSION, "type": str(mtype), "seq": seq}
+    message.update(fields)
+    return message
+
+
+def error_reply(seq: int, code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """Build an ``error`` reply map.
+
+    Args:
+        seq: the request's sequence number (0 when it could not be read).
+        code: the :class:`ErrorCode` value (or a driver's code).
+        message: what was wrong, for a person.
+        field: the offending field, when there is one.
+
+    Returns:
+        The map.
+    """
+    reply: dict[str, Any] = {
+        "v": PROTOCOL_VERSION,
+        "type": MessageType.ERROR.value,
+        "seq": seq,
+        "code": str(code),
+        "message": message,
+    }
+    if field is not None:
+        reply["field"] = field
+    return reply
+
+
+# --------------------------------------------------------------------------------------------
+# State
+
+
+def state_to_map(
+    state: LimbState, *, seq: int, agent_time: float, extra_health: int = 0
+) -> dict[str, Any]:
+    """Encode a state sample as its wire map (the ``state`` field of stream and step messages).
+
+    Args:
+        state: the driver's state.
+        seq: the agent's state sequence number (strictly increasing per agent run).
+        agent_time: the agent's clock [s] when the sample was taken.
+        extra_health: :class:`Health` bits the agent ORs in (``BAD_INPUT``).
+
+    Returns:
+        The map; arrays may be tuples (msgpack encodes them as arrays).
+    """
+    ee = state.ee_poses
+    return {
+        "seq": seq,
+        "agent_time": agent_time,
+        "t": state.t,
+        "q": state.q,
+        "dq": state.dq,
+        "effort": state.effort,
+        "ee": ee if type(ee) is dict else dict(ee),
+        "gripper": state.gripper,
+        "health": int(state.health) | extra_health,
+        "detail": state.detail if type(state.detail) is dict else dict(state.detail),
+    }
+
+
+class StateSample(NamedTuple):
+    """A state as a client received it.
+
+    Attributes:
+        state: the limb state.
+        seq: the agent's state sequence number.
+        agent_time: the agent's clock when the sample was taken [s].
+    """
+
+    state: LimbState
+    seq: int
+    agent_time: float
+
+
+_STATE = "state"
+
+
+def state_from_map(m: object, seq: int = 0) -> StateSample:
+    """Decode and validate a wire state map.
+
+    Args:
+        m: the ``state`` field of a ``state`` or ``step_reply`` message.
+        seq: the enclosing message's ``seq``, for error reports.
+
+    Returns:
+        The sample.
+
+    Raises:
+        ProtocolError: ``bad_field`` or ``bad_value`` naming the field.
+    """
+    if type(m) is not dict:
+        raise _field_error(_STATE, "a map", m, "message", seq)
+    state_seq = m.get("seq")
+    if type(state_seq) is not int:
+        raise _field_error("seq", "an int", state_seq, _STATE, seq)
+    agent_time = _number(m.get("agent_time"), "agent_time", _STATE, seq)
+    t = _number(m.get("t"), "t", _STATE, seq)
+    q = _numbers(m.get("q"), "q", _STATE, seq)
+    dq = _numbers(m.get("dq"), "dq", _STATE, seq)
+    effort_raw = m.get("effort")
+    effort = None if effort_raw is None else _numbers(effort_raw, "effort", _STATE, seq)
+    ee_raw = m.get("ee")
+    if type(ee_raw) is not dict:
+        raise _field_error("ee", "a map of end-effector name -> 7 numbers", ee_raw, _STATE, seq)
+    ee = {name: _numbers(pose, f"ee.{name}", _STATE, seq, 7) for name, pose in ee_raw.items()}
+    gripper = _string(m.get("gripper"), "gripper", _STATE, seq)
+    health = m.get("health")
+    if type(health) is not int or health < 0:
+        raise _field_error("health", "a non-negative int (Health flags)", health, _STATE, seq)
+    detail = m.get("detail", {})
+    if type(detail) is not dict:
+        raise _field_error("detail", "a map", detail, _STATE, seq)
+    state = LimbState(
+        t=t,
+        q=q,
+        dq=dq,
+        ee_poses=ee,
+        effort=effort,
+        gripper=gripper,
+        health=Health(health),
+        detail=detail,
+    )
+    return StateSample(state, state_seq, agent_time)
+
+
+# --------------------------------------------------------------------------------------------
+# Description
+
+
+def description_to_map(description: LimbDescription) -> dict[str, Any]:
+    """Encode a limb description as the limb part of a ``describe_reply``.
+
+    Args:
+        description: the driver's description.
+
+    Returns:
+        The map with ``robot``, ``driver``, ``joints``, ``end_effectors``, ``command_modes``,
+        ``has_gripper`` and ``base_pose``.
+    """
+    return {
+        "robot": description.robot,
+        "driver": description.driver,
+        "joints": [
+            {"name": j.name, "lower": j.lower, "upper": j.upper, "max_speed": j.max_speed}
+            for j in description.joints
+        ],
+        "end_effectors": list(description.end_effectors),
+        "command_modes": [str(m) for m in description.command_modes],
+        "has_gripper": description.has_gripper,
+        "base_pose": list(description.base_pose),
+    }
+
+
+def description_from_map(m: Mapping[str, Any], seq: int = 0) -> LimbDescription:
+    """Decode and validate the limb part of a ``describe_reply``.
+
+    Args:
+        m: the reply map.
+        seq: the reply's ``seq``, for error reports.
+
+    Returns:
+        The description.
+
+    Raises:
+        ProtocolError: ``bad_field`` or ``bad_value`` naming the field.
+    """
+    where = MessageType.DESCRIBE_REPLY.value
+    joints_raw = m.get("joints")
+    if type(joints_raw) is not list:
+        raise _field_error("joints", "an array of joint maps", joints_raw, where, seq)
+    joints = []
+    for i, j in enumerate(joints_raw):
+        name = f"joints[{i}]"
+        if type(j) is not dict:
+            raise _field_error(name, "a map", j, where, seq)
+        joints.append(
+            JointInfo(
+                name=_string(j.get("name"), f"{name}.name", where, seq),
+                lower=_number(j.get("lower"), f"{name}.lower", where, seq),
+                upper=_number(j.get("upper"), f"{name}.upper", where, seq),
+                max_speed=_number(j.get("max_speed"), f"{name}.max_speed", where, seq),
+            )
+        )
+    ees = m.get("end_effectors")
+    if type(ees) is not list or any(type(e) is not str for e in ees):
+        raise _field_error("end_effectors", "an array of strings", ees, where, seq)
+    modes_raw = m.get("command_modes")
+    if type(modes_raw) is not list:
+        raise _field_error("command_modes", "an array of strings", modes_raw, where, seq)
+    modes = tuple(_choice(x, "command_modes", where, seq, CommandMode, _MODES) for x in modes_raw)
+    has_gripper = m.get("has_gripper")
+    if type(has_gripper) is not bool:
+        raise _field_error("has_gripper", "a bool", has_gripper, where, seq)
+    return LimbDescription(
+        robot=_string(m.get("robot"), "robot", where, seq),
+        driver=_string(m.get("driver"), "driver", where, seq),
+        joints=tuple(joints),
+        end_effectors=tuple(ees),
+        command_modes=modes,
+        has_gripper=has_gripper,
+        base_pose=_numbers(m.get("base_pose"), "base_pose", where, seq, 7),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Pre-packed headers, so hot paths append only what changes
+
+
+def packed_header(mtype: MessageType, n_fields: int) -> bytes:
+    """The msgpack bytes of a map header and its ``v``, ``type`` and ``seq`` key.
+
+    Appending the packed ``seq`` value and then ``n_fields - 3`` packed key/value pairs gives
+    a complete message; agents use this to send replies without re-packing constant parts.
+
+    Args:
+        mtype: the message type.
+        n_fields: the number of entries of the whole map (3 to 15).
+
+    Returns:
+        The prefix bytes.
+
+    Raises:
+        ValueError: when ``n_fields`` is outside 3..15 (a msgpack fixmap).
+    """
+    if not 3 <= n_fields <= 15:
+        raise ValueError(f"a packed header needs 3 to 15 fields, not {n_fields}")
+    pack: Callable[[object], bytes] = msgpack.packb
+    return (
+        bytes((0x80 | n_fields,))
+        + pack("v")
+        + pack(PROTOCOL_VERSION)
+        + pack("type")
+        + pack(mtype.value)
+        + pack("seq")
+    )
+
+
+STATE_KEY: Final[bytes] = msgpack.packb("state")
+"""The packed ``"state"`` key, which precedes the packed state map in state messages."""

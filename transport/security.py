@@ -1,0 +1,216 @@
+"""ZeroMQ CURVE keys: who may talk to a limb agent.
+
+A keys folder (``limbtree keys generate DIR``) holds::
+
+    DIR/agent.key             agent public key       (clients need it)
+    DIR/agent.key_secret      agent key pair         (the agent needs it; keep it private)
+    DIR/client.key            client public key
+    DIR/client.key_secret     client key pair        (clients need it; keep it private)
+    DIR/authorized/client.key public keys of the clients the agent lets in
+
+All files are ZeroMQ certificate files (``zmq.auth``). An agent started with ``--keys DIR``
+needs ``agent.key_secret`` and ``authorized/``; it accepts only CURVE connections whose client
+public key is a ``*.key`` file in ``authorized/`` (read when the agent starts). A client given
+``keys_dir=DIR`` needs ``client.key_secret`` and ``agent.key``. To let another client in, copy
+its ``.key`` (public) file into the agent's ``authorized/`` and restart the agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import zmq
+import zmq.auth
+from zmq.auth.thread import ThreadAuthenticator
+
+from limbtree.transport.errors import KeysError
+
+AGENT_KEY_NAME = "agent"
+"""Base name of the agent's certificate files."""
+CLIENT_KEY_NAME = "client"
+"""Base name of the client's certificate files."""
+AUTHORIZED_DIR = "authorized"
+"""Folder (inside the keys folder) of the client public keys an agent accepts."""
+
+_GENERATE_HINT = "make keys with `limbtree keys generate DIR`"
+
+
+@dataclass(frozen=True)
+class KeyFiles:
+    """Where :func:`generate_keys` put the keys.
+
+    Attributes:
+        directory: the keys folder.
+        agent_public: the agent public key file.
+        agent_secret: the agent key pair file.
+        client_public: the client public key file.
+        client_secret: the client key pair file.
+        authorized: the folder of authorised client public keys.
+    """
+
+    directory: Path
+    agent_public: Path
+    agent_secret: Path
+    client_public: Path
+    client_secret: Path
+    authorized: Path
+
+
+@dataclass(frozen=True, repr=False)
+class CurveKeys:
+    """The keys one side of a connection uses (Z85 bytes).
+
+    Attributes:
+        public: this side's public key.
+        secret: this side's secret key.
+        server_public: the agent's public key (clients only; None on the agent).
+    """
+
+    public: bytes
+    secret: bytes
+    server_public: bytes | None = None
+
+    def __repr__(self) -> str:
+        return f"CurveKeys(public={self.public!r}, secret=<hidden>)"
+
+
+def _require_curve() -> None:
+    if not zmq.has("curve"):
+        raise KeysError("libzmq", "this libzmq was built without CURVE support")
+
+
+def generate_keys(directory: str | os.PathLike[str], *, overwrite: bool = False) -> KeyFiles:
+    """Write an agent key pair, a client key pair, and authorise the client.
+
+    Args:
+        directory: the keys folder; created if needed.
+        overwrite: replace existing key files instead of refusing.
+
+    Returns:
+        Where the files are.
+
+    Raises:
+        KeysError: when key files already exist and ``overwrite`` is False, or CURVE is not
+            available.
+    """
+    _require_curve()
+    root = Path(directory)
+    names = [
+        f"{n}{ext}" for n in (AGENT_KEY_NAME, CLIENT_KEY_NAME) for ext in (".key", ".key_secret")
+    ]
+    existing = [root / n for n in names if (root / n).exists()]
+    if existing and not overwrite:
+        raise KeysError(str(existing[0]), "key file exists; pass overwrite=True to replace it")
+    root.mkdir(parents=True, exist_ok=True)
+    authorized = root / AUTHORIZED_DIR
+    authorized.mkdir(exist_ok=True)
+    agent_public, agent_secret = zmq.auth.create_certificates(root, AGENT_KEY_NAME)
+    client_public, client_secret = zmq.auth.create_certificates(root, CLIENT_KEY_NAME)
+    for secret in (agent_secret, client_secret):
+        os.chmod(secret, 0o600)
+    shutil.copyfile(client_public, authorized / Path(client_public).name)
+    return KeyFiles(
+        directory=root,
+        agent_public=Path(agent_public),
+        agent_secret=Path(agent_secret),
+        client_public=Path(client_public),
+        client_secret=Path(client_secret),
+        authorized=authorized,
+    )
+
+
+def _load_public(path: Path) -> tuple[bytes, bytes | None]:
+    if not path.is_file():
+        raise KeysError(str(path), f"no such key file; {_GENERATE_HINT}")
+    try:
+        public, secret = zmq.auth.load_certificate(path)
+    except (OSError, ValueError) as exc:
+        raise KeysError(str(path), f"not a ZeroMQ certificate file: {exc}") from None
+    return public, secret
+
+
+def _load_pair(path: Path) -> tuple[bytes, bytes]:
+    public, secret = _load_public(path)
+    if secret is None:
+        raise KeysError(str(path), "holds no secret key")
+    return public, secret
+
+
+def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]:
+    """Load what an agent needs from a keys folder.
+
+    Args:
+        directory: the keys folder.
+
+    Returns:
+        The agent's keys and the folder of authorised client public keys.
+
+    Raises:
+        KeysError: when a file or the ``authorized`` folder is missing or unreadable.
+    """
+    _require_curve()
+    root = Path(directory)
+    public, secret = _load_pair(root / f"{AGENT_KEY_NAME}.key_secret")
+    authorized = root / AUTHORIZED_DIR
+    if not authorized.is_dir():
+        raise KeysError(str(authorized), f"no folder of authorised client keys; {_GENERATE_HINT}")
+    return CurveKeys(public=public, secret=secret), authorized
+
+
+def load_client_keys(directory: str | os.PathLike[str]) -> CurveKeys:
+    """Load what a client needs from a keys folder.
+
+    Args:
+        directory: the keys folder.
+
+    Returns:
+        The client's keys, with the agent's public key.
+
+    Raises:
+        KeysError: when a file is missing or unreadable.
+    """
+    _require_curve()
+    root = Path(directory)
+    public, secret = _load_pair(root / f"{CLIENT_KEY_NAME}.key_secret")
+    server_public, _ = _load_public(root / f"{AGENT_KEY_NAME}.key")
+    return CurveKeys(public=public, secret=secret, server_public=server_public)
+
+
+def authorized_key_count(authorized: Path) -> int:
+    """How many client public keys (``*.key`` files) a folder holds."""
+    return sum(1 for _ in authorized.glob("*.key"))
+
+
+def make_curve_server(socket: zmq.Socket[bytes], keys: CurveKeys) -> None:
+    """Make a socket a CURVE server with the agent's keys (before it binds)."""
+    socket.curve_secretkey = keys.secret
+    socket.curve_publickey = keys.public
+    socket.curve_server = True
+
+
+def make_curve_client(socket: zmq.Socket[bytes], keys: CurveKeys) -> None:
+    """Make a socket a CURVE client of the agent (before it connects)."""
+    socket.curve_secretkey = keys.secret
+    socket.curve_publickey = keys.public
+    socket.curve_serverkey = keys.server_public
+
+
+def start_authenticator(
+    context: zmq.Context[zmq.Socket[bytes]], authorized: Path
+) -> ThreadAuthenticator:
+    """Start a ZAP handler on ``context`` that admits only the client keys in ``authorized``.
+
+    Args:
+        context: the agent's own context.
+        authorized: the folder of authorised client public keys.
+
+    Returns:
+        The running authenticator; call ``stop()`` before terminating the context.
+    """
+    auth = ThreadAuthenticator(context)
+    auth.start()
+    auth.configure_curve(domain="*", location=str(authorized))
+    return auth
