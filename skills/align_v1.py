@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from limbtree.kinematics import Pose
-from limbtree.kinematics.pose import quaternion_angle
 from limbtree.skills.alignment import (
     AlignObservation,
     AlignParams,
@@ -41,6 +40,7 @@ from limbtree.skills.alignment import (
     PoseError,
     Recorded,
     Supervisor,
+    angle_between,
     check_number,
     check_order,
     goal_pose,
@@ -414,7 +414,7 @@ class AlignV1:
                 - np.mean([x for _, x, _ in first], axis=0)
             )
         )
-        turned = quaternion_angle(
+        turned = angle_between(
             mean_quaternion([q for _, _, q in first]), mean_quaternion([q for _, _, q in second])
         )
         if moved <= p.settle_tol_m and turned <= p.settle_tol_rad:

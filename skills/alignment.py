@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
-from limbtree.kinematics.pose import quaternion_angle, quaternion_to_matrix
+from limbtree.kinematics.pose import quaternion_to_matrix
 from limbtree.skills.outcome import Outcome
 
 FloatArray = npt.NDArray[np.float64]
@@ -136,6 +136,20 @@ def rotation_vector(q: npt.ArrayLike) -> FloatArray:
     return np.array([x, y, z]) * (angle / s)
 
 
+def rotation_angle(q: npt.ArrayLike) -> float:
+    """Rotation angle [rad] of a unit quaternion, in ``[0, pi]``, sign-blind.
+
+    ``2 atan2(|v|, |w|)``: equal to ``2 arccos(|w|)`` and accurate near 0.
+    """
+    x, y, z, w = np.asarray(q, dtype=np.float64).tolist()
+    return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
+
+
+def angle_between(q_a: npt.ArrayLike, q_b: npt.ArrayLike) -> float:
+    """Angle [rad] of the rotation from ``q_a`` to ``q_b``, in ``[0, pi]``, sign-blind."""
+    return rotation_angle(quaternion_multiply(quaternion_conjugate(q_a), q_b))
+
+
 def quaternion_from_rotation_vector(r: npt.ArrayLike) -> FloatArray:
     """Unit quaternion ``(x, y, z, w)`` of a rotation vector ``r`` [rad]."""
     vec = np.asarray(r, dtype=np.float64)
@@ -234,7 +248,7 @@ def pose_error(ee: Pose, goal: Pose) -> PoseError:
         q_err=_read_only(q_err),
         q_ee=_read_only(ee.quaternion),
         dd=float(np.linalg.norm(e_xyz)),
-        dtheta=quaternion_angle(ee.quaternion, goal.quaternion),
+        dtheta=rotation_angle(q_err),
     )
 
 
@@ -282,13 +296,12 @@ def average_errors(errors: Sequence[PoseError]) -> PoseError:
     e_xyz = np.mean([e.e_xyz for e in errors], axis=0)
     q_err = canonical(mean_quaternion([e.q_err for e in errors]))
     q_ee = mean_quaternion([e.q_ee for e in errors])
-    x, y, z, w = q_err.tolist()
     return PoseError(
         e_xyz=_read_only(e_xyz),
         q_err=_read_only(q_err),
         q_ee=_read_only(q_ee),
         dd=float(np.linalg.norm(e_xyz)),
-        dtheta=2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w)),
+        dtheta=rotation_angle(q_err),
     )
 
 
@@ -360,7 +373,7 @@ class ErrorBuffer:
             self.last_jump_m = self.last_jump_rad = 0.0
         else:
             self.last_jump_m = float(np.linalg.norm(sample.e_xyz - previous.e_xyz))
-            self.last_jump_rad = quaternion_angle(sample.q_err, previous.q_err)
+            self.last_jump_rad = angle_between(previous.q_err, sample.q_err)
             if self.last_jump_m > self.delta_jump or self.last_jump_rad > self.delta_jump_rot:
                 self._valid_from = math.nextafter(time, math.inf)
                 return True
