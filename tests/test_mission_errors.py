@@ -203,7 +203,7 @@ def test_unknown_node_type_lists_the_valid_types(check):
     message = only(check("tree:\n  sequence:\n    - sync_mvoe: {limbs: [left]}\n"))
     assert message.startswith("m.yaml:7:7: unknown node type sync_mvoe; did you mean sync_move?")
     assert "valid node types: sequence, fallback, parallel, repeat" in message
-    assert "operator_gate, selector, subtree" in message
+    assert "operator_gate, align, grasp, release, selector, subtree" in message
 
 
 def test_unknown_bare_node_type_is_reported_at_the_word(check):

@@ -66,6 +66,9 @@ def test_the_registry_holds_the_vocabulary_of_the_issue():
         "recover_to_last_valid",
         "wait",
         "operator_gate",
+        "align",
+        "grasp",
+        "release",
     }
     assert dict(NODE_ALIASES) == {"selector": "fallback"}
 
@@ -106,20 +109,20 @@ def test_node_specs_refuse_inconsistent_children_and_reserved_keys():
 
 
 def test_a_later_skill_extends_the_registry_without_touching_it(tmp_path):
-    grasp = NodeSpec(
-        "grasp",
+    weld = NodeSpec(
+        "weld",
         NodeKind.LEAF,
         (ParamSpec("gripper", Text(), REQUIRED, "which gripper"),),
         (0, 0),
-        "close a gripper",
+        "weld a seam",
     )
-    specs = with_specs(NODE_SPECS, grasp)
-    assert "grasp" not in NODE_SPECS and specs["grasp"] is grasp
+    specs = with_specs(NODE_SPECS, weld)
+    assert "weld" not in NODE_SPECS and specs["weld"] is weld
     path = tmp_path / "m.yaml"
-    path.write_text("mission: m\ntree: {grasp: {gripper: left_hand}}\n")
+    path.write_text("mission: m\ntree: {weld: {gripper: left_hand}}\n")
     assert load_mission(path, robots=ROBOTS, specs=specs).root.params["gripper"] == "left_hand"
     (problem,) = check_mission(path, robots=ROBOTS)
-    assert "unknown node type grasp" in problem.message
+    assert "unknown node type weld" in problem.message
 
 
 @pytest.mark.parametrize(

@@ -109,6 +109,35 @@ class LimbHandle:
             self._posed = (state, pose)
         return pose
 
+    def mocap(self, body: str) -> Pose | None:
+        """A motion-captured pose in the world frame, or None when not seen or stale.
+
+        The motion capture's observations come in the state's ``detail["mocap"]`` map (body
+        name -> pose in the limb base frame): ``"ee"`` for the end-effector, and
+        ``"MODULE/GRASP_POINT"`` for world objects (``docs/world.md``).
+        """
+        state = self.link.state
+        if state is None or self.link.is_stale:
+            return None
+        frames = state.detail.get("mocap") if state.detail else None
+        values = frames.get(body) if isinstance(frames, dict) else None
+        if values is None:
+            return None
+        return self.base @ Pose.from_array(values)
+
+    def fk_pose(self) -> Pose | None:
+        """Alias of :meth:`pose`: the end-effector pose from the limb's own kinematics."""
+        return self.pose()
+
+    def command_twist(self, linear: Sequence[float], angular: Sequence[float]) -> bool:
+        """Send a world-frame end-effector twist [m/s, rad/s] (held until the next command)."""
+        rotation = self._base_inverse.rotation
+        v = rotation @ np.asarray(linear, dtype=np.float64)
+        w = rotation @ np.asarray(angular, dtype=np.float64)
+        return self.link.send_command(
+            CommandMode.EE_TWIST, ee=self.end_effector, twist=[*v.tolist(), *w.tolist()]
+        )
+
     def joints(self) -> FloatArray | None:
         """The joint positions [rad or m], or None when the state is stale."""
         state = self.link.state

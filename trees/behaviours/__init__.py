@@ -1,6 +1,8 @@
 """limbtree's py_trees behaviours: one per skill, each a thin adapter over its core."""
 
+from limbtree.trees.behaviours.align import AlignBehaviour
 from limbtree.trees.behaviours.base import CannotStart, SkillBehaviour
+from limbtree.trees.behaviours.grasp import GraspBehaviour, ReleaseBehaviour
 from limbtree.trees.behaviours.joint_move import JointMoveBehaviour, JointSyncMoveBehaviour
 from limbtree.trees.behaviours.operator_gate import OperatorGateBehaviour
 from limbtree.trees.behaviours.recover import RecoverToLastValidBehaviour
@@ -20,17 +22,23 @@ LEAVES: dict[str, type[SkillBehaviour]] = {
         RecoverToLastValidBehaviour,
         WaitBehaviour,
         OperatorGateBehaviour,
+        AlignBehaviour,
+        GraspBehaviour,
+        ReleaseBehaviour,
     )
 }
 
 __all__ = [
     "LEAVES",
+    "AlignBehaviour",
     "CannotStart",
     "ClockTimeout",
+    "GraspBehaviour",
     "JointMoveBehaviour",
     "JointSyncMoveBehaviour",
     "OperatorGateBehaviour",
     "RecoverToLastValidBehaviour",
+    "ReleaseBehaviour",
     "SkillBehaviour",
     "SyncMoveBehaviour",
     "VelocityMoveBehaviour",

@@ -27,6 +27,7 @@ from limbtree.trees.mission.values import (
     Names,
     ParamSpec,
     PerLimb,
+    PoseSpec,
     Posture,
     Postures,
     Profile,
@@ -401,6 +402,58 @@ _SPECS: Final = (
         (ParamSpec("prompt", Text(), REQUIRED, "what the operator confirms"),),
         (0, 0),
         "wait for the operator to confirm (--auto-confirm passes it)",
+    ),
+    NodeSpec(
+        "align",
+        NodeKind.LEAF,
+        (
+            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose end-effector aligns"),
+            ParamSpec(
+                "target", Text(), REQUIRED, "motion-capture body to align to, e.g. wheel/grasp"
+            ),
+            ParamSpec(
+                "offset",
+                PoseSpec(),
+                None,
+                "goal relative to the target, in its frame (seed 002: 150 mm above the grasp "
+                "point); none: the target itself",
+            ),
+            ParamSpec("version", Choice(("1", "2")), "2", "1: step-and-settle; 2: adaptive clamp"),
+            ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
+            ParamSpec(
+                "dtheta", Quantity(DEG, low=0, low_open=True), 2.0, "success: rotation error"
+            ),
+            _p_e(20.0),
+            _r_e(10.0),
+            ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
+            ParamSpec(
+                "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
+            ),
+            STALE_TIMEOUT,
+        ),
+        (0, 0),
+        "drive an end-effector onto a motion-captured target (seed 002 V1 or V2)",
+    ),
+    NodeSpec(
+        "grasp",
+        NodeKind.LEAF,
+        (
+            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose gripper closes"),
+            ParamSpec("module", Text(), None, "the module it must hold; none: any"),
+            ParamSpec("timeout", _POSITIVE_S, 2.0, "FAILURE if not attached within this"),
+        ),
+        (0, 0),
+        "close the gripper and check that the module is attached",
+    ),
+    NodeSpec(
+        "release",
+        NodeKind.LEAF,
+        (
+            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose gripper opens"),
+            ParamSpec("timeout", _POSITIVE_S, 2.0, "FAILURE if not open within this"),
+        ),
+        (0, 0),
+        "open the gripper",
     ),
 )
 
