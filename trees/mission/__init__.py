@@ -17,6 +17,7 @@ from limbtree.trees.mission.model import (
     Mission,
     NodeModel,
     PoseTuple,
+    WorldDecl,
 )
 from limbtree.trees.mission.nodes import (
     NODE_ALIASES,
@@ -46,6 +47,7 @@ __all__ = [
     "PoseTuple",
     "Problem",
     "ValueType",
+    "WorldDecl",
     "check_mission",
     "load_mission",
     "with_specs",

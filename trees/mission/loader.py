@@ -21,7 +21,14 @@ import yaml
 
 from limbtree.trees.mission.errors import Location, MissionError, Problem
 from limbtree.trees.mission.faults import read_faults, read_random_faults
-from limbtree.trees.mission.model import Clock, FaultDecl, LimbDecl, Mission, NodeModel
+from limbtree.trees.mission.model import (
+    Clock,
+    FaultDecl,
+    LimbDecl,
+    Mission,
+    NodeModel,
+    WorldDecl,
+)
 from limbtree.trees.mission.nodes import NODE_ALIASES, NODE_SPECS, NodeKind, NodeSpec
 from limbtree.trees.mission.source import (
     INVALID,
@@ -38,7 +45,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import HZ, NONE
+from limbtree.trees.mission.units import DEG, HZ, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     SIM_AGENT,
@@ -68,6 +75,7 @@ SECTION_KEYS: Final = (
     "random_faults",
     "subtrees",
     "include",
+    "world",
     "tree",
 )
 #: Every top-level key of a mission file, in the order of the reference.
@@ -83,6 +91,17 @@ LIMB_SPECS: Final = (
     ParamSpec("agent", Agent(), SIM_AGENT, "sim, or the agent's tcp://HOST:PORT or ipc://PATH"),
     ParamSpec("keys", Text(), None, "CURVE keys directory, relative to the mission file"),
     ParamSpec("base", PoseSpec(), None, "the limb base in the world frame; none: identity"),
+    # Non-idealities of a simulated limb (seed 002); ignored for real agents.
+    ParamSpec("backlash", Quantity(DEG, low=0), None, "sim: joint backlash (seed 002: <= 10 deg)"),
+    ParamSpec("flex", Quantity(NONE, low=0), None, "sim: link flex [1/m] (seed 002: <= 10 cm)"),
+    ParamSpec("joint_noise", Quantity(DEG, low=0), None, "sim: joint sensor noise"),
+    ParamSpec("latency", Quantity(S, low=0), None, "sim: command latency"),
+)
+
+#: The keys of one module of ``world``.
+WORLD_SPECS: Final = (
+    ParamSpec("module", Text(), REQUIRED, "the module (limbtree modules)"),
+    ParamSpec("pose", PoseSpec(), REQUIRED, "where it is, in the world frame"),
 )
 
 _SUBTREE_KEYS: Final = ("parameters", "tree", "description")
@@ -118,6 +137,7 @@ def check_mission(
     overrides: Mapping[str, str] | None = None,
     seed: int = 0,
     specs: Mapping[str, NodeSpec] = NODE_SPECS,
+    modules: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Every problem of a mission file, in file order; empty when it is valid.
 
@@ -126,7 +146,7 @@ def check_mission(
     Returns:
         The problems, each with its ``file:line:column``.
     """
-    return _Loader(path, robots, overrides or {}, seed, specs).load()[1]
+    return _Loader(path, robots, overrides or {}, seed, specs, modules).load()[1]
 
 
 def load_mission(
@@ -136,6 +156,7 @@ def load_mission(
     overrides: Mapping[str, str] | None = None,
     seed: int = 0,
     specs: Mapping[str, NodeSpec] = NODE_SPECS,
+    modules: Sequence[str] | None = None,
 ) -> Mission:
     """Read and validate a mission file.
 
@@ -146,6 +167,7 @@ def load_mission(
         overrides: ``--set NAME=VALUE`` pairs: parameter name -> value, read as YAML.
         seed: the seed ``random_faults`` are drawn with (``numpy.random.default_rng``).
         specs: the node vocabulary; :data:`NODE_SPECS` unless extended.
+        modules: the module names ``world`` may place (``limbtree.robots``); None: any.
 
     Returns:
         The validated mission.
@@ -178,9 +200,11 @@ class _Loader:
         overrides: Mapping[str, str],
         seed: int,
         specs: Mapping[str, NodeSpec],
+        modules: Sequence[str] | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.robots = robots
+        self.modules = None if modules is None else tuple(modules)
         self.overrides = overrides
         self.seed = seed
         self.specs = specs
@@ -240,6 +264,7 @@ class _Loader:
         limbs = self._limbs(ctx, top, sections.get("limbs"))
         ctx = replace(ctx, declared_limbs=self.declared)
         faults = self._faults(ctx, top, sections.get("faults"), sections.get("random_faults"))
+        world = self._world(ctx, top, sections.get("world"))
         tree = sections.get("tree")
         root_node: NodeModel | None = None
         if tree is None:
@@ -260,6 +285,7 @@ class _Loader:
             faults=faults,
             root=root_node,
             sources=tuple(Path(source) for source in self.sources),
+            world=world,
         )
 
     def _sections(self, entries: Sequence[Entry]) -> dict[str, Entry]:
@@ -510,7 +536,50 @@ class _Loader:
         keys_path = None
         if keys is not None:
             keys_path = Path(os.path.normpath(os.path.join(ctx.base_dir, os.path.expanduser(keys))))
-        return LimbDecl(name, robot, chain, values["agent"], keys_path, values["base"], entry.at)
+        sim = {
+            option: values[key]
+            for key, option in (
+                ("backlash", "backlash_rad"),
+                ("flex", "flex"),
+                ("joint_noise", "joint_noise_rad"),
+                ("latency", "latency_s"),
+            )
+            if values[key] is not None
+        }
+        return LimbDecl(
+            name, robot, chain, values["agent"], keys_path, values["base"], entry.at, sim
+        )
+
+    def _world(self, ctx: ValueContext, top: Item, entry: Entry | None) -> tuple[WorldDecl, ...]:
+        """The modules placed in the world (``world``), checked against the known modules."""
+        reader = self.reader
+        if entry is None:
+            return ()
+        item = reader.child(top, entry.node)
+        entries = None if item is None else reader.entries(item, "world (a map name -> module)")
+        if item is None or entries is None:
+            return ()
+        out = []
+        for module_entry in entries:
+            child = reader.child(item, module_entry.node)
+            fields = None if child is None else reader.entries(child, f"module {module_entry.key}")
+            if child is None or fields is None:
+                continue
+            values = read_fields(
+                ctx, child, fields, WORLD_SPECS, what=f"module {module_entry.key}",
+                at=module_entry.at,
+            )  # fmt: skip
+            if INVALID in values.values():
+                continue
+            if self.modules is not None and values["module"] not in self.modules:
+                given = {f.key: f for f in fields}
+                self._value_error(
+                    child, given["module"], unknown("module", values["module"], self.modules)
+                )
+                continue
+            decl = WorldDecl(module_entry.key, values["module"], values["pose"], module_entry.at)
+            out.append(decl)
+        return tuple(out)
 
     def _value_error(self, item: Item, entry: Entry, message: str) -> None:
         value = self.reader.child(item, entry.node)

@@ -61,6 +61,8 @@ class LimbDecl:
         base_pose: the limb base in the world frame ``(x, y, z, qx, qy, qz, qw)`` [m], or
             None for the identity.
         location: where the limb is declared.
+        sim: settings of a simulated limb's driver (``backlash_rad``, ``flex`` [1/m],
+            ``joint_noise_rad``, ``latency_s``); empty for the ideal limb.
     """
 
     name: str
@@ -70,6 +72,7 @@ class LimbDecl:
     keys: Path | None
     base_pose: PoseTuple | None
     location: Location
+    sim: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.base_pose is not None and len(self.base_pose) != 7:
@@ -151,6 +154,23 @@ class NodeModel:
 
 
 @dataclass(frozen=True)
+class WorldDecl:
+    """A module placed in the simulated world (seed 002's wheels to grasp).
+
+    Attributes:
+        name: the mission's name for it (motion-capture bodies are ``NAME/GRASP_POINT``).
+        module: which module (``limbtree.robots.load_module``).
+        pose: its frame in the world ``(x, y, z, qx, qy, qz, qw)`` [m].
+        location: where it is declared.
+    """
+
+    name: str
+    module: str
+    pose: PoseTuple
+    location: Location
+
+
+@dataclass(frozen=True)
 class Mission:
     """A validated mission.
 
@@ -166,6 +186,7 @@ class Mission:
         faults: scheduled faults, the drawn ones included, sorted by time.
         root: the tree, subtrees inlined and parameters substituted.
         sources: every file read: the mission file first, then its includes.
+        world: the modules placed in the simulated world.
     """
 
     name: str
@@ -178,6 +199,7 @@ class Mission:
     faults: tuple[FaultDecl, ...]
     root: NodeModel
     sources: tuple[Path, ...] = field(default=())
+    world: tuple[WorldDecl, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
