@@ -61,6 +61,14 @@ _log = logging.getLogger(__name__)
 
 STOP_CHECK_S: Final = 0.02
 """Longest the loop sleeps before it looks at the stop flag again [s]."""
+SHUTDOWN_GRACE_S: Final = 0.25
+"""How long an agent goes on serving after a ``shutdown`` request [s].
+
+Closing at once could make a client lose the ``shutdown_reply``: a ZeroMQ client that queues
+nothing for absent peers (``ZMQ_IMMEDIATE``) drops unread messages when the connection closes.
+"""
+SHUTDOWN_LINGER_S: Final = 1.0
+"""Longest the agent then waits for unsent replies to leave before it closes [s]."""
 MAX_BATCH: Final = 256
 """Most requests handled in one go before the real-clock loop checks its stream deadline."""
 _TICK_LOG_EVERY: Final = 1000
@@ -131,12 +139,15 @@ class LimbAgent:
         self._sim_time = 0.0
         self._last_step_t: float | None = None
         self._state_seq = 0
+        self._session = int.from_bytes(os.urandom(4), "little")
         self._errors: dict[str, int] = {}
         self._extra_health = 0
         self._published_power_off = False
         self._tick_failures = 0
         self._stop_requested = False
         self._shutdown = False
+        self._shutdown_deadline: float | None = None
+        self._closing = False
         self._closed = False
         self._thread: threading.Thread | None = None
 
@@ -246,7 +257,7 @@ class LimbAgent:
         Raises:
             TransportError: when the agent was already closed.
         """
-        if self._closed:
+        if self._closing:
             raise TransportError("this agent is closed; make a new one")
         _log.info(self.summary())
         self._start = self._time()
@@ -293,14 +304,15 @@ class LimbAgent:
 
         Call from the loop's thread, or after the loop has ended.
         """
-        if self._closed:
+        if self._closing:
             return
-        self._closed = True
+        self._closing = True
         self._close_sockets()
         try:
             self._driver.close()
         except Exception:
             _log.exception("driver.close() failed")
+        self._closed = True
 
     def __enter__(self) -> LimbAgent:
         return self
@@ -322,8 +334,11 @@ class LimbAgent:
             try:
                 identity = recv()
             except zmq.Again:
+                self._check_shutdown()
                 continue
             serve(identity)
+            if self._shutdown_deadline is not None:
+                self._check_shutdown()
 
     def _run_real(self) -> None:
         poll = self._poller.poll
@@ -337,12 +352,19 @@ class LimbAgent:
             timeout_ms = 0 if wait_s <= 0.0 else min(math.ceil(wait_s * 1000.0), cap_ms)
             if poll(timeout_ms):
                 self._drain()
+            if self._shutdown_deadline is not None:
+                self._check_shutdown()
             now = clock() - start
             if now >= next_tick:
                 self._tick(now)
                 next_tick += period
                 if next_tick <= now:  # fell behind: skip ticks rather than burst
                     next_tick = now + period
+
+    def _check_shutdown(self) -> None:
+        deadline = self._shutdown_deadline
+        if deadline is not None and self._time() >= deadline:
+            self._shutdown = True
 
     def _tick(self, now: float) -> None:
         driver = self._driver
@@ -387,7 +409,11 @@ class LimbAgent:
 
     def _pack_state(self, state: LimbState, agent_time: float) -> bytes:
         smap = state_to_map(
-            state, seq=self._state_seq, agent_time=agent_time, extra_health=self._extra_health
+            state,
+            seq=self._state_seq,
+            agent_time=agent_time,
+            session=self._session,
+            extra_health=self._extra_health,
         )
         try:
             body = self._packb(smap)
@@ -509,6 +535,7 @@ class LimbAgent:
             errors_received=dict(self._errors),
             agent_time=self._agent_time(),
             state_seq=self._state_seq,
+            session=self._session,
         )
         return self._pack(reply)
 
@@ -608,7 +635,8 @@ class LimbAgent:
 
     def _on_shutdown(self, request: Request) -> bytes:
         _log.info("shutdown requested over the wire")
-        self._shutdown = True
+        if self._shutdown_deadline is None:
+            self._shutdown_deadline = self._time() + SHUTDOWN_GRACE_S
         return self._ack(request)
 
     # ----------------------------------------------------------------------------------------
@@ -632,10 +660,12 @@ class LimbAgent:
             ) from None
 
     def _close_sockets(self) -> None:
+        # After a shutdown request, give its reply a moment to leave; otherwise drop everything.
+        linger_ms = round(SHUTDOWN_LINGER_S * 1000.0) if self._shutdown_deadline else 0
         for name in ("_router", "_pub"):
             socket: _Socket | None = getattr(self, name, None)
             if socket is not None:
-                socket.close(linger=0)
+                socket.close(linger=linger_ms if name == "_router" else 0)
         if self._auth is not None:
             self._auth.stop()
             self._auth = None

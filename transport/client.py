@@ -72,6 +72,7 @@ class AgentDescription:
         errors_received: per error code, how many bad requests it has rejected.
         agent_time: its clock when it answered [s].
         state_seq: the sequence number of its latest state.
+        session: the agent run's random id (it changes when the agent restarts).
     """
 
     limb: LimbDescription
@@ -82,6 +83,7 @@ class AgentDescription:
     errors_received: Mapping[str, int]
     agent_time: float
     state_seq: int
+    session: int
 
 
 class LimbClient:
@@ -164,8 +166,6 @@ class LimbClient:
 
         self._sample: StateSample | None = None
         self._received_at: float | None = None
-        self._last_stream_seq = 0
-        self._last_reply_seq = 0
 
         self._commands_sent = 0
         self._last_command_seq = 0
@@ -252,7 +252,7 @@ class LimbClient:
 
     @property
     def restarts(self) -> int:
-        """How many times the agent was seen restarting (its state ``seq`` went back)."""
+        """How many times the agent was seen restarting (its state ``session`` changed)."""
         return self._restarts
 
     def clear_error(self) -> None:
@@ -356,6 +356,7 @@ class LimbClient:
                 errors_received=errors,
                 agent_time=float(reply["agent_time"]),
                 state_seq=int(reply["state_seq"]),
+                session=int(reply["session"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(
@@ -398,7 +399,7 @@ class LimbClient:
         frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
         reply = self._exchange(MessageType.STEP, seq, frame, timeout_s)
         sample = state_from_map(reply.get("state"), seq)
-        self._accept(sample, from_stream=False)
+        self._accept(sample)
         return sample.state
 
     def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> None:
@@ -573,23 +574,15 @@ class LimbClient:
         except ProtocolError:
             self._bad_messages += 1
             return False
-        return self._accept(sample, from_stream=True)
+        return self._accept(sample)
 
-    def _accept(self, sample: StateSample, *, from_stream: bool) -> bool:
-        """Keep a sample if it is newer; detect agent restarts (its seq starts again)."""
-        seq = sample.seq
-        last = self._last_stream_seq if from_stream else self._last_reply_seq
-        current = self._sample
-        if seq < last:
-            self._restarts += 1
-            self._last_stream_seq = self._last_reply_seq = 0
-            current = None
-        if from_stream:
-            self._last_stream_seq = seq
-        else:
-            self._last_reply_seq = seq
+    def _accept(self, sample: StateSample) -> bool:
+        """Keep a sample if it is newer; a new agent session (a restart) always wins."""
         self._received_at = self._clock()
-        if current is None or seq > current.seq:
+        current = self._sample
+        if current is None or sample.seq > current.seq or sample.session != current.session:
+            if current is not None and sample.session != current.session:
+                self._restarts += 1
             self._sample = sample
             return True
         return False

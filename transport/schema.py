@@ -539,7 +539,7 @@ def error_reply(seq: int, code: str, message: str, field: str | None = None) -> 
 
 
 def state_to_map(
-    state: LimbState, *, seq: int, agent_time: float, extra_health: int = 0
+    state: LimbState, *, seq: int, agent_time: float, session: int = 0, extra_health: int = 0
 ) -> dict[str, Any]:
     """Encode a state sample as its wire map (the ``state`` field of stream and step messages).
 
@@ -547,6 +547,7 @@ def state_to_map(
         state: the driver's state.
         seq: the agent's state sequence number (strictly increasing per agent run).
         agent_time: the agent's clock [s] when the sample was taken.
+        session: the agent run's random id (changes when an agent restarts).
         extra_health: :class:`Health` bits the agent ORs in (``BAD_INPUT``).
 
     Returns:
@@ -555,6 +556,7 @@ def state_to_map(
     ee = state.ee_poses
     return {
         "seq": seq,
+        "session": session,
         "agent_time": agent_time,
         "t": state.t,
         "q": state.q,
@@ -574,11 +576,13 @@ class StateSample(NamedTuple):
         state: the limb state.
         seq: the agent's state sequence number.
         agent_time: the agent's clock when the sample was taken [s].
+        session: the agent run's id; a new value means the agent restarted.
     """
 
     state: LimbState
     seq: int
     agent_time: float
+    session: int = 0
 
 
 _STATE = "state"
@@ -602,6 +606,9 @@ def state_from_map(m: object, seq: int = 0) -> StateSample:
     state_seq = m.get("seq")
     if type(state_seq) is not int:
         raise _field_error("seq", "an int", state_seq, _STATE, seq)
+    session = m.get("session")
+    if type(session) is not int:
+        raise _field_error("session", "an int", session, _STATE, seq)
     agent_time = _number(m.get("agent_time"), "agent_time", _STATE, seq)
     t = _number(m.get("t"), "t", _STATE, seq)
     q = _numbers(m.get("q"), "q", _STATE, seq)
@@ -629,7 +636,7 @@ def state_from_map(m: object, seq: int = 0) -> StateSample:
         health=Health(health),
         detail=detail,
     )
-    return StateSample(state, state_seq, agent_time)
+    return StateSample(state, state_seq, agent_time, session)
 
 
 # --------------------------------------------------------------------------------------------
