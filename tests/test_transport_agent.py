@@ -1,0 +1,386 @@
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import msgpack
+import pytest
+import zmq
+from fake_driver import FakeDriver, wait_until
+
+from limbtree.transport import (
+    ConfigError,
+    Health,
+    LimbAgent,
+    LimbClient,
+    LimbUnavailableError,
+    RemoteError,
+    RequestTimeoutError,
+)
+from limbtree.transport.schema import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
+
+pytestmark = pytest.mark.timeout(30)
+
+MakeAgent = Callable[..., LimbAgent]
+MakeClient = Callable[..., LimbClient]
+
+
+@contextmanager
+def raw_socket(kind: int, endpoint: str, timeout_ms: int = 2000) -> Iterator[zmq.Socket[bytes]]:
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    sock = context.socket(kind)
+    sock.linger = 0
+    sock.rcvtimeo = timeout_ms
+    sock.connect(endpoint)
+    try:
+        yield sock
+    finally:
+        sock.close()
+        context.term()
+
+
+def ask(sock: zmq.Socket[bytes], message: Any) -> dict[str, Any]:
+    sock.send(message if isinstance(message, bytes) else msgpack.packb(message))
+    reply: dict[str, Any] = msgpack.unpackb(sock.recv())
+    return reply
+
+
+# --- requests and replies -------------------------------------------------------------------
+
+
+def test_describe_reports_the_limb_and_the_agent(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    info = make_client(agent.request_endpoint).describe(timeout_s=5)
+    assert info.limb == FakeDriver().describe()
+    assert info.clock == "sim"
+    assert info.curve is False
+    assert info.errors_received == {}
+    assert info.max_message_bytes == MAX_MESSAGE_BYTES
+
+
+def test_a_dealer_client_gets_a_single_frame_reply_echoing_its_seq(make_agent: MakeAgent) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
+        sock.send(msgpack.packb({"v": 1, "type": "ping", "seq": 41}))
+        frames = sock.recv_multipart()
+    assert len(frames) == 1
+    reply = msgpack.unpackb(frames[0])
+    assert (reply["type"], reply["seq"], reply["v"]) == ("ping_reply", 41, 1)
+
+
+def test_a_req_client_gets_its_envelope_back(make_agent: MakeAgent) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    with raw_socket(zmq.REQ, agent.request_endpoint) as sock:
+        for seq in (1, 2):
+            assert ask(sock, {"v": 1, "type": "ping", "seq": seq})["seq"] == seq
+
+
+def test_agent_logs_one_line_saying_what_it_serves(
+    make_agent: MakeAgent, make_client: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="limbtree.transport.agent"):
+        agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=50)
+        make_client(agent.request_endpoint).ping(timeout_s=5)
+    lines = [r.getMessage() for r in caplog.records if "limb agent" in r.getMessage()]
+    assert len(lines) == 1
+    for words in (
+        "fake_point",
+        agent.request_endpoint,
+        agent.state_endpoint,
+        "real",
+        "50 Hz",
+        "CURVE off",
+    ):
+        assert words in lines[0]
+
+
+def test_agent_refuses_a_port_already_in_use(make_agent: MakeAgent) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    with pytest.raises(ConfigError, match="cannot bind"):
+        LimbAgent(FakeDriver(), agent.request_endpoint)
+
+
+@pytest.mark.parametrize("kwargs", [{"clock": "lunar"}, {"stream_rate_hz": 0.0}])
+def test_agent_refuses_bad_settings(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        LimbAgent(FakeDriver(), "tcp://127.0.0.1:1", **kwargs)
+
+
+def test_shutdown_request_replies_then_stops_the_agent(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim")
+    make_client(agent.request_endpoint).shutdown(timeout_s=5)
+    assert wait_until(lambda: agent.closed, 5)
+    assert driver.closed
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+def test_commands_reach_the_driver_with_the_default_end_effector_filled_in(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.command("ee_pose", pose=[0.1, 0.2, 0.3, 0, 0, 0, 1], timeout_s=5)
+    mode, payload = driver.commands[-1]
+    assert mode == "ee_pose"
+    assert payload == {"pose": (0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0), "ee": "tip"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "field"),
+    [
+        ({"mode": "joint_position", "q": [1.0]}, "bad_value", "q"),
+        ({"mode": "ee_twist", "twist": [0.0] * 6}, "unsupported_mode", "mode"),
+        ({"mode": "ee_pose", "pose": [0, 0, 0, 0, 0, 0, 1], "ee": "elbow"}, "bad_value", "ee"),
+        ({"mode": "ee_pose", "pose": [99, 0, 0, 0, 0, 0, 1]}, "ik_failed", None),
+    ],
+)
+def test_commands_the_limb_cannot_take_get_an_error_naming_why(
+    make_agent: MakeAgent,
+    make_client: MakeClient,
+    fields: dict[str, Any],
+    code: str,
+    field: str | None,
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    with pytest.raises(RemoteError) as info:
+        client.command(timeout_s=5, **fields)
+    assert (info.value.code, info.value.field) == (code, field)
+
+
+def test_a_driver_error_comes_back_with_its_code_and_the_agent_goes_on(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    with pytest.raises(RemoteError, match="unknown_fault"):
+        client.fault("meteor", timeout_s=5)
+    with pytest.raises(RemoteError, match="internal"):
+        client.fault("boom", timeout_s=5)
+    assert client.ping(timeout_s=5) > 0
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def test_bad_input_gets_error_replies_is_counted_and_flags_health(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
+        assert ask(sock, b"\xc1")["code"] == "undecodable"
+        assert ask(sock, b"x" * (MAX_MESSAGE_BYTES + 1))["code"] == "too_large"
+        bad_version = ask(sock, {"v": 2, "type": "ping", "seq": 5})
+        assert (bad_version["code"], bad_version["seq"]) == ("bad_version", 5)
+        assert ask(sock, {"v": 1, "type": "nap", "seq": 6})["code"] == "unknown_type"
+        bad_field = ask(sock, {"v": 1, "type": "step", "seq": 7, "t": "now"})
+        assert (bad_field["code"], bad_field["field"]) == ("bad_field", "t")
+    info = client.describe(timeout_s=5)
+    assert info.errors_received == {
+        "undecodable": 1,
+        "too_large": 1,
+        "bad_version": 1,
+        "unknown_type": 1,
+        "bad_field": 1,
+    }
+    assert client.step(0.1, timeout_s=5).health & Health.BAD_INPUT
+
+
+def test_too_many_frames_are_refused_without_losing_the_framing(make_agent: MakeAgent) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
+        sock.send_multipart([b""] * 20 + [msgpack.packb({"v": 1, "type": "ping", "seq": 1})])
+        assert msgpack.unpackb(sock.recv_multipart()[-1])["code"] == "undecodable"
+        assert ask(sock, {"v": 1, "type": "ping", "seq": 2})["type"] == "ping_reply"
+
+
+def test_a_frame_past_the_socket_limit_drops_only_that_peer(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    with raw_socket(zmq.DEALER, agent.request_endpoint, timeout_ms=300) as sock:
+        sock.send(b"\x00" * (MAX_FRAME_BYTES + 1))
+        with pytest.raises(zmq.Again):
+            sock.recv()
+    assert make_client(agent.request_endpoint).ping(timeout_s=5) > 0
+
+
+def test_step_on_a_real_clock_agent_is_a_wrong_clock_error(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="real")
+    with pytest.raises(RemoteError) as info:
+        make_client(agent.request_endpoint).step(1.0, timeout_s=5)
+    assert info.value.code == "wrong_clock"
+
+
+def test_a_step_back_in_time_is_refused(make_agent: MakeAgent, make_client: MakeClient) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.step(1.0, timeout_s=5)
+    client.step(1.0, timeout_s=5)
+    with pytest.raises(RemoteError, match="back in time"):
+        client.step(0.5, timeout_s=5)
+
+
+# --- sim clock ----------------------------------------------------------------------------------
+
+
+def run_lockstep(make_agent: MakeAgent, make_client: MakeClient) -> list[tuple[float, ...]]:
+    agent = make_agent(FakeDriver(max_speed=0.7), clock="sim")
+    client = make_client(agent.request_endpoint)
+    trace = []
+    for tick in range(1, 60):
+        if tick == 10:
+            client.command("joint_position", q=[1.0, -0.5, 0.25], timeout_s=5)
+        if tick == 40:
+            client.command("ee_pose", pose=[0.0, 0.0, 0.0, 0, 0, 0, 1], timeout_s=5)
+        state = client.step(tick * 0.05, timeout_s=5)
+        trace.append((state.t, *state.q, *state.dq))
+    return trace
+
+
+def test_sim_clock_lockstep_is_deterministic(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    first = run_lockstep(make_agent, make_client)
+    second = run_lockstep(make_agent, make_client)
+    assert first == second
+    assert first[-1][0] == pytest.approx(59 * 0.05)
+    assert first[38][1] == pytest.approx(1.0)  # reached its target at 0.7 units/s
+
+
+def test_step_reply_state_is_also_published_with_the_same_seq(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    stepper = make_client(agent.request_endpoint)
+    watcher = make_client(agent.request_endpoint)
+    stepper.ping(timeout_s=5)
+    t = 0.0
+
+    def step_and_look() -> bool:
+        nonlocal t
+        t += 0.01
+        stepper.step(t, timeout_s=5)
+        watcher.poll()
+        return watcher.sample is not None
+
+    assert wait_until(step_and_look, 5)
+    assert wait_until(lambda: watcher.poll() or watcher.sample == stepper.sample, 2)
+
+
+# --- real clock ---------------------------------------------------------------------------------
+
+
+def test_real_clock_agent_streams_state_with_strictly_increasing_seq(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=200)
+    client = make_client(agent.request_endpoint)
+    seqs: list[int] = []
+
+    def collect() -> bool:
+        if client.poll() and client.sample is not None:
+            seqs.append(client.sample.seq)
+        return len(seqs) >= 10
+
+    assert wait_until(collect, 5, step_s=0.001)
+    assert all(b > a for a, b in itertools.pairwise(seqs))
+    assert not client.is_stale
+
+
+def test_real_clock_agent_moves_the_limb_on_its_own_time(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    now = [0.0]
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=500, time_source=lambda: now[0])
+    client = make_client(agent.request_endpoint)
+    assert client.send_command("joint_position", q=[1.0, 1.0, 1.0]) or wait_until(
+        lambda: client.send_command("joint_position", q=[1.0, 1.0, 1.0]), 5
+    )
+    client.ping(timeout_s=5)  # the command is in before the ping's reply
+    now[0] = 0.5
+
+    def moved() -> bool:
+        client.poll()
+        state = client.state
+        return state is not None and state.t == 0.5
+
+    assert wait_until(moved, 5)
+    assert client.state is not None
+    assert client.state.q == pytest.approx((0.5, 0.5, 0.5))
+
+
+def test_power_off_stops_the_stream_after_one_state_saying_so(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=200)
+    client = make_client(agent.request_endpoint, stale_after_s=0.1)
+    assert wait_until(lambda: client.poll() or not client.is_stale, 5)
+    client.fault("power_off", timeout_s=5)
+
+    def powered_off() -> bool:
+        client.poll()
+        return client.state is not None and bool(client.state.health & Health.POWER_OFF)
+
+    assert wait_until(powered_off, 5)
+    assert wait_until(lambda: client.poll() or client.is_stale, 5)
+    client.fault("power_on", timeout_s=5)
+    assert wait_until(lambda: client.poll() and not client.is_stale, 5)
+
+
+# --- disassembly ------------------------------------------------------------------------------
+
+
+def test_disassembled_real_clock_agent_goes_silent_until_reassembled(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=200)
+    client = make_client(agent.request_endpoint, stale_after_s=0.1)
+    assert wait_until(lambda: client.poll() or not client.is_stale, 5)
+    client.fault("disassembly", timeout_s=5)
+    assert wait_until(lambda: client.poll() or client.is_stale, 5)
+    with pytest.raises(RequestTimeoutError):
+        client.ping(timeout_s=0.2)
+    with raw_socket(zmq.DEALER, agent.request_endpoint, timeout_ms=200) as sock:
+        sock.send(b"garbage")
+        with pytest.raises(zmq.Again):
+            sock.recv()
+    client.fault("reassemble", timeout_s=5)
+    assert wait_until(lambda: client.poll() and not client.is_stale, 5)
+    assert client.ping(timeout_s=5) > 0
+    assert client.describe(timeout_s=5).errors_received == {"undecodable": 1}
+
+
+def test_disassembled_sim_clock_agent_keeps_time_but_answers_unavailable(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.command("joint_position", q=[5.0, 5.0, 5.0], timeout_s=5)
+    client.step(0.5, timeout_s=5)
+    client.fault("disassembly", timeout_s=5)
+    with pytest.raises(LimbUnavailableError):
+        client.step(1.0, timeout_s=5)
+    assert driver.t == 1.0
+    for call in (client.ping, client.describe):
+        with pytest.raises(LimbUnavailableError):
+            call(timeout_s=5)
+    client.fault("reassemble", timeout_s=5)
+    state = client.step(1.5, timeout_s=5)
+    assert state.t == 1.5
+    assert state.q == pytest.approx((1.5, 1.5, 1.5))

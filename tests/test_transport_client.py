@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from fake_driver import FakeDriver, wait_until
+
+from limbtree.transport import (
+    AgentUnreachableError,
+    ConfigError,
+    LimbAgent,
+    LimbClient,
+    ProtocolError,
+    RequestTimeoutError,
+    TransportError,
+    ping_endpoint,
+)
+
+pytestmark = pytest.mark.timeout(30)
+
+MakeAgent = Callable[..., LimbAgent]
+MakeClient = Callable[..., LimbClient]
+
+
+def test_ping_endpoint_returns_round_trip_and_description(make_agent: MakeAgent) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    rtt, info = ping_endpoint(agent.request_endpoint, timeout_s=5)
+    assert 0 < rtt < 5
+    assert info.limb.robot == "fake_point"
+
+
+def test_ping_endpoint_fails_fast_and_clearly_when_nobody_answers(
+    free_port: Callable[[], int],
+) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    with pytest.raises(AgentUnreachableError) as info:
+        ping_endpoint(endpoint, timeout_s=0.3)
+    assert time.monotonic() - start < 2.0
+    message = str(info.value)
+    assert endpoint in message
+    assert "limbtree agent" in message and "N+1" in message and "--keys" in message
+
+
+def test_a_new_client_has_no_state_and_is_stale(free_port: Callable[[], int]) -> None:
+    with LimbClient(f"tcp://127.0.0.1:{free_port()}") as client:
+        assert client.poll() is False
+        assert client.state is None
+        assert client.is_stale
+
+
+def test_commands_to_an_absent_agent_are_dropped_and_counted_without_blocking(
+    free_port: Callable[[], int],
+) -> None:
+    with LimbClient(f"tcp://127.0.0.1:{free_port()}") as client:
+        start = time.perf_counter()
+        results = [client.send_command("hold") for _ in range(100)]
+        assert time.perf_counter() - start < 0.5
+        assert results == [False] * 100
+        assert client.commands_dropped == 100
+        assert client.commands_sent == 0
+
+
+def test_malformed_commands_are_refused_locally(free_port: Callable[[], int]) -> None:
+    with LimbClient(f"tcp://127.0.0.1:{free_port()}") as client:
+        with pytest.raises(ProtocolError) as info:
+            client.send_command("joint_position", q="up")
+        assert info.value.field == "q"
+        with pytest.raises(ProtocolError):
+            client.send_gripper("squeeze")
+
+
+def test_requests_time_out_with_the_endpoint_and_request_named(
+    free_port: Callable[[], int],
+) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    with LimbClient(endpoint) as client, pytest.raises(RequestTimeoutError) as info:
+        client.describe(timeout_s=0.1)
+    assert info.value.endpoint == endpoint
+    assert "describe" in str(info.value)
+
+
+def test_a_reply_that_comes_after_its_timeout_is_discarded(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.ping(timeout_s=5)
+    with pytest.raises(RequestTimeoutError):
+        client.fault("sleep", timeout_s=0.05, s=0.3)
+    assert client.ping(timeout_s=5) > 0  # the late fault_reply arrives first and is skipped
+    assert client.stale_replies == 1
+
+
+def test_command_refusals_show_up_in_last_error_after_poll(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.ping(timeout_s=5)
+    assert client.send_command("ee_pose", pose=[50, 0, 0, 0, 0, 0, 1])
+    assert wait_until(lambda: client.poll() or client.last_error is not None, 5)
+    assert client.last_error is not None
+    assert client.last_error.code == "ik_failed"
+    assert client.command_errors == 1
+    client.clear_error()
+    assert client.last_error is None
+
+
+def test_numpy_arrays_are_accepted_as_command_fields(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.command("joint_position", q=np.array([0.5, 0.25, 0.0]), timeout_s=5)
+    assert driver.commands[-1][1]["q"] == (0.5, 0.25, 0.0)
+
+
+def test_gripper_requests_reach_the_driver(make_agent: MakeAgent, make_client: MakeClient) -> None:
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim")
+    client = make_client(agent.request_endpoint)
+    client.gripper("close", timeout_s=5)
+    assert client.step(0.1, timeout_s=5).gripper == "closed"
+    assert client.send_gripper("open")
+    assert client.step(0.2, timeout_s=5).gripper == "open"
+
+
+def test_staleness_follows_the_injected_clock(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    now = [10.0]
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint, stale_after_s=0.5, clock=lambda: now[0])
+    client.step(0.1, timeout_s=5)
+    assert client.received_at == 10.0
+    assert not client.is_stale
+    now[0] = 10.5
+    assert not client.is_stale
+    now[0] = 10.6
+    assert client.is_stale
+
+
+def test_a_closed_client_refuses_requests(free_port: Callable[[], int]) -> None:
+    client = LimbClient(f"tcp://127.0.0.1:{free_port()}")
+    client.close()
+    client.close()
+    with pytest.raises(TransportError, match="closed"):
+        client.ping(timeout_s=0.1)
+
+
+def test_client_refuses_a_non_positive_staleness_limit() -> None:
+    with pytest.raises(ConfigError):
+        LimbClient("tcp://127.0.0.1:5555", stale_after_s=0.0)
+
+
+def test_many_clients_can_share_one_context(make_agent: MakeAgent) -> None:
+    import zmq
+
+    agent = make_agent(FakeDriver(), clock="sim")
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    try:
+        clients = [LimbClient(agent.request_endpoint, context=context) for _ in range(4)]
+        assert all(c.ping(timeout_s=5) > 0 for c in clients)
+        for c in clients:
+            c.close()
+    finally:
+        context.term()

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import zmq
+from fake_driver import FakeDriver, wait_until
+
+from limbtree.transport import (
+    AgentUnreachableError,
+    KeysError,
+    LimbAgent,
+    LimbClient,
+    RequestTimeoutError,
+    generate_keys,
+    ping_endpoint,
+)
+from limbtree.transport.security import load_agent_keys, load_client_keys
+
+pytestmark = [
+    pytest.mark.timeout(30),
+    pytest.mark.skipif(not zmq.has("curve"), reason="libzmq without CURVE"),
+]
+
+MakeAgent = Callable[..., LimbAgent]
+MakeClient = Callable[..., LimbClient]
+
+
+def test_generate_keys_writes_the_documented_layout(tmp_path: Path) -> None:
+    files = generate_keys(tmp_path / "keys")
+    root = tmp_path / "keys"
+    for name in (
+        "agent.key",
+        "agent.key_secret",
+        "client.key",
+        "client.key_secret",
+        "authorized/client.key",
+    ):
+        assert (root / name).is_file(), name
+    assert (root / "authorized/client.key").read_bytes() == files.client_public.read_bytes()
+    for secret in (files.agent_secret, files.client_secret):
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_generate_keys_refuses_to_overwrite_unless_told(tmp_path: Path) -> None:
+    first_public = generate_keys(tmp_path).agent_public.read_bytes()
+    with pytest.raises(KeysError, match="exists"):
+        generate_keys(tmp_path)
+    second = generate_keys(tmp_path, overwrite=True)
+    assert second.agent_public.read_bytes() != first_public
+    assert load_agent_keys(tmp_path)[0].public == load_client_keys(tmp_path).server_public
+
+
+def test_missing_key_files_are_named_with_a_hint(tmp_path: Path) -> None:
+    with pytest.raises(KeysError) as info:
+        LimbClient("tcp://127.0.0.1:5555", keys_dir=tmp_path)
+    assert "client.key_secret" in str(info.value)
+    assert "limbtree keys generate" in str(info.value)
+    with pytest.raises(KeysError, match=r"agent\.key_secret"):
+        LimbAgent(FakeDriver(), "tcp://127.0.0.1:5555", keys_dir=tmp_path)
+
+
+def test_key_repr_hides_the_secret(tmp_path: Path) -> None:
+    generate_keys(tmp_path)
+    keys = load_client_keys(tmp_path)
+    assert keys.secret.decode() not in repr(keys)
+
+
+def test_curve_agent_serves_a_client_with_an_authorised_key(
+    make_agent: MakeAgent, make_client: MakeClient, tmp_path: Path
+) -> None:
+    generate_keys(tmp_path)
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="real", stream_rate_hz=200, keys_dir=tmp_path)
+    assert agent.curve
+    client = make_client(agent.request_endpoint, keys_dir=tmp_path)
+    assert client.describe(timeout_s=5).curve is True
+    client.command("joint_position", q=[0.1, 0.1, 0.1], timeout_s=5)
+    assert driver.commands
+    assert wait_until(lambda: client.poll() or client.state is not None, 5)
+    rtt, info = ping_endpoint(agent.request_endpoint, timeout_s=5, keys_dir=tmp_path)
+    assert info.curve and rtt > 0
+
+
+def test_curve_agent_ignores_a_client_without_keys(
+    make_agent: MakeAgent, make_client: MakeClient, tmp_path: Path
+) -> None:
+    generate_keys(tmp_path)
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="real", stream_rate_hz=200, keys_dir=tmp_path)
+    client = make_client(agent.request_endpoint)
+    for _ in range(20):
+        client.send_command("joint_position", q=[1.0, 1.0, 1.0])
+    with pytest.raises(RequestTimeoutError):
+        client.describe(timeout_s=0.3)
+    assert not wait_until(lambda: client.poll() or client.state is not None, 0.3)
+    assert driver.commands == []
+
+
+def test_curve_agent_ignores_a_client_whose_key_is_not_authorised(
+    make_agent: MakeAgent, make_client: MakeClient, tmp_path: Path
+) -> None:
+    generate_keys(tmp_path / "agent")
+    generate_keys(tmp_path / "intruder")
+    # The intruder knows the agent's public key but holds a key pair the agent never saw.
+    (tmp_path / "intruder/agent.key").write_bytes((tmp_path / "agent/agent.key").read_bytes())
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="real", stream_rate_hz=200, keys_dir=tmp_path / "agent")
+    intruder = make_client(agent.request_endpoint, keys_dir=tmp_path / "intruder")
+    for _ in range(20):
+        intruder.send_command("joint_position", q=[1.0, 1.0, 1.0])
+    with pytest.raises(RequestTimeoutError):
+        intruder.describe(timeout_s=0.3)
+    assert not wait_until(lambda: intruder.poll() or intruder.state is not None, 0.3)
+    assert driver.commands == []
+    with pytest.raises(AgentUnreachableError, match="authorized"):
+        ping_endpoint(agent.request_endpoint, timeout_s=0.3, keys_dir=tmp_path / "intruder")
+
+
+def test_a_plain_agent_does_not_talk_to_a_curve_client(
+    make_agent: MakeAgent, make_client: MakeClient, tmp_path: Path
+) -> None:
+    generate_keys(tmp_path)
+    agent = make_agent(FakeDriver(), clock="sim")
+    with pytest.raises(RequestTimeoutError):
+        make_client(agent.request_endpoint, keys_dir=tmp_path).ping(timeout_s=0.3)
+    assert make_client(agent.request_endpoint).ping(timeout_s=5) > 0
