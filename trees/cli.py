@@ -41,7 +41,14 @@ def _agent(args: argparse.Namespace) -> int:
             raise SystemExit(f"limbtree agent: --sim-option wants KEY=VALUE, got {item!r}")
         options[key] = value
     config = SimConfig.from_options(options) if options else None
-    driver = make_driver(args.robot, args.limb, driver=args.driver, seed=args.seed, config=config)
+    extra: dict[str, object] = {}
+    if args.world:
+        from limbtree.robots.factory import world_from_json
+
+        extra["world"] = world_from_json(args.world)
+    driver = make_driver(
+        args.robot, args.limb, driver=args.driver, seed=args.seed, config=config, **extra
+    )
     serve_forever(driver, args.bind, clock=args.clock, stream_rate_hz=args.rate, keys_dir=args.keys)
     return 0
 
@@ -66,9 +73,11 @@ def _keys(args: argparse.Namespace) -> int:
     from limbtree.transport import generate_keys
 
     files = generate_keys(args.dir)
-    print(f"keys written in {args.dir}:")
-    for line in str(files).splitlines():
-        print(f"  {line}")
+    print(f"CURVE keys written in {files.directory}:")
+    print(f"  agent:  {files.agent_public} (public), {files.agent_secret} (secret)")
+    print(f"  client: {files.client_public} (public), {files.client_secret} (secret)")
+    print(f"  agents accept the client keys in {files.authorized}/")
+    print("Run agents with --keys DIR; copy DIR (without agent.key_secret) to the mission's side.")
     return 0
 
 
@@ -213,6 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--sim-option", action="append", default=[], metavar="KEY=VALUE",
         help="simulated driver setting, e.g. joint_noise_rad=0.001 (repeatable)",
+    )  # fmt: skip
+    agent.add_argument(
+        "--world", metavar="JSON",
+        help='sim: modules in the limb base frame, [{"name", "module", "pose": [7]}]',
     )  # fmt: skip
     agent.set_defaults(handler=_agent)
 
