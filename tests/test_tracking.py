@@ -84,3 +84,46 @@ def test_the_tracker_describes_the_limb_and_counts_ik_seeds_per_command():
     assert np.array_equal(tracker.reference, home)
     with pytest.raises(ValueError, match="ik_searches"):
         CommandTracker(spec, ik_searches=0)
+
+
+def test_a_joint_that_cannot_move_limits_the_step_but_does_not_hold_back_the_others():
+    q = np.zeros(3)
+    stepped, limited = speed_limited_step(q, np.array([0.1, 0.1, -0.1]), np.array([0.2, 0.0, 0.2]))
+    assert stepped.tolist() == [0.1, 0.0, -0.1]
+    assert limited
+
+
+def test_ik_gives_what_one_chain_call_with_every_search_and_the_commands_seed_gives():
+    spec = load_robot("heavy_limb", [builtin_robot_dir()])
+    tracker = CommandTracker(spec, ik_searches=3, ik_seed=2)
+    chain = tracker.chain
+    home = np.array(spec.limb().postures["home"])
+    rng = np.random.default_rng(0)
+    targets = [chain.fk(rng.uniform(chain.lower, chain.upper)) for _ in range(8)]
+    targets.append(Pose((10.0, 0.0, 0.0)))  # out of reach: every search fails
+    outcomes = set()
+    for k, target in enumerate(targets, start=1):
+        ours = tracker.solve_ik(target, home)
+        seed = int(np.random.SeedSequence([2, k]).generate_state(1)[0])
+        theirs = chain.ik(target, home, slimit=3, seed=seed)
+        assert ours.q.tobytes() == theirs.q.tobytes()
+        assert (ours.success, ours.residual, ours.iterations, ours.searches) == (
+            theirs.success,
+            theirs.residual,
+            theirs.iterations,
+            theirs.searches,
+        )
+        outcomes.add((ours.success, ours.searches > 1))
+    # Hits of the first search, hits after restarts, and a miss.
+    assert outcomes == {(True, False), (True, True), (False, True)}
+
+
+def test_ee_poses_are_fk_of_the_joints_asked_about_each_time():
+    spec = load_robot("light_limb", [builtin_robot_dir()])
+    tracker = CommandTracker(spec)
+    chain = tracker.chain
+    home = np.array(spec.limb().postures["home"])
+    zeros = np.zeros(spec.limb().n)
+    for q in (home, home, home + 0.1, home, zeros, -zeros):
+        (pose,) = tracker.ee_poses(q).values()
+        assert np.array(pose).tobytes() == chain.fk(q).as_array().tobytes()  # -0.0 included
