@@ -73,6 +73,7 @@ MAX_BATCH: Final = 256
 """Most requests handled in one go before the real-clock loop checks its stream deadline."""
 _TICK_LOG_EVERY: Final = 1000
 _SNDMORE: Final = zmq.SNDMORE | zmq.NOBLOCK
+_POWER_OFF: Final = int(Health.POWER_OFF)
 
 _Socket = zmq.Socket[bytes]
 
@@ -120,6 +121,7 @@ class LimbAgent:
         self._request_endpoint = f"tcp://{host}:{port}"
         self._state_endpoint = f"tcp://{host}:{port + 1}"
         self._driver = driver
+        self._real = self._clock is ClockMode.REAL
         self._description = driver.describe()
         self._stream_rate_hz = float(stream_rate_hz)
         self._time = time_source
@@ -391,7 +393,7 @@ class LimbAgent:
         While the limb reports power off, the stream publishes that state once and then stays
         quiet, so clients see the reason and then mark the limb stale.
         """
-        powered_off = bool(state.health & Health.POWER_OFF)
+        powered_off = int(state.health) & _POWER_OFF
         self._state_seq += 1
         body = self._pack_state(state, agent_time)
         if powered_off:
@@ -470,7 +472,7 @@ class LimbAgent:
 
     def _handle(self, payload: bytes, extra_frames: int = 0) -> bytes | None:
         """Answer one request; None means stay silent (disassembled limb, real clock)."""
-        silent = self._clock is ClockMode.REAL and not self._driver.available
+        silent = self._real and not self._driver.available
         seq = 0
         try:
             if extra_frames:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Final, cast
 
+import msgpack
 import zmq
 
 from limbtree.transport.clock import ClockMode
@@ -38,6 +39,8 @@ from limbtree.transport.errors import (
 )
 from limbtree.transport.schema import (
     MAX_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    REPLY_TYPES,
     ErrorCode,
     MessageType,
     StateSample,
@@ -48,6 +51,7 @@ from limbtree.transport.schema import (
     packed_header,
     request,
     state_from_map,
+    unpack,
     validate_request,
 )
 from limbtree.transport.security import load_client_keys, make_curve_client
@@ -57,6 +61,7 @@ _Socket = zmq.Socket[bytes]
 MAX_PENDING_COMMANDS: Final = 4096
 """Most unanswered commands whose replies the client still waits for (older ones are forgotten)."""
 _ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
+_EXPECTED_REPLY: Final = {request: str(reply) for request, reply in REPLY_TYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -504,48 +509,70 @@ class LimbClient:
     ) -> dict[str, Any]:
         if self._closed:
             raise TransportError(f"{self._endpoint}: this client is closed")
-        deadline = time.perf_counter() + timeout_s
+        start = time.perf_counter()
         dealer = self._dealer
-        # Wait for a connection (the DEALER queues nothing for a disconnected agent).
+        if self._send(frame):
+            timeout_ms = max(1, math.ceil(timeout_s * 1000.0))
+        else:
+            self._send_when_connected(frame, mtype, start, timeout_s)
+            timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
+        if timeout_ms != self._rcvtimeo_ms:
+            dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
+        try:
+            raw = dealer.recv()
+        except zmq.Again:
+            raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s) from None
+        # Fast path: the next message is the reply (the usual case in lockstep).
+        reply = _reply_to(raw, seq)
+        if reply is None:
+            reply = self._wait_reply(raw, mtype, seq, start, timeout_s)
+        rtype = reply["type"]
+        if rtype == _EXPECTED_REPLY[mtype]:
+            return reply
+        if rtype == MessageType.ERROR:
+            raise _remote_error(reply, self._endpoint)
+        raise ProtocolError(
+            ErrorCode.UNKNOWN_TYPE,
+            f"{self._endpoint} answered {mtype.value} with {rtype!r}, "
+            f"expected {_EXPECTED_REPLY[mtype]!r}",
+            seq=seq,
+        )
+
+    def _send_when_connected(
+        self, frame: bytes, mtype: MessageType, start: float, timeout_s: float
+    ) -> None:
+        """Retry a send until a connection is up (nothing is queued for absent agents)."""
         while not self._send(frame):
-            remaining_ms = (deadline - time.perf_counter()) * 1000.0
+            remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
             if remaining_ms <= 0.0:
                 raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
             self._out_poller.poll(min(math.ceil(remaining_ms), 10))
+
+    def _wait_reply(
+        self, raw: bytes, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Take in other messages (command replies, late replies) until ``seq``'s reply."""
+        dealer = self._dealer
         self._awaiting = seq
         self._reply = None
-        recv = dealer.recv
-        remaining_ms = max(1, math.ceil(timeout_s * 1000.0))
         try:
             while True:
+                self._on_reply(raw)
+                reply = self._reply
+                if reply is not None:
+                    return reply
+                remaining_ms = math.ceil((start + timeout_s - time.perf_counter()) * 1000.0)
+                if remaining_ms <= 0:
+                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
                 if remaining_ms != self._rcvtimeo_ms:
                     dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
                 try:
-                    frame = recv()
+                    raw = dealer.recv()
                 except zmq.Again:
                     raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s) from None
-                self._on_reply(frame)
-                reply = self._reply
-                if reply is not None:
-                    break
-                # Something else came first (a command's reply, a stale reply): wait on.
-                remaining_ms = math.ceil((deadline - time.perf_counter()) * 1000.0)
-                if remaining_ms <= 0:
-                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
         finally:
             self._awaiting = -1
             self._reply = None
-        if reply["type"] == MessageType.ERROR:
-            raise _remote_error(reply, self._endpoint)
-        expected = f"{mtype.value}_reply"
-        if reply["type"] != expected:
-            raise ProtocolError(
-                ErrorCode.UNKNOWN_TYPE,
-                f"{self._endpoint} answered {mtype.value} with {reply['type']!r}, "
-                f"expected {expected!r}",
-                seq=seq,
-            )
-        return reply
 
     def _on_reply(self, frame: bytes) -> None:
         try:
@@ -588,6 +615,25 @@ class LimbClient:
         return False
 
 
+def _reply_to(raw: bytes, seq: int) -> dict[str, Any] | None:
+    """The decoded reply if ``raw`` is a well-formed reply to ``seq``, else None."""
+    if len(raw) > MAX_FRAME_BYTES:
+        return None
+    try:
+        obj = unpack(raw)
+    except (ValueError, TypeError, msgpack.UnpackException):
+        return None
+    if (
+        type(obj) is dict
+        and obj.get("seq") == seq
+        and type(obj["seq"]) is int
+        and obj.get("v") == PROTOCOL_VERSION
+        and type(obj.get("type")) is str
+    ):
+        return obj
+    return None
+
+
 def _common_options(socket: _Socket) -> None:
     socket.linger = 0
     socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
@@ -598,15 +644,15 @@ def _common_options(socket: _Socket) -> None:
 
 
 def _plain_array(value: Any) -> Any:
-    """Numbers of a sequence or numpy array as a list of floats; anything else as it is."""
+    """A sequence or numpy array as a tuple (of floats when all are numbers); else as it is."""
     tolist = getattr(value, "tolist", None)
     if callable(tolist):
         value = tolist()
     if not isinstance(value, list | tuple):
         return value  # let validation name the wrong type
     if all(isinstance(x, Real) and not isinstance(x, bool) for x in value):
-        return [float(x) for x in value]
-    return list(value)
+        return tuple(float(x) for x in value)
+    return tuple(value)
 
 
 def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
