@@ -1,0 +1,332 @@
+"""Transport benchmark: limbtree agent round trip against bare pyzmq, and the stream rate.
+
+Run: ``python benchmarks/transport.py [--n 20000] [--seconds 2]``.
+
+In one run, on this machine, with each server in its own process:
+
+1. ``step`` round trip: a :class:`LimbClient` steps a sim-clock :class:`LimbAgent` serving a
+   7-joint point driver (the reply carries the full state), against a bare pyzmq REQ/REP echo
+   of a payload as large as that reply. The two are measured in alternating blocks so that
+   machine noise hits both alike. Reported: p50, p99 and the ratios. Target (DESIGN.md):
+   within 1.3x of bare pyzmq.
+2. ``command`` + ``step``: a non-blocking command followed by a step (what one lockstep tick
+   of a runner does), for information.
+3. State stream: a real-clock agent asked to publish as fast as it can; the rate it publishes
+   (from its state ``seq``) and the rate one plain SUB socket receives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import zmq
+
+from limbtree.transport import (
+    CommandMode,
+    GripperAction,
+    JointInfo,
+    LimbAgent,
+    LimbClient,
+    LimbDescription,
+    LimbDriver,
+    LimbState,
+)
+
+N_JOINTS = 7
+
+
+class PointDriver(LimbDriver):
+    """Seven joints that jump to their targets: as little driver work as possible, so the
+    figures are the transport's. The state has every field a real limb fills in."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.q: tuple[float, ...] = (0.0,) * N_JOINTS
+        self.zeros = (0.0,) * N_JOINTS
+        self.pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+    def describe(self) -> LimbDescription:
+        return LimbDescription(
+            robot="bench_point",
+            driver="bench",
+            joints=tuple(JointInfo(f"j{i}", -10.0, 10.0, 1.0) for i in range(N_JOINTS)),
+            end_effectors=("tip",),
+            command_modes=(CommandMode.JOINT_POSITION, CommandMode.HOLD),
+        )
+
+    def advance(self, t: float) -> None:
+        self.t = t
+
+    def state(self) -> LimbState:
+        return LimbState(
+            t=self.t,
+            q=self.q,
+            dq=self.zeros,
+            ee_poses={"tip": self.pose},
+            effort=self.zeros,
+        )
+
+    def command(self, mode: CommandMode, payload: Mapping[str, Any]) -> None:
+        if mode is CommandMode.JOINT_POSITION:
+            self.q = tuple(payload["q"])
+            self.pose = (*self.q[:3], 0.0, 0.0, 0.0, 1.0)
+
+    def gripper(self, action: GripperAction) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------------------------
+# Servers (each runs in its own process)
+
+
+def serve_agent(port: int, clock: str, rate_hz: float) -> None:
+    agent = LimbAgent(PointDriver(), f"tcp://127.0.0.1:{port}", clock=clock, stream_rate_hz=rate_hz)
+    agent.run()
+
+
+def serve_echo(port: int) -> None:
+    context = zmq.Context()
+    rep = context.socket(zmq.REP)
+    rep.linger = 0
+    rep.bind(f"tcp://127.0.0.1:{port}")
+    while True:
+        message = rep.recv()
+        if message == b"stop":
+            rep.send(b"")
+            break
+        rep.send(message)
+    rep.close()
+    context.term()
+
+
+def serve_router_echo(port: int) -> None:
+    """The agent's socket pattern with nothing else: ROUTER frames echoed from Python."""
+    context = zmq.Context()
+    router = context.socket(zmq.ROUTER)
+    router.linger = 0
+    router.bind(f"tcp://127.0.0.1:{port}")
+    while True:
+        identity = router.recv()
+        message = router.recv()
+        router.send(identity, zmq.SNDMORE)
+        router.send(b"" if message == b"stop" else message)
+        if message == b"stop":
+            break
+    router.close()
+    context.term()
+
+
+# --------------------------------------------------------------------------------------------
+# Client side
+
+
+def free_port_pair() -> int:
+    """A port N with N and N+1 both free (checked by binding both)."""
+    for _ in range(100):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            if port >= 65535:
+                continue
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+        return int(port)
+    raise RuntimeError("no two consecutive free ports found")
+
+
+def start(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args])
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return p50, p99
+
+
+def measure(fn: Callable[[], None], n: int) -> list[float]:
+    clock = time.perf_counter
+    out = []
+    for _ in range(n):
+        start_s = clock()
+        fn()
+        out.append(clock() - start_s)
+    return out
+
+
+def round_trips(n: int, blocks: int) -> None:
+    agent_port, echo_port, router_port = free_port_pair(), free_port_pair(), free_port_pair()
+    agent = start("--serve-agent", str(agent_port), "--clock", "sim")
+    echo = start("--serve-echo", str(echo_port))
+    router_echo = start("--serve-router-echo", str(router_port))
+    context = zmq.Context()
+    try:
+        client = LimbClient(f"tcp://127.0.0.1:{agent_port}", context=context, subscribe=False)
+        client.describe(timeout_s=10.0)
+        req = context.socket(zmq.REQ)
+        req.linger = 0
+        req.connect(f"tcp://127.0.0.1:{echo_port}")
+        dealer = context.socket(zmq.DEALER)
+        dealer.linger = 0
+        dealer.connect(f"tcp://127.0.0.1:{router_port}")
+
+        t = [0.0]
+
+        def step() -> None:
+            t[0] += 0.001
+            client.step(t[0])
+
+        target = [0.5] * N_JOINTS
+
+        def command_and_step() -> None:
+            client.send_command(CommandMode.JOINT_POSITION, q=target)
+            step()
+
+        # The echo payload is as large as the agent's step reply.
+        client.step(0.0)
+        probe = context.socket(zmq.DEALER)
+        probe.linger = 0
+        probe.connect(f"tcp://127.0.0.1:{agent_port}")
+        probe.send(msgpack.packb({"v": 1, "type": "step", "seq": 1, "t": 0.0}))
+        reply_size = len(probe.recv())
+        probe.close()
+        payload = os.urandom(reply_size)
+
+        def echo_once() -> None:
+            req.send(payload)
+            req.recv()
+
+        def router_echo_once() -> None:
+            dealer.send(payload)
+            dealer.recv()
+
+        for fn in (step, echo_once, router_echo_once, command_and_step):
+            measure(fn, 2000)  # warm up
+        per_block = max(1, n // blocks)
+        agent_rt: list[float] = []
+        bare_rt: list[float] = []
+        router_rt: list[float] = []
+        combo_rt: list[float] = []
+        for _ in range(blocks):
+            bare_rt += measure(echo_once, per_block)
+            router_rt += measure(router_echo_once, per_block)
+            agent_rt += measure(step, per_block)
+            combo_rt += measure(command_and_step, per_block)
+        req.send(b"stop")
+        req.recv()
+        dealer.send(b"stop")
+        dealer.recv()
+        dealer.close()
+        client.shutdown(timeout_s=5.0)
+        client.close()
+        req.close()
+    finally:
+        context.term()
+        for proc in (agent, echo, router_echo):
+            try:
+                proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    bare = percentiles(bare_rt)
+    rows = [
+        ("bare pyzmq REQ/REP echo", bare),
+        ("bare DEALER/ROUTER echo", percentiles(router_rt)),
+        ("limbtree step (sim clock)", percentiles(agent_rt)),
+        ("limbtree command + step", percentiles(combo_rt)),
+    ]
+    print(f"round trips: {n} per case, {blocks} alternating blocks, payload {reply_size} bytes")
+    print(f"{'case':<28}{'p50 [us]':>10}{'p99 [us]':>10}{'p50 ratio':>11}{'p99 ratio':>11}")
+    for name, (p50, p99) in rows:
+        print(
+            f"{name:<28}{p50 * 1e6:>10.1f}{p99 * 1e6:>10.1f}"
+            f"{p50 / bare[0]:>10.2f}x{p99 / bare[1]:>10.2f}x"
+        )
+    ratio = percentiles(agent_rt)[0] / bare[0]
+    verdict = "meets" if ratio <= 1.3 else "MISSES"
+    print(f"step p50 is {ratio:.2f}x bare pyzmq: {verdict} the 1.3x target")
+
+
+def stream_rate(seconds: float) -> None:
+    port = free_port_pair()
+    agent = start("--serve-agent", str(port), "--clock", "real", "--rate", "1000000")
+    context = zmq.Context()
+    try:
+        client = LimbClient(f"tcp://127.0.0.1:{port}", context=context, subscribe=False)
+        client.describe(timeout_s=10.0)
+        sub = context.socket(zmq.SUB)
+        sub.linger = 0
+        sub.rcvhwm = 100_000
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.connect(f"tcp://127.0.0.1:{port + 1}")
+        sub.recv()  # connected
+        time.sleep(0.2)
+        while sub.poll(0):
+            sub.recv()
+        first = client.describe().state_seq
+        start_s = time.perf_counter()
+        received = 0
+        while time.perf_counter() - start_s < seconds:
+            if sub.poll(100):
+                sub.recv()
+                received += 1
+        elapsed = time.perf_counter() - start_s
+        published = client.describe().state_seq - first
+        client.shutdown(timeout_s=5.0)
+        client.close()
+        sub.close()
+    finally:
+        context.term()
+        try:
+            agent.wait(5.0)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+            agent.wait()
+    print(f"state stream over {elapsed:.1f} s, agent asked for as fast as it can:")
+    print(f"{'published by the agent':<28}{published / elapsed:>10.0f} Hz")
+    print(f"{'received by one SUB':<28}{received / elapsed:>10.0f} Hz")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20000, help="round trips per case")
+    parser.add_argument("--blocks", type=int, default=200, help="alternating blocks")
+    parser.add_argument("--seconds", type=float, default=2.0, help="stream measurement time")
+    parser.add_argument("--serve-agent", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-router-echo", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--clock", default="sim", help=argparse.SUPPRESS)
+    parser.add_argument("--rate", type=float, default=100.0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_agent is not None:
+        serve_agent(args.serve_agent, args.clock, args.rate)
+        return
+    if args.serve_echo is not None:
+        serve_echo(args.serve_echo)
+        return
+    if args.serve_router_echo is not None:
+        serve_router_echo(args.serve_router_echo)
+        return
+    print(f"python {sys.version.split()[0]}, pyzmq {zmq.__version__}, libzmq {zmq.zmq_version()}")
+    round_trips(args.n, args.blocks)
+    print()
+    stream_rate(args.seconds)
+
+
+if __name__ == "__main__":
+    main()
