@@ -55,7 +55,22 @@ class Recorder:
         skills: Mapping[str, Mapping[str, Any]],
         events: list[dict[str, Any]],
     ) -> None:
-        """Append one tick and flush it.
+        """Append one tick and flush it (:meth:`entry` then :meth:`write`)."""
+        self.write(
+            self.entry(t=t, index=index, limbs=limbs, nodes=nodes, skills=skills, events=events)
+        )
+
+    def entry(
+        self,
+        *,
+        t: float,
+        index: int,
+        limbs: Mapping[str, LimbHandle],
+        nodes: Mapping[str, str],
+        skills: Mapping[str, Mapping[str, Any]],
+        events: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """One tick's record, taken from the limbs now (write it later with :meth:`write`).
 
         Args:
             t: the tick time [s].
@@ -65,8 +80,6 @@ class Recorder:
             skills: node name -> the skill's internals this tick.
             events: things that happened this tick (faults injected, ended, recovered, ...).
         """
-        if self._log is None:
-            return
         limb_maps: dict[str, Any] = {}
         for name, limb in limbs.items():
             record = limb.tick_record
@@ -81,15 +94,20 @@ class Recorder:
                 "health": 0 if state is None else int(state.health),
                 "stale": not limb.fresh,
             }
-        entry = {
+        return {
             "v": RECORD_VERSION,
             "t": t,
             "tick": index,
             "limbs": limb_maps,
             "nodes": dict(nodes),
             "skills": {k: dict(v) for k, v in skills.items()},
-            "events": events,
+            "events": list(events),
         }
+
+    def write(self, entry: Mapping[str, Any]) -> None:
+        """Append a tick's record to the log and flush it."""
+        if self._log is None:
+            return
         self._log.write(self._packer.pack(entry))
         self._log.flush()
 

@@ -136,6 +136,16 @@ class RunOptions:
     max_time_s: float = math.inf
 
 
+class _Done:
+    """A step already done (no thread pool): quacks like a finished future."""
+
+    def __init__(self, problem: TransportError | None) -> None:
+        self._problem = problem
+
+    def result(self) -> TransportError | None:
+        return self._problem
+
+
 class Runner:
     """Ticks one mission tree over its limbs until the root ends or the operator aborts.
 
@@ -189,6 +199,8 @@ class Runner:
         self.wall_start = 0.0
         self.recorder = Recorder(options.record_dir) if options.record_dir else None
         self._link_problems: dict[str, str] = {}
+        self._in_flight: dict[str, Any] | None = None
+        self._next_events: list[dict[str, Any]] = []
         self._pool = (
             ThreadPoolExecutor(max_workers=len(stepped), thread_name_prefix="step")
             if len(stepped) > 1
@@ -233,10 +245,13 @@ class Runner:
     def _tick(self, t: float) -> None:
         self.t = t
         self.clock.set(t)
-        self.events = []
+        self.events = self._next_events
+        self._next_events = []
         if self.options.clock == "sim":
-            self._inject_faults(t)
-            self._step_agents(t)
+            if self._in_flight is None:  # the first tick
+                self._inject_faults(t, self.events)
+                self._begin_step(t)
+            self._finish_step(t)
         for link in self.links.values():
             link.poll()
         self.context.telemetry.new_tick()
@@ -252,8 +267,9 @@ class Runner:
         elif t >= self.options.max_time_s:
             self.outcome = RunOutcome.FAILURE
             self.events.append({"kind": "time_limit", "t": t})
+        entry = None
         if self.recorder is not None:
-            self.recorder.tick(
+            entry = self.recorder.entry(
                 t=t,
                 index=self.ticks,
                 limbs=self.context.limbs,
@@ -263,21 +279,38 @@ class Runner:
             )
         self.ticks += 1
         self.progress.update(self)
+        if self.options.clock == "sim" and self.outcome is None and not self.paused:
+            # Pipelined lockstep: ask for the next step now, right behind this tick's
+            # commands, so each agent takes both in one wake-up and computes while the
+            # runner writes the record. Nothing below may read the limbs' states.
+            t_next = self.ticks / self.options.rate_hz
+            self._inject_faults(t_next, self._next_events)
+            self._begin_step(t_next)
+        if entry is not None and self.recorder is not None:
+            self.recorder.write(entry)
 
-    def _step_agents(self, t: float) -> None:
-        """Step every sim agent to ``t`` at once: the agents compute in parallel.
+    def _begin_step(self, t: float) -> None:
+        """Ask every sim agent to step to ``t``; the agents compute in parallel.
 
-        Each client is used by one pool thread during this phase and by the main thread
-        otherwise; the pool's hand-off is the memory barrier ZeroMQ asks for when a socket
-        changes threads.
+        Each client is used by one pool thread while its step is in flight and by the main
+        thread otherwise; the pool's hand-off is the memory barrier ZeroMQ asks for when a
+        socket changes threads.
         """
         timeout = self.options.step_timeout_s
         names = sorted(self.stepped)
-        if self._pool is None or len(names) <= 1:
-            outcomes = [self._step_one(name, t, timeout) for name in names]
-        else:
-            outcomes = list(self._pool.map(lambda n: self._step_one(n, t, timeout), names))
-        for name, problem in zip(names, outcomes, strict=True):
+        if self._pool is None:
+            done = {name: self._step_one(name, t, timeout) for name in names}
+            self._in_flight = {name: _Done(problem) for name, problem in done.items()}
+            return
+        self._in_flight = {
+            name: self._pool.submit(self._step_one, name, t, timeout) for name in names
+        }
+
+    def _finish_step(self, t: float) -> None:
+        """Wait for the steps in flight; a limb whose step failed goes stale."""
+        in_flight, self._in_flight = self._in_flight or {}, None
+        for name, future in in_flight.items():
+            problem = future.result()
             if problem is not None:
                 # Disassembled, dead or late: the limb's state goes stale, and the skills over
                 # it hold or recover. The run goes on.
@@ -311,7 +344,7 @@ class Runner:
 
     # -- faults -----------------------------------------------------------------------------
 
-    def _inject_faults(self, t: float) -> None:
+    def _inject_faults(self, t: float, events: list[dict[str, Any]]) -> None:
         for fault in self.faults:
             if fault.injected or fault.at > t:
                 continue
@@ -321,13 +354,13 @@ class Runner:
             try:
                 self.links[fault.limb].fault(fault.kind, self.options.step_timeout_s, **params)
             except TransportError as exc:
-                self.events.append({"kind": "fault_refused", "limb": fault.limb, "t": t})
+                events.append({"kind": "fault_refused", "limb": fault.limb, "t": t})
                 self.progress.message(
                     f"t={t:7.2f} s  could not inject {fault.kind} on {fault.limb}: {exc}"
                 )
                 continue
             fault.injected = True
-            self.events.append(
+            events.append(
                 {"kind": "fault_injected", "limb": fault.limb, "fault": fault.kind, "t": t}
             )
             self.progress.message(f"t={t:7.2f} s  fault injected: {fault.kind} on {fault.limb}")
@@ -380,7 +413,13 @@ class Runner:
         self.events.append({"kind": "aborted", "t": self.t, "why": why})
         self.progress.message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
 
+    def _wait_in_flight(self) -> None:
+        """Let steps in flight finish (results kept) before the main thread uses a client."""
+        for future in (self._in_flight or {}).values():
+            future.result()
+
     def _hold_all(self) -> None:
+        self._wait_in_flight()
         for limb in self.context.limbs.values():
             limb.link.send_command(CommandMode.HOLD)
 
