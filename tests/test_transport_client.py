@@ -13,9 +13,11 @@ from limbtree.transport import (
     LimbAgent,
     LimbClient,
     ProtocolError,
+    RemoteError,
     RequestTimeoutError,
     TransportError,
     ping_endpoint,
+    step_all,
 )
 
 pytestmark = pytest.mark.timeout(30)
@@ -169,3 +171,40 @@ def test_many_clients_can_share_one_context(make_agent: MakeAgent) -> None:
             c.close()
     finally:
         context.term()
+
+
+def test_step_all_steps_several_agents_in_parallel(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agents = [make_agent(FakeDriver(max_speed=s), clock="sim") for s in (1.0, 2.0, 3.0)]
+    clients = [make_client(a.request_endpoint) for a in agents]
+    for client in clients:
+        client.command("joint_position", q=[9.0, 9.0, 9.0], timeout_s=5)
+    states = step_all(clients, 0.5, timeout_s=5)
+    assert [s.q[0] for s in states] == pytest.approx([0.5, 1.0, 1.5])
+    assert [c.state for c in clients] == states
+
+
+def test_step_all_collects_every_reply_before_raising_a_refusal(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    sim = make_agent(FakeDriver(), clock="sim")
+    real = make_agent(FakeDriver(), clock="real")
+    clients = [make_client(sim.request_endpoint), make_client(real.request_endpoint)]
+    with pytest.raises(RemoteError, match="wrong_clock"):
+        step_all(clients, 0.5, timeout_s=5)
+    assert clients[0].state is not None and clients[0].state.t == 0.5
+    assert clients[0].step(0.6, timeout_s=5).t == 0.6  # ready for the next step
+
+
+def test_a_client_has_at_most_one_step_in_flight(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="sim")
+    client = make_client(agent.request_endpoint)
+    with pytest.raises(TransportError, match="no step"):
+        client.finish_step()
+    client.send_step(0.1, timeout_s=5)
+    with pytest.raises(TransportError, match="already"):
+        client.send_step(0.2, timeout_s=5)
+    assert client.finish_step().t == 0.1

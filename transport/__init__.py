@@ -10,7 +10,7 @@
 """
 
 from limbtree.transport.agent import LimbAgent, serve_forever
-from limbtree.transport.client import AgentDescription, LimbClient, ping_endpoint
+from limbtree.transport.client import AgentDescription, LimbClient, ping_endpoint, step_all
 from limbtree.transport.clock import Clock, ClockMode, MonotonicClock, SimClock
 from limbtree.transport.driver import (
     CommandMode,
@@ -79,4 +79,5 @@ __all__ = [
     "serve_forever",
     "split_endpoint",
     "state_endpoint",
+    "step_all",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Final, cast
@@ -168,6 +168,7 @@ class LimbClient:
         self._awaiting = -1
         self._reply: dict[str, Any] | None = None
         self._pending_commands: dict[int, str] = {}
+        self._step_in_flight: tuple[int, float, float] | None = None
 
         self._sample: StateSample | None = None
         self._received_at: float | None = None
@@ -400,9 +401,45 @@ class LimbClient:
             LimbUnavailableError: when the limb is disassembled.
             RemoteError: for other refusals (``wrong_clock``, ``bad_value``, ...).
         """
+        self.send_step(t, timeout_s)
+        return self.finish_step()
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Send ``step(t)`` without waiting for the reply; :meth:`finish_step` collects it.
+
+        Lets a runner step many agents at once: send to all, then collect from all (see
+        :func:`step_all`).
+
+        Args:
+            t: the time to step to [s].
+            timeout_s: the time allowed from now until the reply is in [s].
+
+        Raises:
+            TransportError: when a step is already in flight on this client.
+            RequestTimeoutError: when no connection came up in time.
+        """
+        if self._step_in_flight is not None:
+            raise TransportError(f"{self._endpoint}: a step is already in flight")
         seq = self._next_seq()
         frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
-        reply = self._exchange(MessageType.STEP, seq, frame, timeout_s)
+        start = self._begin(MessageType.STEP, frame, timeout_s)
+        self._step_in_flight = (seq, start, timeout_s)
+
+    def finish_step(self) -> LimbState:
+        """Wait for the reply to the step sent with :meth:`send_step` and return the state.
+
+        Raises:
+            TransportError: when no step is in flight.
+            RequestTimeoutError: when the reply did not come in time.
+            LimbUnavailableError: when the limb is disassembled.
+            RemoteError: for other refusals.
+        """
+        in_flight = self._step_in_flight
+        if in_flight is None:
+            raise TransportError(f"{self._endpoint}: no step in flight")
+        self._step_in_flight = None
+        seq, start, timeout_s = in_flight
+        reply = self._finish(MessageType.STEP, seq, start, timeout_s)
         sample = state_from_map(reply.get("state"), seq)
         self._accept(sample)
         return sample.state
@@ -507,15 +544,24 @@ class LimbClient:
     def _exchange(
         self, mtype: MessageType, seq: int, frame: bytes, timeout_s: float
     ) -> dict[str, Any]:
+        start = self._begin(mtype, frame, timeout_s)
+        return self._finish(mtype, seq, start, timeout_s)
+
+    def _begin(self, mtype: MessageType, frame: bytes, timeout_s: float) -> float:
+        """Send a request (waiting up to ``timeout_s`` for a connection); returns the start."""
         if self._closed:
             raise TransportError(f"{self._endpoint}: this client is closed")
         start = time.perf_counter()
-        dealer = self._dealer
-        if self._send(frame):
-            timeout_ms = max(1, math.ceil(timeout_s * 1000.0))
-        else:
+        if not self._send(frame):
             self._send_when_connected(frame, mtype, start, timeout_s)
-            timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
+        return start
+
+    def _finish(
+        self, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Wait for the reply to ``seq`` until ``start + timeout_s``; raise error replies."""
+        dealer = self._dealer
+        timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
         if timeout_ms != self._rcvtimeo_ms:
             dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
         try:
@@ -664,6 +710,43 @@ def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
     field_text = field if type(field) is str else None
     cls = LimbUnavailableError if code_text == ErrorCode.UNAVAILABLE else RemoteError
     return cls(code_text, message_text, endpoint=endpoint, field=field_text)
+
+
+def step_all(clients: Sequence[LimbClient], t: float, timeout_s: float = 1.0) -> list[LimbState]:
+    """Step several sim-clock agents to ``t`` in parallel (send to all, then collect).
+
+    Args:
+        clients: one client per agent.
+        t: the time to step to [s].
+        timeout_s: the time allowed for each reply, from when its step was sent [s].
+
+    Returns:
+        The states, in the order of ``clients``.
+
+    Raises:
+        RequestTimeoutError: when an agent did not answer in time (the other steps are
+            still collected, so every client is ready for the next step).
+        RemoteError: when an agent refused; the first failure is raised after all replies
+            were collected.
+    """
+    failure: TransportError | None = None
+    sent: list[LimbClient] = []
+    for client in clients:
+        try:
+            client.send_step(t, timeout_s)
+        except TransportError as exc:
+            failure = failure or exc
+        else:
+            sent.append(client)
+    states: list[LimbState] = []
+    for client in sent:
+        try:
+            states.append(client.finish_step())
+        except TransportError as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise failure
+    return states
 
 
 def ping_endpoint(
