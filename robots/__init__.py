@@ -7,9 +7,12 @@ are looked for in the directories of ``LIMBTREE_ROBOT_PATH`` and then among the 
 
 The drivers a limb agent serves are here too (``docs/drivers.md``): :class:`HardwareDriver`,
 the base class of real limbs, :class:`SimulatedLimb` with its faults and non-idealities,
-:class:`MotionCapture`, and :func:`make_driver`.
+:class:`MotionCapture`, and :func:`make_driver`. The self-assembly world of seed 002
+(``docs/world.md``): modules to grasp (:func:`load_module`) and :class:`AssemblyLimb`, a
+simulated limb that grasps them and publishes motion-capture observations.
 """
 
+from limbtree.robots.assembly import AssemblyLimb, WorldError, WorldModule, world_from_json
 from limbtree.robots.driver import HardwareDriver, JointReading
 from limbtree.robots.errors import (
     RobotDescriptionError,
@@ -21,6 +24,17 @@ from limbtree.robots.errors import (
 from limbtree.robots.factory import UnknownDriverError, make_driver
 from limbtree.robots.listing import format_robot_table
 from limbtree.robots.mocap import MocapFrame, MotionCapture, MotionCaptureError
+from limbtree.robots.modules import (
+    GraspPoint,
+    GraspTolerance,
+    ModuleDescriptionError,
+    ModuleSpec,
+    UnknownGraspPointError,
+    UnknownModuleError,
+    load_module,
+    load_module_file,
+    module_names,
+)
 from limbtree.robots.registry import (
     METADATA_FILE,
     ROBOT_PATH_ENV,
@@ -40,12 +54,17 @@ from limbtree.robots.sim import ScheduledFault, SimConfig, SimConfigError, Simul
 __all__ = [
     "METADATA_FILE",
     "ROBOT_PATH_ENV",
+    "AssemblyLimb",
+    "GraspPoint",
+    "GraspTolerance",
     "HardwareDriver",
     "JointKind",
     "JointReading",
     "JointSpec",
     "LimbSpec",
     "MocapFrame",
+    "ModuleDescriptionError",
+    "ModuleSpec",
     "MotionCapture",
     "MotionCaptureError",
     "RobotDescriptionError",
@@ -56,15 +75,23 @@ __all__ = [
     "SimConfigError",
     "SimulatedLimb",
     "UnknownDriverError",
+    "UnknownGraspPointError",
     "UnknownLimbError",
+    "UnknownModuleError",
     "UnknownPostureError",
     "UnknownRobotError",
+    "WorldError",
+    "WorldModule",
     "builtin_robot_dir",
     "format_robot_table",
+    "load_module",
+    "load_module_file",
     "load_robot",
     "load_robot_file",
     "load_robots",
     "make_driver",
+    "module_names",
     "robot_names",
     "robot_search_path",
+    "world_from_json",
 ]
