@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -48,7 +49,31 @@ def robot_catalogue() -> dict[str, tuple[str, ...]]:
 
 def load(path: Path, overrides: Mapping[str, str] | None = None, seed: int = 0) -> Mission:
     """Load and validate a mission file (raises ``MissionError`` listing every problem)."""
-    return load_mission(path, robots=robot_catalogue(), overrides=overrides or {}, seed=seed)
+    from limbtree.robots.modules import module_names
+
+    return load_mission(
+        path,
+        robots=robot_catalogue(),
+        overrides=overrides or {},
+        seed=seed,
+        modules=module_names(),
+    )
+
+
+def world_json(mission: Mission, base: Pose) -> str | None:
+    """The mission's world modules in one limb's base frame, as ``limbtree agent --world``."""
+    if not mission.world:
+        return None
+    to_base = base.inverse()
+    entries = [
+        {
+            "name": item.name,
+            "module": item.module,
+            "pose": (to_base @ Pose.from_array(item.pose)).as_array().tolist(),
+        }
+        for item in mission.world
+    ]
+    return json.dumps(entries)
 
 
 @dataclass
@@ -105,7 +130,17 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             f"note: limbs {names} use remote agents; they are stepped like simulated ones", file=out
         )
     specs = [
-        SimAgentSpec(limb.name, limb.robot, limb.limb, request.seed * 1000 + i, clock_mode)
+        SimAgentSpec(
+            limb.name,
+            limb.robot,
+            limb.limb,
+            request.seed * 1000 + i,
+            clock_mode,
+            options=tuple((key, repr(float(value))) for key, value in limb.sim.items()),
+            world=world_json(
+                mission, Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+            ),
+        )
         for i, limb in enumerate(sim_limbs)
     ]
     log_dir = default_log_dir(request.record)

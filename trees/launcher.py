@@ -57,6 +57,7 @@ class SimAgentSpec:
         seed: the agent's seed (its noise and faults are deterministic given it).
         clock: ``sim`` (lockstep) or ``real``.
         options: extra ``--sim-option KEY=VALUE`` settings for the simulated driver.
+        world: the world's modules in the limb's base frame (``limbtree agent --world``).
     """
 
     limb: str
@@ -65,6 +66,7 @@ class SimAgentSpec:
     seed: int
     clock: str
     options: tuple[tuple[str, str], ...] = ()
+    world: str | None = None
 
 
 @dataclass
@@ -121,6 +123,8 @@ class SimAgents:
                 command += ["--limb", spec.chain]
             for key, value in spec.options:
                 command += ["--sim-option", f"{key}={value}"]
+            if spec.world:
+                command += ["--world", spec.world]
             log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
             self._logs.append(log)
             env = dict(os.environ, PYTHONUNBUFFERED="1")

@@ -165,6 +165,17 @@ _MEMORY: Final = ParamSpec(
 )
 
 
+def _check_align(
+    params: Mapping[str, Any],
+    children: tuple[NodeModel, ...],
+    report: Callable[[str, str], None],
+) -> Mapping[str, Any]:
+    """``version`` is 1 (step-and-settle) or 2 (adaptive clamp)."""
+    if params.get("version") not in (1, 2):
+        report("version", f"version must be 1 or 2, got {params.get('version')!r}")
+    return params
+
+
 def _check_parallel(
     params: Mapping[str, Any],
     children: tuple[NodeModel, ...],
@@ -418,7 +429,7 @@ _SPECS: Final = (
                 "goal relative to the target, in its frame (seed 002: 150 mm above the grasp "
                 "point); none: the target itself",
             ),
-            ParamSpec("version", Choice(("1", "2")), "2", "1: step-and-settle; 2: adaptive clamp"),
+            ParamSpec("version", Integer(1), 2, "1: step-and-settle; 2: adaptive clamp"),
             ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
             ParamSpec(
                 "dtheta", Quantity(DEG, low=0, low_open=True), 2.0, "success: rotation error"
@@ -433,6 +444,7 @@ _SPECS: Final = (
         ),
         (0, 0),
         "drive an end-effector onto a motion-captured target (seed 002 V1 or V2)",
+        _check_align,
     ),
     NodeSpec(
         "grasp",
