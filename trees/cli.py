@@ -41,13 +41,11 @@ def _agent(args: argparse.Namespace) -> int:
             raise SystemExit(f"limbtree agent: --sim-option wants KEY=VALUE, got {item!r}")
         options[key] = value
     config = SimConfig.from_options(options) if options else None
-    extra: dict[str, object] = {}
-    if args.world:
-        from limbtree.robots.factory import world_from_json
+    from limbtree.robots.factory import world_from_json
 
-        extra["world"] = world_from_json(args.world)
+    world = world_from_json(args.world) if args.world else None
     driver = make_driver(
-        args.robot, args.limb, driver=args.driver, seed=args.seed, config=config, **extra
+        args.robot, args.limb, driver=args.driver, seed=args.seed, config=config, world=world
     )
     serve_forever(driver, args.bind, clock=args.clock, stream_rate_hz=args.rate, keys_dir=args.keys)
     return 0
