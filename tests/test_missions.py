@@ -110,3 +110,40 @@ def test_a_broken_mission_is_refused_before_anything_starts(tmp_path):
     )  # fmt: skip
     assert done.returncode != 0
     assert f"{bad}:5:3:" in done.stderr and "sync_move" in done.stderr
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("mission", ["self_assembly_minimal.yaml", "self_assembly_dragon.yaml"])
+def test_self_assembly_aligns_grasps_and_reconfigures(tmp_path, mission, version):
+    s = run(mission, tmp_path, "--auto-confirm", "--seed", "1",
+            "--set", f"controller_version={version}")  # fmt: skip
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    align = s["metrics"]["align"]
+    assert align["version"] == version
+    assert align["final_dd_mm"] <= 10.0 and align["final_dtheta_deg"] <= 2.0
+    assert align["duration_s"] > 0 and align["path_length_mm"] > 0
+    assert s["max_command_state_distance"] <= 1.0
+
+
+@pytest.mark.timeout(300)
+def test_grasping_from_the_approach_pose_fails_with_what_to_do(tmp_path):
+    mission = tmp_path / "early_grasp.yaml"
+    source = (MISSIONS / "self_assembly_minimal.yaml").read_text()
+    # Grasp right after the approach alignment, 150 mm above the grasp point.
+    early = source.replace(
+        '      - operator_gate: {prompt: "aligned above the wheel: grasp it?"}',
+        "      - grasp: {limb: arm, module: wheel}",
+    )
+    assert early != source
+    mission.write_text(early)
+    record = tmp_path / "record"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", "--auto-confirm",
+         "--record", str(record)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 1
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "FAILURE"
+    assert "closed on nothing" in summary["failure"] and "align again" in summary["failure"]
