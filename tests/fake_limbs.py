@@ -94,6 +94,12 @@ class FakeLink:
         self.received_at = t
         return self._state
 
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        self._pending_t = t
+
+    def finish_step(self) -> LimbState:
+        return self.step(self._pending_t)
+
     def fault(self, kind: str, timeout_s: float = 1.0, **params) -> None:
         self.faults.append((kind, self.t + float(params.get("duration_s", 1e9))))
 

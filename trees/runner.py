@@ -12,7 +12,6 @@ import math
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -41,8 +40,11 @@ class SteppedLink(Protocol):
     def poll(self) -> object:
         """Take in whatever the agent sent, without blocking."""
 
-    def step(self, t: float, timeout_s: float) -> object:
-        """Sim clock: advance the agent to ``t`` and take its state (bounded wait)."""
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Sim clock: ask the agent to advance to ``t``, without waiting."""
+
+    def finish_step(self) -> object:
+        """Sim clock: wait (bounded) for the step's reply and take the state."""
 
     def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
         """Inject a fault (simulated agents)."""
@@ -136,16 +138,6 @@ class RunOptions:
     max_time_s: float = math.inf
 
 
-class _Done:
-    """A step already done (no thread pool): quacks like a finished future."""
-
-    def __init__(self, problem: TransportError | None) -> None:
-        self._problem = problem
-
-    def result(self) -> TransportError | None:
-        return self._problem
-
-
 class Runner:
     """Ticks one mission tree over its limbs until the root ends or the operator aborts.
 
@@ -199,13 +191,8 @@ class Runner:
         self.wall_start = 0.0
         self.recorder = Recorder(options.record_dir) if options.record_dir else None
         self._link_problems: dict[str, str] = {}
-        self._in_flight: dict[str, Any] | None = None
+        self._in_flight: dict[str, TransportError | None] | None = None
         self._next_events: list[dict[str, Any]] = []
-        self._pool = (
-            ThreadPoolExecutor(max_workers=len(stepped), thread_name_prefix="step")
-            if len(stepped) > 1
-            else None
-        )
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -237,9 +224,6 @@ class Runner:
                 self.outcome = RunOutcome.ABORTED
             self._hold_all()
             self.progress.update(self, force=True)
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
         return self.outcome
 
     def _tick(self, t: float) -> None:
@@ -290,38 +274,30 @@ class Runner:
             self.recorder.write(entry)
 
     def _begin_step(self, t: float) -> None:
-        """Ask every sim agent to step to ``t``; the agents compute in parallel.
-
-        Each client is used by one pool thread while its step is in flight and by the main
-        thread otherwise; the pool's hand-off is the memory barrier ZeroMQ asks for when a
-        socket changes threads.
-        """
+        """Send ``step(t)`` to every sim agent without waiting: they compute in parallel."""
         timeout = self.options.step_timeout_s
-        names = sorted(self.stepped)
-        if self._pool is None:
-            done = {name: self._step_one(name, t, timeout) for name in names}
-            self._in_flight = {name: _Done(problem) for name, problem in done.items()}
-            return
-        self._in_flight = {
-            name: self._pool.submit(self._step_one, name, t, timeout) for name in names
-        }
+        in_flight: dict[str, TransportError | None] = {}
+        for name in sorted(self.stepped):
+            try:
+                self.links[name].send_step(t, timeout)
+                in_flight[name] = None
+            except TransportError as exc:
+                in_flight[name] = exc
+        self._in_flight = in_flight
 
     def _finish_step(self, t: float) -> None:
-        """Wait for the steps in flight; a limb whose step failed goes stale."""
+        """Collect the step replies; a limb whose step failed goes stale."""
         in_flight, self._in_flight = self._in_flight or {}, None
-        for name, future in in_flight.items():
-            problem = future.result()
+        for name, problem in in_flight.items():
+            if problem is None:
+                try:
+                    self.links[name].finish_step()
+                except TransportError as exc:
+                    problem = exc
             if problem is not None:
                 # Disassembled, dead or late: the limb's state goes stale, and the skills over
                 # it hold or recover. The run goes on.
                 self._note_link_problem(name, t, problem)
-
-    def _step_one(self, name: str, t: float, timeout: float) -> TransportError | None:
-        try:
-            self.links[name].step(t, timeout)
-        except TransportError as exc:
-            return exc
-        return None
 
     def _pace(self, dt: float) -> None:
         if self.options.clock == "real":
@@ -413,13 +389,7 @@ class Runner:
         self.events.append({"kind": "aborted", "t": self.t, "why": why})
         self.progress.message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
 
-    def _wait_in_flight(self) -> None:
-        """Let steps in flight finish (results kept) before the main thread uses a client."""
-        for future in (self._in_flight or {}).values():
-            future.result()
-
     def _hold_all(self) -> None:
-        self._wait_in_flight()
         for limb in self.context.limbs.values():
             limb.link.send_command(CommandMode.HOLD)
 
