@@ -38,13 +38,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 import numpy as np
-import yaml
 
 from limbtree.kinematics.pose import Pose
 from limbtree.robots.errors import RobotsError
+from limbtree.robots.yamldoc import YamlDocument, is_number
 
 #: Seed 002 Sec. III-B: the alignment first drives the end-effector 150 mm above the grasp
 #: point [m].
@@ -143,7 +143,7 @@ class GraspTolerance:
     def __post_init__(self) -> None:
         for name in ("position_m", "angle_rad"):
             value = getattr(self, name)
-            if not (_is_number(value) and math.isfinite(value) and value > 0.0):
+            if not (is_number(value) and math.isfinite(value) and value > 0.0):
                 raise ValueError(
                     f"GraspTolerance.{name} must be a finite number > 0, got {value!r}"
                 )
@@ -203,7 +203,7 @@ class GraspPoint:
         Raises:
             ValueError: for a negative or non-finite distance.
         """
-        if not (_is_number(distance_m) and math.isfinite(distance_m) and distance_m >= 0.0):
+        if not (is_number(distance_m) and math.isfinite(distance_m) and distance_m >= 0.0):
             raise ValueError(f"distance_m must be a finite number >= 0 [m], got {distance_m!r}")
         return Pose(-float(distance_m) * np.array(self.approach))
 
@@ -395,84 +395,16 @@ def _grasp_point(doc: _Document, name: str, value: Any) -> GraspPoint:
     return GraspPoint(name, Pose(np.array(position), np.array(quaternion)), approach, description)
 
 
-class _Document:
-    """A parsed module file, able to raise errors that point at a key's line."""
+class _Document(YamlDocument):
+    """A parsed module file: :class:`YamlDocument` raising :class:`ModuleDescriptionError`."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self.text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ModuleDescriptionError(path, "<file>", f"cannot read it: {exc}") from None
-        try:
-            self.data: Any = yaml.safe_load(self.text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise ModuleDescriptionError(
-                path, "<yaml>", f"not valid YAML: {problem}", line
-            ) from None
-
-    def fail(self, key: Sequence[str], reason: str) -> NoReturn:
-        raise ModuleDescriptionError(self.path, ".".join(key) or "<top>", reason, self._line(key))
-
-    def _line(self, key: Sequence[str]) -> int | None:
-        try:
-            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:  # pragma: no cover - the text parsed once already
-            return None
-        line: int | None = None
-        for part in key:
-            if not isinstance(node, yaml.MappingNode):
-                break
-            for key_node, value_node in node.value:
-                if key_node.value == part:
-                    line = key_node.start_mark.line + 1
-                    node = value_node
-                    break
-            else:
-                break
-        return line
-
-    def mapping(self, key: Sequence[str], value: Any, allowed: Sequence[str]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(key, f"expected a mapping, got {_kind(value)}")
-        for name in value:
-            if name not in allowed:
-                self.fail((*key, str(name)), f"unknown key; valid keys here: {', '.join(allowed)}")
-        return value
-
-    def string(self, key: Sequence[str], value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"expected a non-empty string, got {_kind(value)}")
-        return value.strip()
-
-    def positive(self, key: Sequence[str], value: Any, unit: str) -> float:
-        if not (_is_number(value) and math.isfinite(value) and value > 0):
-            self.fail(key, f"expected a positive number [{unit}], got {_kind(value)}")
-        return float(value)
-
-    def numbers(self, key: Sequence[str], value: Any, count: int, what: str) -> tuple[float, ...]:
-        if not isinstance(value, list) or not all(_is_number(v) for v in value):
-            self.fail(key, f"expected a list of {count} numbers ({what}), got {_kind(value)}")
-        if len(value) != count:
-            self.fail(key, f"expected {count} numbers ({what}), got {len(value)}")
-        if not all(math.isfinite(v) for v in value):
-            self.fail(key, f"expected finite numbers, got {value!r}")
-        return tuple(float(v) for v in value)
+        super().__init__(path, ModuleDescriptionError)
 
     def unit(self, key: Sequence[str], value: Any, count: int, what: str) -> tuple[float, ...]:
+        """Check that ``value`` is a unit vector of ``count`` numbers; returns it normalised."""
         numbers = self.numbers(key, value, count, what)
         norm = math.sqrt(sum(v * v for v in numbers))
         if abs(norm - 1.0) > _UNIT_SLACK:
             self.fail(key, f"expected a unit vector ({what}), got norm {norm:.9g}")
         return tuple(v / norm for v in numbers)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    return "nothing" if value is None else f"{type(value).__name__} {value!r}"

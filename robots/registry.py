@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import numpy as np
 import numpy.typing as npt
-import yaml
 
 from limbtree.robots.errors import (
     RobotDescriptionError,
@@ -52,6 +51,7 @@ from limbtree.robots.errors import (
     UnknownPostureError,
     UnknownRobotError,
 )
+from limbtree.robots.yamldoc import YamlDocument, kind
 
 if TYPE_CHECKING:
     from limbtree.kinematics.chain import KinematicChain
@@ -362,90 +362,8 @@ def load_robots(search_path: Sequence[Path] | None = None) -> tuple[RobotSpec, .
 # ---------------------------------------------------------------------- robot.yaml
 
 
-class _Document:
-    """A parsed ``robot.yaml``, able to raise errors that point at a key's line."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self.text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RobotDescriptionError(path, "<file>", f"cannot read it: {exc}") from None
-        try:
-            self.data: Any = yaml.safe_load(self.text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise RobotDescriptionError(
-                path, "<yaml>", f"not valid YAML: {problem}", line
-            ) from None
-
-    def fail(self, key: Sequence[str], reason: str) -> NoReturn:
-        """Raise a :class:`RobotDescriptionError` for ``key`` (a path of mapping keys)."""
-        raise RobotDescriptionError(self.path, ".".join(key) or "<top>", reason, self._line(key))
-
-    def _line(self, key: Sequence[str]) -> int | None:
-        """1-based line of the deepest part of ``key`` found in the file."""
-        try:
-            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:  # pragma: no cover - the text parsed once already
-            return None
-        line: int | None = None
-        for part in key:
-            if not isinstance(node, yaml.MappingNode):
-                break
-            for key_node, value_node in node.value:
-                if key_node.value == part:
-                    line = key_node.start_mark.line + 1
-                    node = value_node
-                    break
-            else:
-                break
-        return line
-
-    def mapping(self, key: Sequence[str], value: Any, allowed: Sequence[str]) -> dict[str, Any]:
-        """Check that ``value`` is a mapping whose keys are all in ``allowed``."""
-        if not isinstance(value, dict):
-            self.fail(key, f"expected a mapping, got {_kind(value)}")
-        for name in value:
-            if name not in allowed:
-                self.fail((*key, str(name)), f"unknown key; valid keys here: {', '.join(allowed)}")
-        return value
-
-    def string(self, key: Sequence[str], value: Any) -> str:
-        """Check that ``value`` is a non-empty string."""
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"expected a non-empty string, got {_kind(value)}")
-        return value.strip()
-
-    def positive(self, key: Sequence[str], value: Any, unit: str) -> float:
-        """Check that ``value`` is a finite number > 0."""
-        if not _is_number(value) or not math.isfinite(value) or value <= 0:
-            self.fail(key, f"expected a positive number [{unit}], got {value!r}")
-        return float(value)
-
-    def numbers(self, key: Sequence[str], value: Any, count: int, what: str) -> tuple[float, ...]:
-        """Check that ``value`` is a list of ``count`` finite numbers."""
-        if not isinstance(value, list) or not all(_is_number(v) for v in value):
-            self.fail(key, f"expected a list of {count} numbers ({what}), got {value!r}")
-        if len(value) != count:
-            self.fail(key, f"expected {count} numbers ({what}), got {len(value)}")
-        if not all(math.isfinite(v) for v in value):
-            self.fail(key, f"expected finite numbers, got {value!r}")
-        return tuple(float(v) for v in value)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    return "nothing" if value is None else f"{type(value).__name__} {value!r}"
-
-
 def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
-    doc = _Document(path.resolve())
+    doc = YamlDocument(path.resolve(), RobotDescriptionError)
     top = doc.mapping((), doc.data, _TOP_KEYS)
     for required in ("name", "limbs"):
         if required not in top:
@@ -471,7 +389,7 @@ def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
     )
     limbs_value = top["limbs"]
     if not isinstance(limbs_value, dict) or not limbs_value:
-        doc.fail(("limbs",), f"expected a mapping of at least one limb, got {_kind(limbs_value)}")
+        doc.fail(("limbs",), f"expected a mapping of at least one limb, got {kind(limbs_value)}")
     limbs = tuple(
         _limb(doc, model, str(limb_name), limb_value)
         for limb_name, limb_value in limbs_value.items()
@@ -488,7 +406,7 @@ def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
     )
 
 
-def _limb(doc: _Document, model: _UrdfModel, name: str, value: Any) -> LimbSpec:
+def _limb(doc: YamlDocument, model: _UrdfModel, name: str, value: Any) -> LimbSpec:
     key = ("limbs", name)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         doc.fail(key, "limb names are letters, digits and _, not starting with a digit")
@@ -563,13 +481,13 @@ def _limb(doc: _Document, model: _UrdfModel, name: str, value: Any) -> LimbSpec:
 
 
 def _postures(
-    doc: _Document, key: tuple[str, ...], value: Any, joints: tuple[JointSpec, ...]
+    doc: YamlDocument, key: tuple[str, ...], value: Any, joints: tuple[JointSpec, ...]
 ) -> Mapping[str, tuple[float, ...]]:
     postures: dict[str, tuple[float, ...]] = {}
     if value is not None:
         key = (*key, "postures")
         if not isinstance(value, dict):
-            doc.fail(key, f"expected a mapping of posture name to joint values, got {_kind(value)}")
+            doc.fail(key, f"expected a mapping of posture name to joint values, got {kind(value)}")
         for posture_name, posture_value in value.items():
             posture_key = (*key, str(posture_name))
             q = doc.numbers(posture_key, posture_value, len(joints), "one per joint, rad or m")
