@@ -687,6 +687,7 @@ def serve_forever(
     clock: ClockMode | str = ClockMode.REAL,
     stream_rate_hz: float = 100.0,
     keys_dir: str | os.PathLike[str] | None = None,
+    publish_on_step: bool = True,
 ) -> None:
     """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
 
@@ -698,12 +699,21 @@ def serve_forever(
         clock: ``"real"`` or ``"sim"``.
         stream_rate_hz: state stream rate in the real clock [Hz].
         keys_dir: keys folder to require CURVE, or None.
+        publish_on_step: sim clock: also publish each stepped state on the stream (off when
+            the only listener is the runner, which has the state in the step's reply).
 
     Raises:
         ConfigError: for bad settings or ports in use.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
-    agent = LimbAgent(driver, bind, clock=clock, stream_rate_hz=stream_rate_hz, keys_dir=keys_dir)
+    agent = LimbAgent(
+        driver,
+        bind,
+        clock=clock,
+        stream_rate_hz=stream_rate_hz,
+        keys_dir=keys_dir,
+        publish_on_step=publish_on_step,
+    )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         agent.request_stop()

@@ -47,7 +47,14 @@ def _agent(args: argparse.Namespace) -> int:
     driver = make_driver(
         args.robot, args.limb, driver=args.driver, seed=args.seed, config=config, world=world
     )
-    serve_forever(driver, args.bind, clock=args.clock, stream_rate_hz=args.rate, keys_dir=args.keys)
+    serve_forever(
+        driver,
+        args.bind,
+        clock=args.clock,
+        stream_rate_hz=args.rate,
+        keys_dir=args.keys,
+        publish_on_step=not args.quiet_steps,
+    )
     return 0
 
 
@@ -217,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
     agent.add_argument("--seed", type=int, default=0, help="seed of simulated noise")
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
+    agent.add_argument(
+        "--quiet-steps", action="store_true",
+        help="sim clock: do not also publish stepped states on the stream",
+    )  # fmt: skip
     agent.add_argument(
         "--sim-option", action="append", default=[], metavar="KEY=VALUE",
         help="simulated driver setting, e.g. joint_noise_rad=0.001 (repeatable)",
