@@ -122,6 +122,12 @@ class SimConfig:
             of that sag. ``flex = 0.1`` gives 10 cm at 1 m (seed 002 Sec. V: errors on the
             order of 10 cm).
         payload_kg: mass carried at the end-effector [kg], for ``flex``.
+        vibration_hz: natural frequency [Hz] of the limb's first bending mode; 0 for a rigid
+            limb. The true end-effector is then a damped oscillator tied to where the rigid
+            (sagged) arm puts it: each change of the arm's speed sets it swinging, and a
+            limb that stops sharply wobbles for a while before it stands still (seed 002:
+            "accumulated flex and wobble"; Version 1 waits for that to settle).
+        vibration_damping: damping ratio of that mode, in (0, 1).
         gravity: direction of gravity in the limb base frame (normalised; for ``flex``).
         initial_posture: the posture the limb starts in (``robot.yaml`` postures).
         fall_time_s: time constant [s] of the fall towards the ``slumped`` posture when
@@ -135,6 +141,8 @@ class SimConfig:
     backlash_rad: float | tuple[float, ...] = 0.0
     flex: float = 0.0
     payload_kg: float = 0.0
+    vibration_hz: float = 0.0
+    vibration_damping: float = 0.1
     gravity: tuple[float, float, float] = (0.0, 0.0, -1.0)
     initial_posture: str = "home"
     fall_time_s: float = 0.2
@@ -142,8 +150,14 @@ class SimConfig:
     faults: tuple[ScheduledFault, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("latency_s", "joint_noise_rad", "flex", "payload_kg"):
+        for name in ("latency_s", "joint_noise_rad", "flex", "payload_kg", "vibration_hz"):
             _check_number(name, getattr(self, name), low=0.0)
+        _check_number("vibration_damping", self.vibration_damping, low=0.0, strict=True)
+        if self.vibration_damping >= 1.0:
+            raise SimConfigError(
+                "vibration_damping",
+                f"must be < 1 (an underdamped mode), got {self.vibration_damping!r}",
+            )
         _check_number("fall_time_s", self.fall_time_s, low=0.0, strict=True)
         backlash = self.backlash_rad
         if isinstance(backlash, int | float):
@@ -304,6 +318,11 @@ class SimulatedLimb(HardwareDriver):
         self._velocity = np.zeros(n)
         self._setpoint = q0.copy()
         self._pending: deque[tuple[float, FloatArray]] = deque()
+        self._wobble = (
+            None
+            if config.vibration_hz == 0.0
+            else _Wobble(config.vibration_hz, config.vibration_damping, self._rigid_position())
+        )
         self._powered = True
         self._disassembled = False
         self._faults: dict[FaultKind, _Fault] = {}
@@ -380,8 +399,17 @@ class SimulatedLimb(HardwareDriver):
 
         This is what an external motion capture sees; the limb's own FK does not.
         """
+        pose = sagged_pose(
+            self.tracker.chain.fk(self._output), self.config.flex, self._gravity, self._load
+        )
+        if self._wobble is None:
+            return pose
+        return Pose._trusted(pose.position + self._wobble.offset, pose.quaternion)
+
+    def _rigid_position(self) -> FloatArray:
+        """Where the arm would put the end-effector without vibration (with sag) [m]."""
         pose = self.tracker.chain.fk(self._output)
-        return sagged_pose(pose, self.config.flex, self._gravity, self._load)
+        return sagged_pose(pose, self.config.flex, self._gravity, self._load).position
 
     # ------------------------------------------------------------------ faults
 
@@ -552,6 +580,8 @@ class SimulatedLimb(HardwareDriver):
         else:
             self._servo(dt)
         self._velocity = (self._motor - before) / dt
+        if self._wobble is not None:
+            self._wobble.advance(self._rigid_position(), dt)
 
     def _servo(self, dt: float) -> None:
         # Each motor moves towards its setpoint by at most speed * dt; the output follows
@@ -600,6 +630,39 @@ class SimulatedLimb(HardwareDriver):
             slowed = 1.0 if slowdown.joints is None else slowdown.joints
             speed = speed * (1.0 - slowed * (1.0 - slowdown.factor))
         return free, speed.tolist()
+
+
+class _Wobble:
+    """The end-effector's offset from the rigid arm: one damped mode per axis.
+
+    The tip is a mass on a spring of natural frequency ``omega`` and damping ratio ``zeta``
+    tied to the rigid point ``p``: ``e'' + 2 zeta omega e' + omega**2 e = -p''``. Between two
+    integration times ``p`` is taken to move in a straight line, so ``p''`` is an impulse at
+    each: the offset's rate jumps by minus the change of ``p``'s velocity, and the free
+    oscillation in between is solved in closed form. Exact for any step length.
+    """
+
+    def __init__(self, hz: float, zeta: float, position: FloatArray) -> None:
+        self.omega = 2.0 * math.pi * hz
+        self.zeta = zeta
+        self.omega_d = self.omega * math.sqrt(1.0 - zeta * zeta)
+        self.offset = np.zeros(3)  # tip minus rigid point [m]
+        self.rate = np.zeros(3)  # its derivative [m/s]
+        self.position = np.array(position, dtype=np.float64)  # rigid point [m]
+        self.velocity = np.zeros(3)  # rigid point's velocity over the last step [m/s]
+
+    def advance(self, position: FloatArray, dt: float) -> None:
+        """Move the rigid point to ``position`` [m] over ``dt`` [s] and let the tip respond."""
+        velocity = (position - self.position) / dt
+        self.position = np.array(position, dtype=np.float64)
+        e0 = self.offset
+        v0 = self.rate - (velocity - self.velocity)
+        self.velocity = velocity
+        w, wd, zw = self.omega, self.omega_d, self.zeta * self.omega
+        decay = math.exp(-zw * dt)
+        c, s = math.cos(wd * dt), math.sin(wd * dt)
+        self.offset = decay * (e0 * c + (v0 + zw * e0) * (s / wd))
+        self.rate = decay * (v0 * c - (zw * v0 + w * w * e0) * (s / wd))
 
 
 def _clip(x: float, low: float, high: float) -> float:

@@ -196,6 +196,13 @@ def test_bad_base_pose_names_the_key_and_its_unit(check):
     )
 
 
+def test_a_vibration_damping_outside_0_1_is_refused_with_its_bounds(check):
+    text = "mission: m\nlimbs:\n  a: {robot: heavy_limb, vibration_damping: 1.5}\n"
+    message = only(check(text + "tree: {wait: {duration_s: 1}}\n", header=False))
+    assert message.startswith("m.yaml:3:") and "vibration_damping" in message
+    assert "in (0, 1)" in message
+
+
 # Tree nodes ----------------------------------------------------------------------------------
 
 

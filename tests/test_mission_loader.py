@@ -91,6 +91,29 @@ def test_a_limb_without_a_chain_gets_its_robots_first(tmp_path):
     assert load(path).limbs[0].limb == "leg_0"
 
 
+def test_a_simulated_limbs_non_idealities_reach_its_driver_in_si(tmp_path):
+    path = write(
+        tmp_path,
+        """\
+        mission: m
+        limbs:
+          arm: {robot: heavy_limb, backlash_deg: 3, flex: 0.04, joint_noise_deg: 0.02,
+                latency_s: 0.01, vibration_hz: 2, vibration_damping: 0.1}
+        tree: {wait: {duration_s: 1}}
+        """,
+    )
+    assert dict(load(path).limbs[0].sim) == pytest.approx(
+        {
+            "backlash_rad": math.radians(3),
+            "flex": 0.04,
+            "joint_noise_rad": math.radians(0.02),
+            "latency_s": 0.01,
+            "vibration_hz": 2.0,
+            "vibration_damping": 0.1,
+        }
+    )
+
+
 def test_faults_are_sorted_by_time_with_kind_params(full):
     assert [(f.at_s, f.limb, f.kind) for f in full.faults] == [
         (10.0, "heavy", FaultKind.SLOWDOWN),

@@ -13,6 +13,7 @@ from limbtree.robots.sim import (
     SimConfig,
     SimConfigError,
     SimulatedLimb,
+    _Wobble,
     sagged_pose,
 )
 from limbtree.transport.driver import (
@@ -433,6 +434,9 @@ def test_flex_grows_with_extension_and_with_payload():
         ({"flex": math.inf}, "flex"),
         ({"gravity": (0.0, 0.0, 0.0)}, "gravity"),
         ({"fall_time_s": 0.0}, "fall_time_s"),
+        ({"vibration_hz": -1.0}, "vibration_hz"),
+        ({"vibration_damping": 0.0}, "vibration_damping"),
+        ({"vibration_damping": 1.0}, "vibration_damping"),
         ({"ik_searches": 0}, "ik_searches"),
         ({"initial_posture": ""}, "initial_posture"),
     ],
@@ -460,3 +464,83 @@ def test_sim_config_reads_text_options_and_lists_the_valid_ones():
         SimConfig.from_options({"wobble": "1"})
     with pytest.raises(SimConfigError, match="flex"):
         SimConfig.from_options({"flex": "lots"})
+
+
+# Vibration: the arm's first bending mode ------------------------------------------------
+
+
+def swing_after_a_stop(hz, damping=0.1, seconds=6.0, dt=1 / 30):
+    """Turn the base joint of Limb V2 and stop; the true end-effector's offset from rest."""
+    limb = sim("moonbot_limb_v2", vibration_hz=hz, vibration_damping=damping)
+    q = np.array(limb.read_joints().q)
+    q[0] += 0.3
+    limb.write_joint_targets(q)
+    positions, fk = [], []
+    for k in range(round(seconds / dt)):
+        limb.sync((k + 1) * dt)
+        positions.append(limb.true_ee_pose().position)
+        fk.append(ee(limb.state()).position)
+    rest = positions[-1]
+    return np.array([np.linalg.norm(p - rest) for p in positions]), np.array(fk)
+
+
+def test_a_rigid_limb_stands_still_as_soon_as_it_stops():
+    offsets, _ = swing_after_a_stop(0.0)
+    stopped = int(np.argmax(offsets == 0.0))
+    assert 0 < stopped < 30 and np.all(offsets[stopped:] == 0.0)
+
+
+def test_a_limb_with_a_bending_mode_swings_after_it_stops_and_settles_at_its_damping():
+    hz, damping, dt = 2.0, 0.1, 1 / 30
+    offsets, fk = swing_after_a_stop(hz, damping)
+    rigid, _ = swing_after_a_stop(0.0)
+    stopped = int(np.argmax(rigid == 0.0))
+    swing = offsets[stopped:]
+    # It overshoots by millimetres (the arm stopped from about 0.4 m/s), then decays with
+    # the envelope exp(-zeta omega t).
+    assert 0.005 < swing.max() < 0.05
+    decay = damping * 2 * math.pi * hz
+    one_second = round(1.0 / dt)
+    first, later = swing[:one_second].max(), swing[2 * one_second : 3 * one_second].max()
+    assert later / first == pytest.approx(math.exp(-2.0 * decay), rel=0.35)
+    assert swing[-one_second:].max() < 0.02 * first
+    # The limb's own FK does not see it: it stood still once the joints stopped.
+    assert np.all(fk[stopped + 1 :] == fk[-1])
+
+
+def test_the_swing_has_the_modes_frequency():
+    hz, dt = 2.0, 1 / 300
+    limb = sim("moonbot_limb_v2", vibration_hz=hz, vibration_damping=0.02)
+    q = np.array(limb.read_joints().q)
+    q[0] += 0.3
+    limb.write_joint_targets(q)
+    xs = []
+    for k in range(round(4.0 / dt)):
+        limb.sync((k + 1) * dt)
+        xs.append(limb.true_ee_pose().position[1])
+    tail = np.array(xs[round(1.5 / dt) :])
+    tail -= tail.mean()
+    crossings = np.count_nonzero(np.diff(np.sign(tail)) != 0)
+    duration = len(tail) * dt
+    assert crossings / (2 * duration) == pytest.approx(hz, rel=0.1)
+
+
+def test_the_wobble_is_exact_for_any_step_length_along_a_straight_line():
+
+    coarse, fine = _Wobble(2.0, 0.1, np.zeros(3)), _Wobble(2.0, 0.1, np.zeros(3))
+    velocity = np.array([0.1, -0.05, 0.02])  # [m/s], for 0.4 s, then standing
+    coarse.advance(velocity * 0.4, 0.4)
+    coarse.advance(velocity * 0.4, 0.35)
+    for k in range(40):
+        fine.advance(velocity * 0.01 * (k + 1), 0.01)
+    for _ in range(35):
+        fine.advance(velocity * 0.4, 0.01)
+    assert np.allclose(coarse.offset, fine.offset, atol=1e-12)
+    assert np.allclose(coarse.rate, fine.rate, atol=1e-12)
+    # Against the closed form of a velocity step: e = -(v / omega_d) exp(-z w t) sin(w_d t).
+    w = 2 * math.pi * 2.0
+    wd = w * math.sqrt(1 - 0.01)
+    expected = -(velocity / wd) * math.exp(-0.1 * w * 0.4) * math.sin(wd * 0.4)
+    probe = _Wobble(2.0, 0.1, np.zeros(3))
+    probe.advance(velocity * 0.4, 0.4)
+    assert np.allclose(probe.offset, expected, atol=1e-12)

@@ -96,6 +96,13 @@ LIMB_SPECS: Final = (
     ParamSpec("flex", Quantity(NONE, low=0), None, "sim: link flex [1/m] (seed 002: <= 10 cm)"),
     ParamSpec("joint_noise", Quantity(DEG, low=0), None, "sim: joint sensor noise"),
     ParamSpec("latency", Quantity(S, low=0), None, "sim: command latency"),
+    ParamSpec("vibration", Quantity(HZ, low=0), None, "sim: the arm's bending mode (0: rigid)"),
+    ParamSpec(
+        "vibration_damping",
+        Quantity(NONE, low=0, low_open=True, high=1, high_open=True),
+        None,
+        "sim: damping ratio of that mode, in (0, 1)",
+    ),
 )
 
 #: The keys of one module of ``world``.
@@ -543,6 +550,8 @@ class _Loader:
                 ("flex", "flex"),
                 ("joint_noise", "joint_noise_rad"),
                 ("latency", "latency_s"),
+                ("vibration", "vibration_hz"),
+                ("vibration_damping", "vibration_damping"),
             )
             if values[key] is not None
         }
