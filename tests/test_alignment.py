@@ -38,6 +38,7 @@ from limbtree.skills.alignment import (
     quaternion_multiply,
     rotation_vector,
 )
+from limbtree.trees.behaviours.align import path_figures
 
 # The closed-loop test limb -----------------------------------------------------------------
 
@@ -484,3 +485,31 @@ def test_a_controller_started_on_its_goal_succeeds_without_moving(controller):
     assert result.outcome is Outcome.SUCCESS
     assert result.duration < 2.0
     assert result.final_dd < 0.003
+
+
+# The path figures of the align leaf (summary.json metrics) --------------------------------
+
+
+def test_a_straight_path_at_any_pace_has_no_deviation_and_no_wobble():
+    # Stop-and-go along a line: 10 samples moving, 10 standing, twice.
+    s = np.concatenate([np.linspace(0, 0.1, 10), np.full(10, 0.1), np.linspace(0.1, 0.2, 10)])
+    points = [(0.3 * x, -0.4 * x, 0.0) for x in s]
+    figures = path_figures(points)
+    assert figures["path_length_mm"] == pytest.approx(100.0)  # |(0.3, -0.4)| x 0.2 m
+    assert figures["deviation_rms_mm"] == pytest.approx(0.0, abs=1e-9)
+    assert figures["wobble_rms_mm"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_sideways_oscillation_is_wobble_and_a_bow_is_deviation():
+    x = np.linspace(0.0, 0.3, 61)
+    wobbly = [(v, 0.002 * math.sin(2 * math.pi * k / 4), 0.0) for k, v in enumerate(x)]
+    bowed = [(v, 0.05 * math.sin(math.pi * v / 0.3), 0.0) for v in x]
+    w, b = path_figures(wobbly), path_figures(bowed)
+    assert 1.0 < w["wobble_rms_mm"] < 2.0  # 2 mm sideways at 2.5 Hz (10 Hz samples)
+    assert b["wobble_rms_mm"] < 0.5  # a slow bow is not wobble...
+    assert b["deviation_rms_mm"] == pytest.approx(50 / math.sqrt(2), rel=0.05)  # ...but indirect
+    assert path_figures([(0.0, 0.0, 0.0)]) == {
+        "path_length_mm": 0.0,
+        "deviation_rms_mm": 0.0,
+        "wobble_rms_mm": 0.0,
+    }

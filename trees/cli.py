@@ -127,13 +127,19 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if outcome is RunOutcome.SUCCESS else 1
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 limb``, ``2 limbs``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _check(args: argparse.Namespace) -> int:
     from limbtree.trees.app import load
 
     mission = load(Path(args.mission), _overrides(args.set))
     print(
-        f"{args.mission}: OK: mission {mission.name}, {len(mission.limbs)} limbs, "
-        f"{sum(1 for _ in mission.root.walk())} nodes, {len(mission.faults)} faults"
+        f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}, "
+        f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
+        f"{_count(len(mission.faults), 'fault')}"
     )
     return 0
 

@@ -11,19 +11,68 @@ even where the capture sees a flexed arm.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import py_trees
 
 from limbtree.kinematics import Pose, SE3Metric, hypersphere_clamp
+from limbtree.kinematics.trajectory import poses_from_arrays
 from limbtree.skills import Outcome
 from limbtree.skills.align_v1 import AlignV1, AlignV1Params
 from limbtree.skills.align_v2 import AlignV2, AlignV2Params
 from limbtree.skills.alignment import AlignObservation
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
 from limbtree.trees.context import MissionContext
+
+#: Interval [s] at which the end-effector path is sampled for its figures (seed 002: 10 Hz).
+PATH_SAMPLE_S = 0.1
+#: Samples in the moving average that :func:`path_figures` takes wobble from (0.5 s).
+WOBBLE_WINDOW = 5
+
+
+def path_figures(samples: Sequence[tuple[float, float, float]]) -> dict[str, float]:
+    """Path length and lateral wobble of a sampled end-effector path.
+
+    Args:
+        samples: measured positions [m], in time order.
+
+    Returns:
+        ``path_length_mm``: the sum of the distances between samples [mm];
+        ``deviation_rms_mm``: the RMS distance of the samples from the straight line
+        through the first and the last [mm] (0 for a straight path, however curved its
+        speed; the paper's "more direct path");
+        ``wobble_rms_mm``: the RMS distance of the samples from their centred moving
+        average over ``WOBBLE_WINDOW`` samples, across that line [mm]: sideways
+        oscillation, with slow curvature and stop-and-go along the path removed (the
+        paper's "lateral wobble").
+    """
+    if len(samples) < 2:
+        return {"path_length_mm": 0.0, "deviation_rms_mm": 0.0, "wobble_rms_mm": 0.0}
+    points = np.asarray(samples, dtype=np.float64)
+    length = float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+    chord = points[-1] - points[0]
+    norm = float(np.linalg.norm(chord))
+    axis = chord / norm if norm > 0.0 else np.zeros(3)
+
+    def lateral(vectors: npt.NDArray[np.float64]) -> float:
+        across = vectors - np.outer(vectors @ axis, axis)
+        return float(np.sqrt(np.mean(np.sum(across**2, axis=1))))
+
+    deviation = lateral(points - points[0])
+    wobble = 0.0
+    if len(points) >= WOBBLE_WINDOW:
+        kernel = np.ones(WOBBLE_WINDOW) / WOBBLE_WINDOW
+        smooth = np.stack([np.convolve(points[:, k], kernel, "valid") for k in range(3)], 1)
+        half = WOBBLE_WINDOW // 2
+        wobble = lateral(points[half : half + len(smooth)] - smooth)
+    return {
+        "path_length_mm": length * 1e3,
+        "deviation_rms_mm": deviation * 1e3,
+        "wobble_rms_mm": wobble * 1e3,
+    }
 
 
 class AlignBehaviour(SkillBehaviour):
@@ -39,10 +88,15 @@ class AlignBehaviour(SkillBehaviour):
         self.metric = SE3Metric(
             float(self.params.get("p_e", 0.02)), float(self.params.get("r_e", math.radians(10)))
         )
+        max_speed = self.params.get("max_speed")
+        #: how fast [metric units/s] a Version 1 step's goal point may advance; None: no cap
+        self.max_rate = None if max_speed is None else float(max_speed) / self.metric.p_e
         self._segment: tuple[Pose, Pose] | None = None
+        self._segment_since = 0.0  # when the segment started [s]
+        self._segment_duration = 0.0  # how long its interpolation takes [s]; 0: no limit
         self._t0 = 0.0
-        self._path = 0.0
-        self._last_ee: Pose | None = None
+        self._samples: list[tuple[float, float, float]] = []  # measured ee at 10 Hz [m]
+        self._next_sample = 0.0
 
     def start(self) -> None:
         """A fresh controller each time the node starts."""
@@ -63,8 +117,8 @@ class AlignBehaviour(SkillBehaviour):
         )
         self._segment = None
         self._t0 = self.context.clock()
-        self._path = 0.0
-        self._last_ee = None
+        self._samples = []
+        self._next_sample = self._t0
 
     def step(self) -> py_trees.common.Status:
         """Observe, step the core, command the limb."""
@@ -80,16 +134,16 @@ class AlignBehaviour(SkillBehaviour):
         ee = self.limb.mocap("ee")
         target = self.limb.mocap(str(self.params["target"]))
         limb_pose = self.limb.pose()
-        if ee is not None:
-            if self._last_ee is not None:
-                self._path += ee.distance_to(self._last_ee)
-            self._last_ee = ee
+        if ee is not None and now >= self._next_sample:
+            # The paper logs the path at 10 Hz (seed 002 Sec. III-B).
+            self._samples.append(tuple(ee.position.tolist()))
+            self._next_sample = now + PATH_SAMPLE_S - 1e-9
         if isinstance(core, AlignV1):
             v1 = core.step(
                 AlignObservation(now, ee, target, limb_pose, self._segment_done(limb_pose))
             )
             if v1.outcome is Outcome.RUNNING:
-                self._follow(v1.command, v1.stepped, limb_pose)
+                self._follow(v1.command, v1.stepped, limb_pose, now)
             outcome, message, figures = v1.outcome, v1.message, v1.record()
         else:
             v2 = core.step(AlignObservation(now, ee, target, limb_pose))
@@ -114,25 +168,51 @@ class AlignBehaviour(SkillBehaviour):
         _, end = self._segment
         return limb_pose.distance_to(end) < 1e-3 and limb_pose.angle_to(end) < math.radians(0.2)
 
-    def _follow(self, goal: Pose | None, stepped: bool, limb_pose: Pose | None) -> None:
-        """Version 1: move towards the step target along a LERP, clamped around the limb."""
+    def _follow(self, goal: Pose | None, stepped: bool, limb_pose: Pose | None, now: float) -> None:
+        """Version 1: move towards the step target along a LERP, clamped around the limb.
+
+        The command is the furthest point of the segment inside the hypersphere around the
+        limb (seed 000), and no further than the step's interpolation has reached: it
+        eases in and out (smoothstep) and peaks at ``max_speed``, so a step starts and stops
+        without a jolt, as the synchronizer's "smooth, incremental joint-space motion"
+        (seed 002 Sec. II-A).
+        """
         if goal is None or limb_pose is None:
             return
         if stepped or self._segment is None:
-            self._segment = (limb_pose, goal)
-        start, end = self._segment
+            self._start_segment(limb_pose, goal, now)
+        start, end = self._segment or (limb_pose, goal)
         result = hypersphere_clamp(limb_pose, start, end, self.metric)
-        if result.poses is None:
+        if result.t is None:
             # Pushed off the segment: start a new one from where the limb is.
-            self._segment = (limb_pose, end)
+            self._start_segment(limb_pose, end, now)
             result = hypersphere_clamp(limb_pose, limb_pose, end, self.metric)
-        if result.poses is not None:
-            self.limb.command_pose(result.poses[0], limb_pose)
-            telemetry = self.context.telemetry
-            if result.distance is not None:
-                telemetry.max_command_state_distance = max(
-                    telemetry.max_command_state_distance, result.distance
-                )
+        if result.t is None:
+            return
+        t = result.t
+        command = poses_from_arrays(*result.problem.points(t))[0]
+        if self._segment_duration > 0.0:
+            tau = min(1.0, (now - self._segment_since) / self._segment_duration)
+            eased = tau * tau * (3.0 - 2.0 * tau)
+            if eased < t:
+                command = poses_from_arrays(*result.problem.points(eased))[0]
+                if self.metric.distance(limb_pose, command) > 1.0:
+                    # The limb is ahead of the interpolation (still carried by the last
+                    # step): the nearest point inside the sphere, found from the far end.
+                    back = hypersphere_clamp(limb_pose, end, start, self.metric)
+                    t = t if back.t is None else max(eased, 1.0 - back.t)
+                    command = poses_from_arrays(*result.problem.points(t))[0]
+        self.limb.command_pose(command, limb_pose)
+        telemetry = self.context.telemetry
+        distance = self.metric.distance(limb_pose, command)
+        telemetry.max_command_state_distance = max(telemetry.max_command_state_distance, distance)
+
+    def _start_segment(self, start: Pose, end: Pose, now: float) -> None:
+        self._segment = (start, end)
+        self._segment_since = now
+        # A smoothstep peaks at 1.5 times its mean speed.
+        length = self.metric.distance(start, end)
+        self._segment_duration = 0.0 if self.max_rate is None else 1.5 * length / self.max_rate
 
     def _record_metrics(self, now: float, figures: Mapping[str, Any]) -> None:
         key = str(self.params.get("metrics", "align"))
@@ -141,7 +221,7 @@ class AlignBehaviour(SkillBehaviour):
             "duration_s": now - self._t0,
             "final_dd_mm": figures.get("dd_mm"),
             "final_dtheta_deg": figures.get("dtheta_deg"),
-            "path_length_mm": self._path * 1e3,
+            **path_figures(self._samples),
         }
 
     def terminate(self, new_status: py_trees.common.Status) -> None:

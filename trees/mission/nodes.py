@@ -436,6 +436,13 @@ _SPECS: Final = (
             ),
             _p_e(20.0),
             _r_e(10.0),
+            ParamSpec(
+                "max_speed",
+                Quantity(MM_S, low=0, low_open=True),
+                50.0,
+                "version 1: the peak speed of each step's interpolation (the synchronizer's "
+                "LERP, easing in and out; version 2's t_max)",
+            ),
             ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
             ParamSpec(
                 "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
