@@ -43,7 +43,7 @@ from limbtree.transport.driver import (
 from limbtree.trees.behaviours import SyncMoveBehaviour
 from limbtree.trees.context import MissionContext
 from limbtree.trees.display import HeadlessProgress
-from limbtree.trees.launcher import free_port_pair
+from limbtree.trees.launcher import free_port_pairs
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.runner import Runner, RunOptions, TickClock
 
@@ -97,7 +97,7 @@ def serve(ports: Sequence[int], clock: str, rate_hz: float) -> None:
 @contextlib.contextmanager
 def hosted_limbs(n: int, clock: str, rate_hz: float, hosts: int = 2) -> Iterator[list[str]]:
     """Start ``n`` point-limb agents in ``hosts`` helper processes; yield their endpoints."""
-    ports = [free_port_pair() for _ in range(n)]
+    ports = free_port_pairs(n)
     groups = [ports[i::hosts] for i in range(hosts) if ports[i::hosts]]
     processes = []
     try:

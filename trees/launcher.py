@@ -31,19 +31,48 @@ def free_port_pair(host: str = "127.0.0.1", attempts: int = 50) -> int:
     Raises:
         RunError: if no such pair was found.
     """
-    for _ in range(attempts):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as first:
+    return free_port_pairs(1, host, attempts)[0]
+
+
+def free_port_pairs(count: int, host: str = "127.0.0.1", attempts: int = 50) -> list[int]:
+    """``count`` ports N, each with N and N+1 free on ``host`` right now, no two overlapping.
+
+    Every pair stays bound until all are found, so the system cannot hand out a port twice
+    and no pair's N+1 is another's N. Another program may still take a port before an agent
+    binds it; :class:`SimAgents` starts such an agent again on a new pair.
+
+    Raises:
+        RunError: if not enough pairs were found.
+    """
+    held: list[socket.socket] = []
+    ports: list[int] = []
+    try:
+        failures = 0
+        while len(ports) < count:
+            first = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(first)
             first.bind((host, 0))
             port = int(first.getsockname()[1])
-            if port >= 65535:
+            second = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(second)
+            try:
+                if port >= 65535:
+                    raise OSError("no port above")
+                second.bind((host, port + 1))
+            except OSError:
+                failures += 1
+                if failures > attempts:
+                    raise RunError(f"no pair of free ports found on {host}") from None
                 continue
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as second:
-                try:
-                    second.bind((host, port + 1))
-                except OSError:
-                    continue
-                return port
-    raise RunError(f"no pair of free ports found on {host}")
+            ports.append(port)
+    finally:
+        for sock in held:
+            sock.close()
+    return ports
+
+
+#: Startup attempts of an agent whose port another program took before it could bind.
+BIND_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -98,51 +127,21 @@ class SimAgents:
             RunError: naming the agent that did not come up and where its output is.
         """
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for spec in self.specs:
-            port = free_port_pair()
-            endpoint = f"tcp://127.0.0.1:{port}"
-            command = [
-                sys.executable,
-                "-m",
-                "limbtree",
-                "agent",
-                "--robot",
-                spec.robot,
-                "--bind",
-                endpoint,
-                "--driver",
-                "sim",
-                "--clock",
-                spec.clock,
-                "--seed",
-                str(spec.seed),
-                "--name",
-                spec.limb,
-            ]
-            if spec.chain:
-                command += ["--limb", spec.chain]
-            if spec.clock == "sim":
-                # The runner takes each state from its step's reply; the stream copy would
-                # only be decoded twice.
-                command.append("--quiet-steps")
-            for key, value in spec.options:
-                command += ["--sim-option", f"{key}={value}"]
-            if spec.world:
-                command += ["--world", spec.world]
-            log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
-            self._logs.append(log)
-            env = dict(os.environ, PYTHONUNBUFFERED="1")
-            self._processes[spec.limb] = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
-            )
-            self.endpoints[spec.limb] = endpoint
+        for spec, port in zip(self.specs, free_port_pairs(len(self.specs)), strict=True):
+            self._launch(spec, port)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         for spec in self.specs:
-            process = self._processes[spec.limb]
-            endpoint = self.endpoints[spec.limb]
+            attempts = 1
             while True:
+                process = self._processes[spec.limb]
+                endpoint = self.endpoints[spec.limb]
+                output = self.log_dir / f"agent-{spec.limb}.log"
                 if process.poll() is not None:
-                    output = self.log_dir / f"agent-{spec.limb}.log"
+                    if attempts < BIND_ATTEMPTS and _lost_its_port(output):
+                        # Another program took the port since it was found free.
+                        attempts += 1
+                        self._launch(spec, free_port_pair())
+                        continue
                     raise RunError(
                         f"the simulated agent of limb {spec.limb} ({spec.robot}) exited with "
                         f"status {process.returncode}; see {output}"
@@ -152,10 +151,33 @@ class SimAgents:
                 if time.monotonic() > deadline:
                     raise RunError(
                         f"the simulated agent of limb {spec.limb} did not answer on {endpoint} "
-                        f"within {STARTUP_TIMEOUT_S:g} s; see "
-                        f"{self.log_dir / f'agent-{spec.limb}.log'}"
+                        f"within {STARTUP_TIMEOUT_S:g} s; see {output}"
                     )
         return dict(self.endpoints)
+
+    def _launch(self, spec: SimAgentSpec, port: int) -> None:
+        """Start the agent process of ``spec`` on ``port`` (and ``port + 1``)."""
+        endpoint = f"tcp://127.0.0.1:{port}"
+        command = [sys.executable, "-m", "limbtree", "agent", "--robot", spec.robot,
+                   "--bind", endpoint, "--driver", "sim", "--clock", spec.clock,
+                   "--seed", str(spec.seed), "--name", spec.limb]  # fmt: skip
+        if spec.chain:
+            command += ["--limb", spec.chain]
+        if spec.clock == "sim":
+            # The runner takes each state from its step's reply; the stream copy would
+            # only be decoded twice.
+            command.append("--quiet-steps")
+        for key, value in spec.options:
+            command += ["--sim-option", f"{key}={value}"]
+        if spec.world:
+            command += ["--world", spec.world]
+        log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
+        self._logs.append(log)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._processes[spec.limb] = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
+        self.endpoints[spec.limb] = endpoint
 
     def alive(self, limb: str) -> bool:
         """Whether the agent process of ``limb`` is still running."""
@@ -185,3 +207,12 @@ class SimAgents:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _lost_its_port(log: Path) -> bool:
+    """Whether an agent's output says it could not bind because the address was in use."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return "cannot bind" in text and "Address already in use" in text

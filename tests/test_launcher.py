@@ -1,0 +1,65 @@
+"""The runner's simulated agents: real processes on loopback, ports that do not collide."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+import limbtree.trees.launcher as launcher
+from limbtree.transport import LimbClient
+from limbtree.trees.errors import RunError
+from limbtree.trees.launcher import SimAgents, SimAgentSpec, free_port_pairs
+
+
+def answers(endpoint: str, timeout_s: float) -> bool:
+    client = LimbClient(endpoint, subscribe=False)
+    try:
+        client.ping(timeout_s=timeout_s)
+        return True
+    except Exception:
+        return False
+    finally:
+        client.close()
+
+
+def test_port_pairs_are_distinct_and_do_not_overlap():
+    ports = free_port_pairs(64)
+    taken = [p for port in ports for p in (port, port + 1)]
+    assert len(set(taken)) == len(taken) == 128
+
+
+def test_an_agent_whose_port_was_taken_is_started_again_on_another(tmp_path, monkeypatch):
+    # Another program binds the port between the search and the agent's start.
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    calls = []
+
+    def search(count, *args):
+        calls.append(count)
+        return [taken] * count if len(calls) == 1 else free_port_pairs(count, *args)
+
+    monkeypatch.setattr(launcher, "free_port_pairs", search)
+    spec = SimAgentSpec("arm", "light_limb", None, seed=1, clock="sim")
+    try:
+        with SimAgents([spec], tmp_path) as agents:
+            endpoints = agents.start(answers)
+            assert endpoints["arm"] != f"tcp://127.0.0.1:{taken}"
+            assert answers(endpoints["arm"], 2.0)
+            assert len(calls) == 2
+    finally:
+        squatter.close()
+
+
+def test_an_agent_that_cannot_start_is_named_with_its_log(tmp_path):
+    spec = SimAgentSpec("arm", "light_limb", None, seed=1, clock="sim",
+                        options=(("flex", "-1"),))  # fmt: skip
+    with SimAgents([spec], tmp_path) as agents, pytest.raises(RunError) as raised:
+        agents.start(answers)
+    message = str(raised.value)
+    assert "limb arm (light_limb) exited" in message
+    log = Path(message.rsplit("see ", 1)[1])
+    assert "flex" in log.read_text()
