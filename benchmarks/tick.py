@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import zmq
 
 from limbtree.kinematics import Pose
 from limbtree.transport import LimbAgent, LimbClient
@@ -122,10 +123,13 @@ def hosted_limbs(n: int, clock: str, rate_hz: float, hosts: int = 2) -> Iterator
                 process.kill()
 
 
-def build(endpoints: Sequence[str], clock: TickClock, loop: bool = True) -> tuple[Any, ...]:
-    """Clients, limb handles and a looping square sync move over every limb."""
-    clients = {f"l{i}": LimbClient(e, stale_after_s=0.5, clock=clock.now) for i, e in
-               enumerate(endpoints)}  # fmt: skip
+def build(
+    endpoints: Sequence[str], clock: TickClock, zmq_context: zmq.Context[Any], loop: bool = True
+) -> tuple[Any, ...]:
+    """Clients (sharing one ZeroMQ context, as the runner's), limb handles and a looping
+    square sync move over every limb."""
+    clients = {f"l{i}": LimbClient(e, stale_after_s=0.5, clock=clock.now, context=zmq_context)
+               for i, e in enumerate(endpoints)}  # fmt: skip
     handles = {}
     for name, client in clients.items():
         handles[name] = LimbHandle(name, client.describe(5.0).limb, client, Pose())
@@ -147,7 +151,8 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
     stream_hz = rate_hz if clock_mode == "real" else 100.0
     with hosted_limbs(n, clock_mode, stream_hz) as endpoints:
         clock = TickClock()
-        clients, context, root = build(endpoints, clock)
+        zmq_context: zmq.Context[Any] = zmq.Context()
+        clients, context, root = build(endpoints, clock, zmq_context)
         try:
             if clock_mode == "real":
                 # Wait until every state has arrived.
@@ -179,6 +184,7 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
         finally:
             for c in clients.values():
                 c.close()
+            zmq_context.term()
     ticks = len(durations)
     per_tick = sorted(durations)
     p99 = per_tick[min(ticks - 1, int(0.99 * ticks))]

@@ -63,6 +63,10 @@ MAX_PENDING_COMMANDS: Final = 4096
 _ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
 _EXPECTED_REPLY: Final = {request: str(reply) for request, reply in REPLY_TYPES.items()}
 
+_EVENTS: Final = int(zmq.EVENTS)
+_POLLIN: Final = int(zmq.POLLIN)
+_NOBLOCK: Final = int(zmq.NOBLOCK)
+
 
 @dataclass(frozen=True)
 class AgentDescription:
@@ -274,14 +278,15 @@ class LimbClient:
         Returns:
             True when a newer state arrived.
         """
+        # Plain ints: pyzmq's flag enums cost microseconds per operation on this hot path.
         dealer = self._dealer
-        while cast(int, dealer.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
-            self._on_reply(dealer.recv(zmq.NOBLOCK))
+        while cast(int, dealer.getsockopt(_EVENTS)) & _POLLIN:
+            self._on_reply(dealer.recv(_NOBLOCK))
         sub = self._sub
         new = False
         if sub is not None:
-            while cast(int, sub.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
-                new = self._on_stream(sub.recv(zmq.NOBLOCK)) or new
+            while cast(int, sub.getsockopt(_EVENTS)) & _POLLIN:
+                new = self._on_stream(sub.recv(_NOBLOCK)) or new
         return new
 
     def send_command(self, mode: CommandMode | str, **fields: Any) -> bool:
@@ -516,7 +521,7 @@ class LimbClient:
 
     def _send(self, frame: bytes) -> bool:
         try:
-            self._dealer.send(frame, zmq.NOBLOCK)
+            self._dealer.send(frame, _NOBLOCK)
         except zmq.Again:
             return False
         return True
@@ -696,6 +701,8 @@ def _plain_array(value: Any) -> Any:
         value = tolist()
     if not isinstance(value, list | tuple):
         return value  # let validation name the wrong type
+    if all(type(x) is float for x in value):  # the common case, without the ABC checks
+        return tuple(value)
     if all(isinstance(x, Real) and not isinstance(x, bool) for x in value):
         return tuple(float(x) for x in value)
     return tuple(value)

@@ -74,6 +74,8 @@ class LimbHandle:
 
     def __post_init__(self) -> None:
         self._base_inverse = self.base.inverse()
+        # Most limbs sit at the world origin: then no pose needs transforming.
+        self._at_origin = not self.base.position.any() and abs(self.base.quaternion[3]) == 1.0
         # The world pose of the last state seen, so that a tick computes it once.
         self._posed: tuple[LimbState | None, Pose | None] = (None, None)
 
@@ -105,7 +107,7 @@ class LimbHandle:
             return None
         seen, pose = self._posed
         if seen is not state or pose is None:
-            pose = self.base @ Pose.from_array(state.ee_poses[self.end_effector])
+            pose = self._to_world(Pose.from_array(state.ee_poses[self.end_effector]))
             self._posed = (state, pose)
         return pose
 
@@ -123,7 +125,10 @@ class LimbHandle:
         values = frames.get(body) if isinstance(frames, dict) else None
         if values is None:
             return None
-        return self.base @ Pose.from_array(values)
+        return self._to_world(Pose.from_array(values))
+
+    def _to_world(self, pose: Pose) -> Pose:
+        return pose if self._at_origin else self.base @ pose
 
     def fk_pose(self) -> Pose | None:
         """Alias of :meth:`pose`: the end-effector pose from the limb's own kinematics."""
@@ -149,7 +154,7 @@ class LimbHandle:
         """Send a world-frame end-effector pose target (the agent runs IK)."""
         self.tick_record.center = center
         self.tick_record.command = pose
-        target = self._base_inverse @ pose
+        target = pose if self._at_origin else self._base_inverse @ pose
         return self.link.send_command(
             CommandMode.EE_POSE, ee=self.end_effector, pose=target.as_array().tolist()
         )
