@@ -1,8 +1,23 @@
-"""Make the driver a limb agent serves, by name (``limbtree agent --driver``)."""
+"""Make the driver a limb agent serves, by name (``limbtree agent --driver``).
+
+``sim`` is the simulated limb. A real limb's driver, a
+:class:`~limbtree.robots.driver.HardwareDriver` subclass in the user's own package, is named
+either by its import path, ``package.module:ClassName``, or by the name its package
+registers in the ``limbtree.drivers`` entry-point group::
+
+    [project.entry-points."limbtree.drivers"]
+    serial_arm = "my_robot.driver:SerialArmDriver"
+
+It is built as ``ClassName(robot, limb, **options)``, the options being the text values of
+``limbtree agent --driver-option KEY=VALUE``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import entry_points
 from typing import Final
 
 from limbtree.robots.assembly import AssemblyLimb, WorldModule, world_from_json
@@ -10,10 +25,21 @@ from limbtree.robots.errors import RobotsError
 from limbtree.robots.sim import SimConfig, SimulatedLimb
 from limbtree.transport.driver import LimbDriver
 
-__all__ = ["DRIVERS", "UnknownDriverError", "make_driver", "world_from_json"]
+__all__ = [
+    "DRIVERS",
+    "ENTRY_POINT_GROUP",
+    "DriverOptionError",
+    "UnknownDriverError",
+    "driver_class",
+    "make_driver",
+    "registered_drivers",
+    "world_from_json",
+]
 
-#: The drivers :func:`make_driver` knows, by name.
+#: The drivers limbtree itself ships, by name.
 DRIVERS: Final[tuple[str, ...]] = ("sim",)
+#: The entry-point group where packages register their drivers by name.
+ENTRY_POINT_GROUP: Final = "limbtree.drivers"
 
 
 class UnknownDriverError(RobotsError, LookupError):
@@ -21,16 +47,58 @@ class UnknownDriverError(RobotsError, LookupError):
 
     Attributes:
         driver: the name that was asked for.
-        valid_drivers: the names it knows.
+        valid_drivers: the names it knows (``sim`` and the registered ones).
     """
 
-    def __init__(self, driver: str) -> None:
+    def __init__(self, driver: str, why: str | None = None) -> None:
         self.driver = driver
-        self.valid_drivers = DRIVERS
-        super().__init__(
-            f"unknown driver {driver!r}; valid drivers: {', '.join(DRIVERS)} (a real limb "
-            "needs its own HardwareDriver subclass, see docs/drivers.md)"
+        self.valid_drivers = (*DRIVERS, *sorted(registered_drivers()))
+        reason = why or (
+            f"valid drivers: {', '.join(self.valid_drivers)}, or a HardwareDriver subclass "
+            "as package.module:ClassName (see docs/drivers.md)"
         )
+        super().__init__(f"unknown driver {driver!r}; {reason}")
+
+
+class DriverOptionError(RobotsError, ValueError):
+    """The options given to a driver do not fit it (``limbtree agent --driver-option``)."""
+
+
+def registered_drivers() -> dict[str, str]:
+    """The drivers installed packages register (``limbtree.drivers``): name -> import path."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def driver_class(driver: str) -> type[LimbDriver]:
+    """The driver class named ``package.module:ClassName`` or by a registered name.
+
+    Raises:
+        UnknownDriverError: when the name is not registered, the module cannot be imported,
+            it has no such class, or the class is not a
+            :class:`~limbtree.transport.driver.LimbDriver`.
+    """
+    path = registered_drivers().get(driver, driver)
+    module_name, sep, class_name = path.partition(":")
+    if not sep or not module_name or not class_name:
+        raise UnknownDriverError(driver)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownDriverError(
+            driver, f"cannot import {module_name!r} ({exc}); is its package installed?"
+        ) from exc
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, LimbDriver)):
+        what = "has no class" if cls is None else "has no LimbDriver class"
+        raise UnknownDriverError(
+            driver, f"{module_name} {what} {class_name!r}; subclass HardwareDriver"
+        )
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise UnknownDriverError(
+            driver, f"{class_name} is abstract (no {missing}); name your subclass of it"
+        )
+    return cls
 
 
 def make_driver(
@@ -41,13 +109,16 @@ def make_driver(
     seed: int = 0,
     config: SimConfig | None = None,
     world: Sequence[WorldModule] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> LimbDriver:
     """Make the driver of one limb of a registry robot.
 
     Args:
         robot: the robot's name (``limbtree robots`` lists them).
         limb: the limb's name; None for a robot with a single limb.
-        driver: which driver: ``"sim"`` (:class:`~limbtree.robots.sim.SimulatedLimb`).
+        driver: which driver: ``"sim"`` (:class:`~limbtree.robots.sim.SimulatedLimb`), a
+            name registered in the ``limbtree.drivers`` entry-point group, or
+            ``package.module:ClassName``.
         seed: seed of the simulated limb's noise and IK restarts.
         config: the simulated limb's non-idealities and scheduled faults (default: ideal).
         world: modules placed in the limb's base frame (:func:`world_from_json` reads them
@@ -55,19 +126,44 @@ def make_driver(
             :class:`~limbtree.robots.assembly.AssemblyLimb` that can grasp them and publishes
             motion-capture observations; None: a plain
             :class:`~limbtree.robots.sim.SimulatedLimb`.
+        options: keyword arguments (text) for a hardware driver's constructor, called as
+            ``ClassName(robot, limb, **options)``; ``seed``, ``config`` and ``world`` are
+            for ``sim`` only.
 
     Returns:
         The driver, ready for :meth:`~limbtree.transport.driver.LimbDriver.advance`.
 
     Raises:
         UnknownDriverError: for an unknown driver name; it lists the valid ones.
+        DriverOptionError: for options the driver does not take, or simulator settings
+            given to a hardware driver.
         limbtree.robots.errors.UnknownRobotError: for an unknown robot.
         limbtree.robots.errors.UnknownLimbError: for an unknown limb, or None on a robot
             with several limbs.
         limbtree.robots.assembly.WorldError: for an unknown module or a name used twice.
     """
     if driver == "sim":
+        if options:
+            raise DriverOptionError(
+                f"driver options ({', '.join(options)}) are for hardware drivers; "
+                "the simulated limb takes simulator settings (--sim-option)"
+            )
         if world is not None:
             return AssemblyLimb(robot, limb, seed=seed, config=config, world=world)
         return SimulatedLimb(robot, limb, seed=seed, config=config)
-    raise UnknownDriverError(driver)
+    cls = driver_class(driver)
+    if config is not None or world is not None:
+        raise DriverOptionError(
+            f"simulator settings (--sim-option, --world) are for --driver sim, not {driver}"
+        )
+    options = dict(options or {})
+    try:
+        inspect.signature(cls).bind(robot, limb, **options)
+    except TypeError as exc:
+        raise DriverOptionError(
+            f"driver {driver} is built as {cls.__name__}{inspect.signature(cls)}: {exc}; "
+            "give its settings with --driver-option KEY=VALUE"
+        ) from None
+    # A LimbDriver's constructor is the driver's own business: checked by bind() above.
+    make: Callable[..., LimbDriver] = cls
+    return make(robot, limb, **options)

@@ -26,6 +26,17 @@ def _robots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str, str]:
+    """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (SystemExit when malformed)."""
+    values: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"limbtree: {flag} wants {what}=VALUE, got {item!r}")
+        values[key] = value
+    return values
+
+
 def _agent(args: argparse.Namespace) -> int:
     import logging
 
@@ -34,18 +45,19 @@ def _agent(args: argparse.Namespace) -> int:
     from limbtree.transport import serve_forever
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    options: dict[str, str] = {}
-    for item in args.sim_option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"limbtree agent: --sim-option wants KEY=VALUE, got {item!r}")
-        options[key] = value
+    options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None
     from limbtree.robots.factory import world_from_json
 
     world = world_from_json(args.world) if args.world else None
     driver = make_driver(
-        args.robot, args.limb, driver=args.driver, seed=args.seed, config=config, world=world
+        args.robot,
+        args.limb,
+        driver=args.driver,
+        seed=args.seed,
+        config=config,
+        world=world,
+        options=_key_values(args.driver_option, "--driver-option"),
     )
     serve_forever(
         driver,
@@ -87,13 +99,7 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _overrides(items: Sequence[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"limbtree: --set wants NAME=VALUE, got {item!r}")
-        out[name] = value
-    return out
+    return _key_values(items, "--set", "NAME")
 
 
 def _speed(text: str) -> float | None:
@@ -224,7 +230,15 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--robot", required=True, help="robot name (see limbtree robots)")
     agent.add_argument("--limb", help="which limb of the robot (default: its only one)")
     agent.add_argument("--bind", required=True, metavar="tcp://HOST:PORT")
-    agent.add_argument("--driver", default="sim", help="sim (default) or a hardware driver")
+    agent.add_argument(
+        "--driver", default="sim",
+        help="sim (default), a driver registered under limbtree.drivers, or "
+        "package.module:ClassName (a HardwareDriver subclass)",
+    )  # fmt: skip
+    agent.add_argument(
+        "--driver-option", action="append", default=[], metavar="KEY=VALUE",
+        help="hardware driver: a keyword argument (text) of its constructor (repeatable)",
+    )  # fmt: skip
     agent.add_argument("--keys", metavar="DIR", help="require CURVE with the keys in DIR")
     agent.add_argument("--clock", choices=["real", "sim"], default="real")
     agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
