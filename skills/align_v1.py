@@ -43,10 +43,8 @@ from limbtree.skills.alignment import (
     angle_between,
     check_number,
     check_order,
-    goal_pose,
     interpolate_clamped,
     mean_quaternion,
-    pose_error,
     quaternion_from_rotation_vector,
     quaternion_multiply,
     scaled,
@@ -291,10 +289,7 @@ class AlignV1:
                 )
             )
         self._supervisor.found()
-        goal = goal_pose(target, p.offset)
-        sample = pose_error(ee, goal)
-        jump = self._buffer.push(time, sample)
-        estimate = self._buffer.mean() or sample
+        goal, sample, estimate, jump = self._buffer.measure(time, ee, target, p.offset)
         settled = self._settled(time, ee, observation.limb_settled)
         s = step_size(estimate.dd, p)
         theta_step = rotation_step(estimate.dtheta, p.theta_min, p.theta_max)

@@ -58,9 +58,7 @@ from limbtree.skills.alignment import (
     as_twist,
     check_number,
     check_order,
-    goal_pose,
     interpolate_clamped,
-    pose_error,
     scaled,
     vector,
 )
@@ -425,10 +423,7 @@ class AlignV2:
             phase = AlignPhase.FAILED if outcome is Outcome.FAILURE else AlignPhase.LOST
             return self._finish(AlignV2Step(outcome, phase, message, time))
         self._supervisor.found()
-        goal = goal_pose(target, p.offset)
-        sample = pose_error(ee, goal)
-        jump = self._buffer.push(time, sample)
-        estimate = self._buffer.mean() or sample
+        goal, sample, estimate, jump = self._buffer.measure(time, ee, target, p.offset)
         dd, dtheta = estimate.dd, estimate.dtheta
 
         self._history.append((time, np.array(sample.e_xyz), np.array(ee.position)))

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -330,6 +330,22 @@ def interpolate_clamped(
     return y_low + (x - x_low) / (x_high - x_low) * (y_high - y_low)
 
 
+class Measurement(NamedTuple):
+    """One tick's measurement (:meth:`ErrorBuffer.measure`).
+
+    Attributes:
+        goal: the pose the end-effector aligns to, ``target @ offset``.
+        sample: this tick's error (eq. 1).
+        estimate: the averaged error (eq. 2), or ``sample`` while the buffer is empty.
+        jump: whether ``sample`` jumped and was not buffered.
+    """
+
+    goal: Pose
+    sample: PoseError
+    estimate: PoseError
+    jump: bool
+
+
 class ErrorBuffer:
     """The short error buffer of eq. 2 with the jump check of Sec. II-A.
 
@@ -399,6 +415,24 @@ class ErrorBuffer:
         if not self._samples:
             return None
         return average_errors([s for _, s in self._samples])
+
+    def measure(self, time: float, ee: Pose, target: Pose, offset: Pose | None) -> Measurement:
+        """One tick's measurement, as both controllers take it.
+
+        Args:
+            time: the tick's time [s].
+            ee: the measured end-effector pose.
+            target: the measured target pose.
+            offset: the goal in the target's frame (see :func:`goal_pose`).
+
+        Returns:
+            The goal, this tick's eq. 1 against it, the average of eq. 2 (the sample itself
+            until the buffer holds one), and whether the sample jumped (:meth:`push`).
+        """
+        goal = goal_pose(target, offset)
+        sample = pose_error(ee, goal)
+        jump = self.push(time, sample)
+        return Measurement(goal, sample, self.mean() or sample, jump)
 
 
 # Parameters ------------------------------------------------------------------------------
