@@ -421,6 +421,7 @@ class KinematicChain:
         ilimit: int = 30,
         slimit: int = 10,
         seed: int | None = None,
+        nearest: bool = False,
     ) -> IKResult:
         """Inverse kinematics with rtb's C++ Levenberg-Marquardt solver (``ik_LM``, Chan).
 
@@ -448,6 +449,10 @@ class KinematicChain:
             slimit: maximum number of searches, the first from ``q0`` included.
             seed: seed of the restart generator; None behaves as 0, so results never depend
                 on global random state.
+            nearest: when the search from ``q0`` fails, run every restart and return the
+                solution nearest ``q0`` (largest joint difference) instead of the first
+                found: a limb tracking a target should not swing to whichever branch a
+                random restart happens to reach first.
 
         Returns:
             The solution, or ``q0`` clipped to the limits with ``success=False``.
@@ -467,6 +472,7 @@ class KinematicChain:
         lower, upper = self._lower, self._upper
         rng: np.random.Generator | None = None
         iterations = 0
+        best: tuple[float, FloatArray, float] | None = None  # (gap, q, residual), nearest
         for search in range(slimit):
             if search == 0:
                 start = q_start
@@ -493,7 +499,13 @@ class KinematicChain:
                 residual = self._residual(q, T_target, weights)
                 if residual >= tol:
                     continue
-            return IKResult(q, True, residual, iterations, search + 1)
+            if search == 0 or not nearest:
+                return IKResult(q, True, residual, iterations, search + 1)
+            gap = float(np.max(np.abs(q - q_start)))
+            if best is None or gap < best[0]:
+                best = (gap, q, residual)
+        if best is not None:
+            return IKResult(best[1], True, best[2], iterations, slimit)
         held = np.clip(q_start, lower, upper)
         return IKResult(held, False, self._residual(held, T_target, weights), iterations, slimit)
 

@@ -322,7 +322,9 @@ class CommandTracker:
         if first.success or self._ik_searches == 1:
             return first
         seed = int(np.random.SeedSequence([self._ik_seed, self._ik_count]).generate_state(1)[0])
-        return self.chain.ik(target, q0, mask=self._mask, slimit=self._ik_searches, seed=seed)
+        return self.chain.ik(
+            target, q0, mask=self._mask, slimit=self._ik_searches, seed=seed, nearest=True
+        )
 
     def ik_failed(self, residual: float) -> None:
         """Record an ``ee_pose`` command that had no IK solution: the goal does not change."""

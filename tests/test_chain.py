@@ -283,6 +283,29 @@ def test_ik_from_a_nearby_state_stays_on_the_same_branch():
     assert np.linalg.norm(result.q - q) < 0.05  # a redundant arm drifts a little, no jump
 
 
+def test_nearest_ik_takes_the_restart_solution_closest_to_q0():
+    chain = chain_of("moonbot_limb_v2", "arm")
+    target = chain.fk([1.0, -1.2, 0.8, 1.9, -0.6, 1.1, 0.4])
+    q0 = chain.lower * 0.9  # far away: the search from q0 fails, restarts are needed
+    first = chain.ik(target, q0, seed=11, slimit=10)
+    nearest = chain.ik(target, q0, seed=11, slimit=10, nearest=True)
+    assert first.success and nearest.success and first.searches > 1
+    assert nearest.searches == 10  # every restart was tried
+    gap = float(np.max(np.abs(nearest.q - q0)))
+    assert gap <= float(np.max(np.abs(first.q - q0)))
+    assert chain.fk(nearest.q).distance_to(target) < 1e-3
+    # Each restart alone: none that succeeds lands nearer q0.
+    rng = np.random.default_rng(11)
+    for _ in range(9):
+        start = rng.uniform(chain._sample_low, chain._sample_high)
+        alone = chain.ik(target, start, slimit=1)
+        if alone.success:
+            assert float(np.max(np.abs(alone.q - q0))) >= gap - 1e-12
+    # When the first search succeeds, nearest changes nothing.
+    near_q = np.array([1.0, -1.2, 0.8, 1.9, -0.6, 1.1, 0.4]) + 0.01
+    assert chain.ik(target, near_q, nearest=True).searches == 1
+
+
 def test_ik_is_deterministic_for_a_given_q0_and_seed():
     chain = chain_of("moonbot_limb_v2", "arm")
     target = chain.fk([1.0, -1.2, 0.8, 1.9, -0.6, 1.1, 0.4])
