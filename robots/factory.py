@@ -29,6 +29,7 @@ __all__ = [
     "DRIVERS",
     "ENTRY_POINT_GROUP",
     "DriverOptionError",
+    "DriverStartError",
     "UnknownDriverError",
     "driver_class",
     "make_driver",
@@ -62,6 +63,10 @@ class UnknownDriverError(RobotsError, LookupError):
 
 class DriverOptionError(RobotsError, ValueError):
     """The options given to a driver do not fit it (``limbtree agent --driver-option``)."""
+
+
+class DriverStartError(RobotsError, RuntimeError):
+    """A hardware driver's constructor failed (its device would not open, a bad setting)."""
 
 
 def registered_drivers() -> dict[str, str]:
@@ -137,6 +142,8 @@ def make_driver(
         UnknownDriverError: for an unknown driver name; it lists the valid ones.
         DriverOptionError: for options the driver does not take, or simulator settings
             given to a hardware driver.
+        DriverStartError: when a hardware driver's constructor raises; the message names
+            the driver and the error.
         limbtree.robots.errors.UnknownRobotError: for an unknown robot.
         limbtree.robots.errors.UnknownLimbError: for an unknown limb, or None on a robot
             with several limbs.
@@ -166,4 +173,11 @@ def make_driver(
         ) from None
     # A LimbDriver's constructor is the driver's own business: checked by bind() above.
     make: Callable[..., LimbDriver] = cls
-    return make(robot, limb, **options)
+    try:
+        return make(robot, limb, **options)
+    except RobotsError:
+        raise
+    except Exception as exc:  # the user's code: a device that will not open, a bad value
+        raise DriverStartError(
+            f"driver {driver} could not start: {type(exc).__name__}: {exc}"
+        ) from exc

@@ -12,7 +12,12 @@ import pytest
 from fake_hardware import LoopbackArm
 
 import limbtree.robots.factory as factory
-from limbtree.robots.factory import DriverOptionError, UnknownDriverError, make_driver
+from limbtree.robots.factory import (
+    DriverOptionError,
+    DriverStartError,
+    UnknownDriverError,
+    make_driver,
+)
 from limbtree.transport import LimbClient
 from limbtree.transport.driver import CommandMode, Health
 
@@ -53,6 +58,12 @@ def test_a_driver_that_cannot_be_found_says_why(driver, words):
 def test_options_the_driver_does_not_take_name_its_signature():
     with pytest.raises(DriverOptionError, match=r"LoopbackArm\(robot.*power.*voltage"):
         make_driver("light_limb", driver=PLUGIN, options={"voltage": "48"})
+
+
+def test_a_driver_that_fails_to_start_is_named_with_its_error():
+    with pytest.raises(DriverStartError, match="fake_hardware:LoopbackArm could not start: "
+                       "ValueError: power must be on or off, got 'maybe'"):  # fmt: skip
+        make_driver("light_limb", driver=PLUGIN, options={"power": "maybe"})
 
 
 def test_simulator_settings_are_refused_for_hardware_and_options_for_sim():
