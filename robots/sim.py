@@ -318,10 +318,13 @@ class SimulatedLimb(HardwareDriver):
         self._velocity = np.zeros(n)
         self._setpoint = q0.copy()
         self._pending: deque[tuple[float, FloatArray]] = deque()
+        # With a bending mode, the rigid (sagged) pose is computed once per integration step
+        # for the oscillator and kept for true_ee_pose.
+        self._rigid = self._rigid_pose()
         self._wobble = (
             None
             if config.vibration_hz == 0.0
-            else _Wobble(config.vibration_hz, config.vibration_damping, self._rigid_position())
+            else _Wobble(config.vibration_hz, config.vibration_damping, self._rigid.position)
         )
         self._powered = True
         self._disassembled = False
@@ -399,17 +402,15 @@ class SimulatedLimb(HardwareDriver):
 
         This is what an external motion capture sees; the limb's own FK does not.
         """
-        pose = sagged_pose(
-            self.tracker.chain.fk(self._output), self.config.flex, self._gravity, self._load
-        )
         if self._wobble is None:
-            return pose
-        return Pose._trusted(pose.position + self._wobble.offset, pose.quaternion)
+            return self._rigid_pose()
+        rigid = self._rigid
+        return Pose._trusted(rigid.position + self._wobble.offset, rigid.quaternion)
 
-    def _rigid_position(self) -> FloatArray:
-        """Where the arm would put the end-effector without vibration (with sag) [m]."""
+    def _rigid_pose(self) -> Pose:
+        """Where the arm puts the end-effector without vibration: FK of the output, sagged."""
         pose = self.tracker.chain.fk(self._output)
-        return sagged_pose(pose, self.config.flex, self._gravity, self._load).position
+        return sagged_pose(pose, self.config.flex, self._gravity, self._load)
 
     # ------------------------------------------------------------------ faults
 
@@ -581,7 +582,8 @@ class SimulatedLimb(HardwareDriver):
             self._servo(dt)
         self._velocity = (self._motor - before) / dt
         if self._wobble is not None:
-            self._wobble.advance(self._rigid_position(), dt)
+            self._rigid = self._rigid_pose()
+            self._wobble.advance(self._rigid.position, dt)
 
     def _servo(self, dt: float) -> None:
         # Each motor moves towards its setpoint by at most speed * dt; the output follows

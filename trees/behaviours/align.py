@@ -179,9 +179,10 @@ class AlignBehaviour(SkillBehaviour):
         """
         if goal is None or limb_pose is None:
             return
-        if stepped or self._segment is None:
-            self._start_segment(limb_pose, goal, now)
-        start, end = self._segment or (limb_pose, goal)
+        segment = self._segment
+        if stepped or segment is None:
+            segment = self._start_segment(limb_pose, goal, now)
+        start, end = segment
         result = hypersphere_clamp(limb_pose, start, end, self.metric)
         if result.t is None:
             # Pushed off the segment: start a new one from where the limb is.
@@ -207,12 +208,13 @@ class AlignBehaviour(SkillBehaviour):
         distance = self.metric.distance(limb_pose, command)
         telemetry.max_command_state_distance = max(telemetry.max_command_state_distance, distance)
 
-    def _start_segment(self, start: Pose, end: Pose, now: float) -> None:
+    def _start_segment(self, start: Pose, end: Pose, now: float) -> tuple[Pose, Pose]:
         self._segment = (start, end)
         self._segment_since = now
         # A smoothstep peaks at 1.5 times its mean speed.
         length = self.metric.distance(start, end)
         self._segment_duration = 0.0 if self.max_rate is None else 1.5 * length / self.max_rate
+        return self._segment
 
     def _record_metrics(self, now: float, figures: Mapping[str, Any]) -> None:
         key = str(self.params.get("metrics", "align"))
