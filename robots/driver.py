@@ -148,7 +148,7 @@ class HardwareDriver(LimbDriver):
         """
 
     def solve_ik(self, target: Pose, q0: FloatArray) -> IKResult:
-        """The IK of an ``ee_pose`` command: seeded, from the measured joints ``q0``.
+        """The IK of an ``ee_pose`` command, seeded from ``q0`` (see :meth:`command`).
 
         Override only to change how IK fails or succeeds (the simulated limb injects IK
         errors here). An override may raise ``DriverError("ik_failed", message)`` to fail
@@ -156,7 +156,8 @@ class HardwareDriver(LimbDriver):
 
         Args:
             target: the wanted end-effector pose, base frame.
-            q0: ``(n,)`` the measured joints [rad or m].
+            q0: ``(n,)`` the joint setpoint the servos are tracking now [rad or m] (the
+                measured joints before the first setpoint).
 
         Returns:
             The IK result; ``success=False`` makes the command fail with ``ik_failed``.
@@ -248,7 +249,11 @@ class HardwareDriver(LimbDriver):
     def command(self, mode: CommandMode, payload: Mapping[str, Any]) -> None:
         """Accept a command; the joints start moving at the next :meth:`advance`.
 
-        ``ee_pose`` runs seeded IK from the measured joints now; without a solution the goal
+        ``ee_pose`` runs seeded IK now, from the joint setpoint the servos are tracking (the
+        measured joints before the first): a redundant limb streamed pose targets then stays
+        on one branch of its null space. Seeded from the measured joints, which lag the
+        setpoint by a tick, the answers alternated between two null-space solutions and the
+        motors chattered at half the command rate. Without a solution the goal
         does not change, ``IK_FAILED`` is set and ``ik_failed`` raised. A joint target
         outside the limits is clipped onto them and flagged ``JOINT_LIMIT``. While the power
         is off commands are ignored (counted in the state's ``detail``).
@@ -281,7 +286,8 @@ class HardwareDriver(LimbDriver):
             tracker.track_joints(target, mode, None)
         elif mode is CommandMode.EE_POSE:
             try:
-                result = self.solve_ik(pose, q_now)
+                seed = tracker.reference
+                result = self.solve_ik(pose, q_now if seed is None else seed)
             except DriverError as exc:
                 if exc.code == "ik_failed":
                     tracker.ik_failed(float("inf"))

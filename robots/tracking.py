@@ -149,8 +149,9 @@ class CommandTracker:
     Args:
         robot: the robot the limb belongs to.
         limb: the limb's name; None for a robot with a single limb.
-        ik_searches: IK searches per ``ee_pose`` command (the first from the measured
-            joints, then seeded restarts inside the limits); small, so a command never blocks.
+        ik_searches: IK searches per ``ee_pose`` command (the first from the seed the
+            driver gives, the joint setpoint, then seeded restarts inside the limits);
+            small, so a command never blocks.
         ik_seed: seed of the IK restarts. The restarts of the k-th command use a seed derived
             from ``(ik_seed, k)``, so a run is deterministic and no global random state is
             touched.
@@ -308,7 +309,7 @@ class CommandTracker:
 
         Args:
             target: the wanted end-effector pose, base frame.
-            q0: ``(n,)`` the measured joints [rad or m].
+            q0: ``(n,)`` where to start [rad or m]: the joint setpoint being tracked.
 
         Returns:
             The chain's :class:`~limbtree.kinematics.chain.IKResult`.

@@ -146,6 +146,35 @@ def test_ee_pose_command_reaches_the_target_and_fk_reports_it(robot, limb, offse
     assert not driver.state().health & Health.IK_FAILED
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_redundant_limb_streamed_one_pose_target_stands_still_in_its_null_space(seed):
+    # A 7-joint limb sent an ee_pose every tick (the align and sync_move leaves do) must
+    # not move in its null space. Seeded from the measured joints, which lag the goal by a
+    # tick, the IK answers alternated between two null-space solutions whose gap grew
+    # while the limb moved and stayed when it stopped: the motors chattered at half the
+    # command rate (0.008 rad, 1 mm at the tip; seen in the Minimal self-assembly).
+    noise = math.radians(0.02)
+    driver = sim("moonbot_limb_v2", joint_noise_rad=noise, seed=seed)
+    # Limb V2 halfway to its approach pose in missions/self_assembly_minimal.yaml.
+    q = [-0.1456, 0.6889, -0.6158, 0.8734, 0.3798, 1.61, 2.5049]
+    driver.command(CommandMode.JOINT_POSITION, {"q": q})
+    dt = 1.0 / 30.0
+    run(driver, 3.0, dt)
+    start = ee(driver.state())
+    line = np.array([0.0, -0.03, -0.02])
+    readings = []
+    for k in range(1, 91):
+        tau = min(1.0, k / 45)
+        goal = Pose(start.position + line * tau * tau * (3.0 - 2.0 * tau), start.quaternion)
+        driver.command(CommandMode.EE_POSE, {"pose": goal.as_array().tolist()})
+        driver.advance(driver.time + dt)
+        readings.append(np.array(driver.state().q))
+    steps = np.diff(np.array(readings), axis=0)
+    alternating = (steps[1:] * steps[:-1] < 0) & (np.abs(steps[1:]) > 6 * noise)
+    assert not alternating.any()  # noise alone: no tick-to-tick back and forth
+    assert ee(driver.state()).distance_to(goal) < 2e-3
+
+
 def test_an_unreachable_ee_pose_fails_sets_ik_failed_and_does_not_move():
     driver = sim("light_limb")
     before = driver.state().q
