@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from limbtree.trees.recorder import read_log
+from limbtree.trees.report import make_report
 
 MISSIONS = Path(__file__).resolve().parent.parent / "missions"
 
@@ -125,6 +126,10 @@ def test_self_assembly_aligns_grasps_and_reconfigures_v2_faster_than_v1(tmp_path
         assert align["final_dd_mm"] <= 10.0 and align["final_dtheta_deg"] <= 2.0
         assert s["metrics"]["align_grasp"]["final_dd_mm"] <= 10.0
         assert s["max_command_state_distance"] <= 1.0
+        # The report draws Fig. 4 (the measured paths) and Fig. 5 (speeds, Version 2 only).
+        images = {path.name for path in make_report(s["_log"].parent).images}
+        assert {"alignment.png", "alignment_path.png"} <= images
+        assert ("alignment_speed.png" in images) == (version == 2)
     # Seed 002 Table I and Fig. 4: Version 2 converges 15 to 40 % sooner, on a shorter path.
     speedup = 1.0 - aligns[2]["duration_s"] / aligns[1]["duration_s"]
     assert 0.15 <= speedup <= 0.40, aligns

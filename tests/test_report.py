@@ -11,7 +11,7 @@ from limbtree.kinematics import Pose
 from limbtree.trees.errors import RunError
 from limbtree.trees.limbs import CommandRecord
 from limbtree.trees.recorder import Recorder
-from limbtree.trees.report import make_report, read_run
+from limbtree.trees.report import _approach, make_report, read_run
 
 DT = 0.1
 TICKS = 80  # 8 s
@@ -201,6 +201,34 @@ def test_alignment_internals_add_the_error_and_speed_plots(tmp_path):
     run = read_run(tmp_path / "log.msgpack")
     assert run.skills["Square"].extra["v_raw"][0] == pytest.approx(0.05)
     assert run.skills["Square"].extra["dd_mm"][0] == pytest.approx(100.0)
+
+
+def test_an_alignment_reporting_its_path_adds_the_path_plot_unrolled_along_its_line(tmp_path):
+    # The end-effector goes from (0, 0, 0) to (300, 0, 0) mm, bulging 20 mm in y halfway;
+    # the capture is blind for the first 5 ticks; the goal it reports moves at first.
+    def path(index):
+        if index < 5:
+            return {"dd_mm": 300.0, "ee_mm": None, "goal_mm": None}
+        s = (index - 5) / (TICKS - 6)
+        bulge = 20.0 * math.sin(math.pi * s)
+        goal = [300.0, 0.0, 0.0] if index >= 10 else [290.0, 5.0, 0.0]
+        return {"dd_mm": 300.0 * (1 - s), "ee_mm": [300.0 * s, bulge, 0.0], "goal_mm": goal}
+
+    result = make_report(write_run(tmp_path, skills_extra=path, limbs=("light",)))
+    assert "alignment_path.png" in names(result)
+    skill = read_run(tmp_path / "log.msgpack").skills["Square"]
+    assert len(skill.points["ee_mm"]) == TICKS and math.isnan(skill.points["ee_mm"][0][0])
+    approach = _approach(skill)
+    assert approach.goal == (300.0, 0.0, 0.0)  # the last goal reported
+    along, across = approach.unrolled()
+    assert along[0] == 0.0 and along[-1] == pytest.approx(300.0)
+    assert max(across) == pytest.approx(20.0, abs=0.1)
+
+
+def test_without_a_path_there_is_no_path_plot(tmp_path):
+    result = make_report(write_run(tmp_path, skills_extra=lambda i: {"dd_mm": 5.0}))
+    assert "alignment.png" in names(result)
+    assert "alignment_path.png" not in names(result)
 
 
 def test_alignment_keys_that_appear_late_are_padded(tmp_path):

@@ -11,6 +11,10 @@ per-limb and per-skill series (:func:`read_run`), then draws PNGs into ``DIR``:
 * ``alignment.png`` and ``alignment_speed.png``, when skills report the alignment internals
   of seed 002 (``dd_mm``, ``dtheta_deg``; ``v_raw``, ``v_clamped``): Δd(t) and Δθ(t), and raw
   against clamped speed (seed 002 Fig. 5).
+* ``alignment_path.png``, when they also report ``ee_mm`` and ``goal_mm``: each alignment's
+  end-effector path as the motion capture saw it, from its start to its goal, in x-y and
+  x-z, and unrolled along the straight line to the goal, its sideways deviation magnified
+  (seed 002 Fig. 4: how direct the path is and how much it wobbles).
 
 A run that was killed has no ``summary.json``: the report is then made from the log alone,
 and says so. matplotlib is imported inside the drawing code (Agg canvas, no pyplot state),
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 #: Skill internals of the alignment controllers (seed 002) that add the alignment plots.
 ALIGNMENT_ERRORS: Final = ("dd_mm", "dtheta_deg")
 ALIGNMENT_SPEEDS: Final = ("v_raw", "v_clamped")
+#: Positions [mm] the alignment leaf reports each tick (measured end-effector, goal).
+ALIGNMENT_PATH: Final = ("ee_mm", "goal_mm")
 
 #: Most points drawn per line; longer series are thinned by a stride (the text uses all).
 MAX_POINTS: Final = 20_000
@@ -103,6 +109,7 @@ class SkillSeries:
         distance: clamp distance (``<= 1``), NaN when not reported.
         mode: the mode (``nominal``, ``recovering``, ...), empty when not reported.
         extra: other numeric internals by key (``dd_mm``, ``v_raw``, ...), NaN-padded.
+        points: reported positions by key (``ee_mm``, ``goal_mm``) [mm], NaN-padded.
         recoveries: how many times the mode turned to ``recovering``.
     """
 
@@ -110,6 +117,7 @@ class SkillSeries:
     distance: list[float] = field(default_factory=list)
     mode: list[str] = field(default_factory=list)
     extra: dict[str, list[float]] = field(default_factory=dict)
+    points: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
     recoveries: int = 0
 
     def has(self, key: str) -> bool:
@@ -273,6 +281,10 @@ def _add_skill(series: SkillSeries, t: float, internals: Mapping[str, Any]) -> N
             values = series.extra.setdefault(key, [_NAN] * index)
             raw = internals.get(key)
             values.append(_speed(raw) if key in ALIGNMENT_SPEEDS else _float(raw))
+    for key in ALIGNMENT_PATH:
+        if key in internals or key in series.points:
+            points = series.points.setdefault(key, [(_NAN, _NAN, _NAN)] * index)
+            points.append(_position(internals.get(key)))
 
 
 def _read_summary(path: Path) -> dict[str, Any]:
@@ -572,6 +584,9 @@ def draw_figures(run: RunLog, directory: Path) -> list[Path]:
         moving = {n: k for n, k in skills.items() if any(k.has(x) for x in ALIGNMENT_SPEEDS)}
         if moving:
             images.append(_alignment_speed(Figure, moving, directory))
+        paths = {n: p for n, k in skills.items() if (p := _approach(k)) is not None}
+        if paths:
+            images.append(_alignment_path(Figure, paths, directory))
     except OSError as exc:
         raise RunError(f"cannot write the report's images into {directory}: {exc}") from None
     return images
@@ -695,6 +710,69 @@ def _alignment(Figure: Any, skills: Mapping[str, SkillSeries], directory: Path) 
     axes_list[-1].set_xlabel("t [s]")
     figure.suptitle("Alignment error over time")
     return _save(figure, directory / "alignment.png")
+
+
+@dataclass(frozen=True)
+class _Approach:
+    """One alignment's measured path [mm] and its last goal [mm]."""
+
+    path: list[tuple[float, float, float]]
+    goal: tuple[float, float, float]
+
+    def unrolled(self) -> tuple[list[float], list[float]]:
+        """Distance along the start-to-goal line and distance from it [mm], per sample."""
+        start, goal = self.path[0], self.goal
+        axis = [g - s for g, s in zip(goal, start, strict=True)]
+        norm = math.sqrt(sum(a * a for a in axis)) or 1.0
+        unit = [a / norm for a in axis]
+        along, across = [], []
+        for point in self.path:
+            rel = [p - s for p, s in zip(point, start, strict=True)]
+            a = sum(r * u for r, u in zip(rel, unit, strict=True))
+            side = [r - a * u for r, u in zip(rel, unit, strict=True)]
+            along.append(a)
+            across.append(math.sqrt(sum(c * c for c in side)))
+        return along, across
+
+
+def _approach(skill: SkillSeries) -> _Approach | None:
+    """The skill's measured end-effector path and last goal, if it reported them."""
+    path = [p for p in skill.points.get("ee_mm", ()) if not math.isnan(p[0])]
+    goals = [p for p in skill.points.get("goal_mm", ()) if not math.isnan(p[0])]
+    if len(path) < 2 or not goals:
+        return None
+    return _Approach(path, goals[-1])
+
+
+def _alignment_path(Figure: Any, paths: Mapping[str, _Approach], directory: Path) -> Path:
+    figure = Figure(figsize=(12, 8), layout="constrained")
+    grid = figure.add_gridspec(2, 2, height_ratios=(3, 2))
+    planes = [figure.add_subplot(grid[0, k]) for k in range(2)]
+    unrolled = figure.add_subplot(grid[1, :])
+    colours = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f")
+    for index, (name, approach) in enumerate(paths.items()):
+        colour = colours[index % len(colours)]
+        step = _stride(len(approach.path))
+        points = approach.path[::step]
+        for axes, (first, second) in zip(planes, ((0, 1), (0, 2)), strict=True):
+            axes.plot([p[first] for p in points], [p[second] for p in points], color=colour,
+                      lw=1.2, label=name)  # fmt: skip
+            axes.plot(approach.path[0][first], approach.path[0][second], "o", color=colour, ms=5)
+            axes.plot(approach.goal[first], approach.goal[second], "*", color=colour, ms=12)
+        along, across = approach.unrolled()
+        unrolled.plot(along[::step], across[::step], color=colour, lw=1.2, label=name)
+    for axes, (first, second) in zip(planes, ((0, 1), (0, 2)), strict=True):
+        axes.set_xlabel(f"{_AXES[first]} [mm]")
+        axes.set_ylabel(f"{_AXES[second]} [mm]")
+        axes.set_aspect("equal", adjustable="datalim")
+        axes.grid(True, alpha=0.3)
+    planes[0].legend(loc="best", fontsize="small")
+    planes[0].set_title("measured path: start (o), goal (*)", fontsize="medium")
+    unrolled.set_xlabel("along the straight line from start to goal [mm]")
+    unrolled.set_ylabel("off the line [mm]")
+    unrolled.grid(True, alpha=0.3)
+    figure.suptitle("Alignment: end-effector path (seed 002 Fig. 4)")
+    return _save(figure, directory / "alignment_path.png")
 
 
 def _alignment_speed(Figure: Any, skills: Mapping[str, SkillSeries], directory: Path) -> Path:

@@ -144,14 +144,19 @@ class AlignBehaviour(SkillBehaviour):
             )
             if v1.outcome is Outcome.RUNNING:
                 self._follow(v1.command, v1.stepped, limb_pose, now)
-            outcome, message, figures = v1.outcome, v1.message, v1.record()
+            outcome, message, figures, goal = v1.outcome, v1.message, v1.record(), v1.goal
         else:
             v2 = core.step(AlignObservation(now, ee, target, limb_pose))
             if v2.outcome is Outcome.RUNNING:
                 twist = np.asarray(v2.twist_world, dtype=np.float64)
                 self.limb.command_twist(twist[:3].tolist(), twist[3:].tolist())
-            outcome, message, figures = v2.outcome, v2.message, v2.record()
-        self.report(**figures, version=self.version)
+            outcome, message, figures, goal = v2.outcome, v2.message, v2.record(), v2.goal
+        self.report(
+            **figures,
+            version=self.version,
+            ee_mm=None if ee is None else (ee.position * 1e3).tolist(),
+            goal_mm=None if goal is None else (goal.position * 1e3).tolist(),
+        )
         self.feedback_message = message or (
             f"V{self.version}: Δd = {figures.get('dd_mm') or 0:.1f} mm, "
             f"Δθ = {figures.get('dtheta_deg') or 0:.2f} deg"
