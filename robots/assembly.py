@@ -149,7 +149,8 @@ class AssemblyLimb(SimulatedLimb):
         world: the modules, placed in this limb's base frame; names must be unique.
         mocap: the motion capture to publish; it must not already track ``"ee"`` or the
             grasp-point bodies. Default: 180 Hz, 0.3 mm and 0.1 degree noise (standard
-            deviations per axis), seeded with ``seed``.
+            deviations per axis; ``config.mocap_noise_m`` and ``mocap_rot_noise_rad`` change
+            them), seeded with ``seed``.
 
     Raises:
         WorldError: for an unknown module (it lists the valid ones) or a name used twice.
@@ -195,10 +196,11 @@ class AssemblyLimb(SimulatedLimb):
         self._frame: MocapFrame | None = None
         self._frame_lists: dict[str, list[float]] = {}
         if mocap is None:
+            noise_m, noise_rad = self.config.mocap_noise_m, self.config.mocap_rot_noise_rad
             mocap = MotionCapture(
                 rate_hz=DEFAULT_RATE_HZ,
-                noise_m=DEFAULT_NOISE_M,
-                noise_rad=DEFAULT_MOCAP_NOISE_RAD,
+                noise_m=DEFAULT_NOISE_M if noise_m is None else noise_m,
+                noise_rad=DEFAULT_MOCAP_NOISE_RAD if noise_rad is None else noise_rad,
                 seed=seed,
             )
         self._mocap = mocap

@@ -140,8 +140,8 @@ def make_driver(
 
     Raises:
         UnknownDriverError: for an unknown driver name; it lists the valid ones.
-        DriverOptionError: for options the driver does not take, or simulator settings
-            given to a hardware driver.
+        DriverOptionError: for options the driver does not take, simulator settings
+            given to a hardware driver, or motion-capture noise without a world.
         DriverStartError: when a hardware driver's constructor raises; the message names
             the driver and the error.
         limbtree.robots.errors.UnknownRobotError: for an unknown robot.
@@ -157,6 +157,16 @@ def make_driver(
             )
         if world is not None:
             return AssemblyLimb(robot, limb, seed=seed, config=config, world=world)
+        capture = [
+            name
+            for name in ("mocap_noise_m", "mocap_rot_noise_rad")
+            if config is not None and getattr(config, name) is not None
+        ]
+        if capture:
+            raise DriverOptionError(
+                f"{' and '.join(capture)} set the noise of a simulated world's motion capture, "
+                "and this limb has no world: give --world (even '[]') or drop them"
+            )
         return SimulatedLimb(robot, limb, seed=seed, config=config)
     cls = driver_class(driver)
     if config is not None or world is not None:

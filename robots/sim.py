@@ -128,6 +128,10 @@ class SimConfig:
             limb that stops sharply wobbles for a while before it stands still (seed 002:
             "accumulated flex and wobble"; Version 1 waits for that to settle).
         vibration_damping: damping ratio of that mode, in (0, 1).
+        mocap_noise_m: standard deviation [m] per axis of the position noise of the motion
+            capture a simulated world publishes (:class:`~limbtree.robots.assembly.AssemblyLimb`);
+            None for the capture's default (0.3 mm). Only a limb with a world has a capture.
+        mocap_rot_noise_rad: the same for its rotation noise [rad]; None for 0.1 degree.
         gravity: direction of gravity in the limb base frame (normalised; for ``flex``).
         initial_posture: the posture the limb starts in (``robot.yaml`` postures).
         fall_time_s: time constant [s] of the fall towards the ``slumped`` posture when
@@ -143,6 +147,8 @@ class SimConfig:
     payload_kg: float = 0.0
     vibration_hz: float = 0.0
     vibration_damping: float = 0.1
+    mocap_noise_m: float | None = None
+    mocap_rot_noise_rad: float | None = None
     gravity: tuple[float, float, float] = (0.0, 0.0, -1.0)
     initial_posture: str = "home"
     fall_time_s: float = 0.2
@@ -158,6 +164,10 @@ class SimConfig:
                 "vibration_damping",
                 f"must be < 1 (an underdamped mode), got {self.vibration_damping!r}",
             )
+        for name in ("mocap_noise_m", "mocap_rot_noise_rad"):
+            if getattr(self, name) is not None:
+                _check_number(name, getattr(self, name), low=0.0)
+                object.__setattr__(self, name, float(getattr(self, name)))
         _check_number("fall_time_s", self.fall_time_s, low=0.0, strict=True)
         backlash = self.backlash_rad
         if isinstance(backlash, int | float):

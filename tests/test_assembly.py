@@ -17,10 +17,10 @@ from limbtree.robots.assembly import (
     WorldModule,
     world_from_json,
 )
-from limbtree.robots.factory import make_driver
+from limbtree.robots.factory import DriverOptionError, make_driver
 from limbtree.robots.mocap import MotionCapture, MotionCaptureError
 from limbtree.robots.modules import load_module
-from limbtree.robots.sim import SimConfig, SimulatedLimb
+from limbtree.robots.sim import SimConfig, SimConfigError, SimulatedLimb
 from limbtree.transport.driver import CommandMode, GripperAction
 from limbtree.transport.schema import state_from_map, state_to_map, unpack
 
@@ -261,6 +261,30 @@ def test_a_given_motion_capture_sets_rate_and_noise():
     state = limb.state()
     assert state.detail["mocap_t"] == 0.02
     assert observed(state, "ee").isclose(limb.true_ee_pose(), atol_m=1e-12, atol_rad=1e-9)
+
+
+def test_the_sim_config_sets_the_captures_noise():
+    # seed 002: Limb V2's "higher sensor jitter" (missions/self_assembly_minimal.yaml).
+    limb = limb_at_wheel(seed=2, mocap_noise_m=0.0012, mocap_rot_noise_rad=0.004)
+    assert limb.mocap.noise_m == 0.0012 and limb.mocap.noise_rad == 0.004
+    truth = limb.true_ee_pose()
+    samples = []
+    for k in range(2000):
+        limb.advance(k / 180.0)
+        samples.append(limb.state().detail["mocap"]["ee"])
+    errors = np.array(samples)[:, :3] - truth.position
+    assert errors.std(axis=0) == pytest.approx([0.0012] * 3, rel=0.07)
+    quiet = limb_at_wheel(seed=2, mocap_noise_m=0.0, mocap_rot_noise_rad=0.0)
+    quiet.advance(0.01)
+    assert observed(quiet.state(), "ee").isclose(quiet.true_ee_pose(), atol_m=1e-12)
+
+
+def test_capture_noise_without_a_world_is_refused_not_ignored():
+    with pytest.raises(DriverOptionError, match="no world: give --world"):
+        make_driver(V2, config=SimConfig(mocap_noise_m=0.001))
+    with pytest.raises(SimConfigError, match="mocap_rot_noise_rad"):
+        SimConfig(mocap_rot_noise_rad=-0.1)
+    assert SimConfig.from_options({"mocap_noise_m": "0.0006"}).mocap_noise_m == 0.0006
 
 
 def test_with_flex_the_mocap_sees_the_sagging_end_effector_but_the_limbs_fk_does_not():

@@ -114,6 +114,29 @@ def test_a_simulated_limbs_non_idealities_reach_its_driver_in_si(tmp_path):
     )
 
 
+def test_capture_noise_needs_a_world_and_reaches_the_driver_in_si(tmp_path):
+    text = """\
+        mission: m
+        limbs:
+          arm: {robot: heavy_limb, mocap_noise_mm: 0.6, mocap_rot_noise_deg: 0.2}
+        %s
+        tree: {wait: {duration_s: 1}}
+        """
+    with_world = write(
+        tmp_path,
+        text % "world: {wheel: {module: moonbot_wheel_v2, pose: {translation_mm: [0, 0, 0]}}}",
+    )
+    assert dict(load(with_world).limbs[0].sim) == pytest.approx(
+        {"mocap_noise_m": 0.0006, "mocap_rot_noise_rad": math.radians(0.2)}
+    )
+    without = write(tmp_path, text % "", name="bare.yaml")
+    with pytest.raises(MissionError) as raised:
+        load(without)
+    message = str(raised.value)
+    assert "mocap_noise_mm sets the noise of the simulated world's motion capture" in message
+    assert "mocap_rot_noise_deg" in message and "bare.yaml:3:" in message
+
+
 def test_faults_are_sorted_by_time_with_kind_params(full):
     assert [(f.at_s, f.limb, f.kind) for f in full.faults] == [
         (10.0, "heavy", FaultKind.SLOWDOWN),

@@ -45,7 +45,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import DEG, HZ, NONE, S
+from limbtree.trees.mission.units import DEG, HZ, MM, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     SIM_AGENT,
@@ -103,6 +103,18 @@ LIMB_SPECS: Final = (
         None,
         "sim: damping ratio of that mode, in (0, 1)",
     ),
+    ParamSpec(
+        "mocap_noise", Quantity(MM, low=0), None, "sim world: capture position noise (0.3 mm)"
+    ),
+    ParamSpec(
+        "mocap_rot_noise", Quantity(DEG, low=0), None, "sim world: capture rotation noise (0.1 deg)"
+    ),
+)
+
+#: Simulator options of the world's motion capture, and their mission keys.
+_CAPTURE_KEYS: Final = (
+    ("mocap_noise_m", "mocap_noise_mm"),
+    ("mocap_rot_noise_rad", "mocap_rot_noise_deg"),
 )
 
 #: The keys of one module of ``world``.
@@ -271,7 +283,9 @@ class _Loader:
         limbs = self._limbs(ctx, top, sections.get("limbs"))
         ctx = replace(ctx, declared_limbs=self.declared)
         faults = self._faults(ctx, top, sections.get("faults"), sections.get("random_faults"))
+        before_world = len(reader.problems)
         world = self._world(ctx, top, sections.get("world"))
+        world_ok = len(reader.problems) == before_world
         tree = sections.get("tree")
         root_node: NodeModel | None = None
         if tree is None:
@@ -279,6 +293,16 @@ class _Loader:
         else:
             item = reader.child(top, tree.node)
             root_node = None if item is None else self._node(ctx, item, (), 0)
+        if limbs is not None and not world and world_ok:
+            for limb in limbs:
+                for option, key in _CAPTURE_KEYS:
+                    if option in limb.sim and limb.agent == SIM_AGENT:
+                        reader.report(
+                            limb.location,
+                            f"limb {limb.name}: {key} sets the noise of the simulated world's "
+                            "motion capture, and this mission has no world: add the modules "
+                            "to grasp under world, or drop the key",
+                        )
         if reader.problems or root_node is None or limbs is None or faults is None:
             return None
         return Mission(
@@ -552,6 +576,8 @@ class _Loader:
                 ("latency", "latency_s"),
                 ("vibration", "vibration_hz"),
                 ("vibration_damping", "vibration_damping"),
+                ("mocap_noise", "mocap_noise_m"),
+                ("mocap_rot_noise", "mocap_rot_noise_rad"),
             )
             if values[key] is not None
         }

@@ -62,7 +62,9 @@ class LimbDecl:
             None for the identity.
         location: where the limb is declared.
         sim: settings of a simulated limb's driver (``backlash_rad``, ``flex`` [1/m],
-            ``joint_noise_rad``, ``latency_s``); empty for the ideal limb.
+            ``joint_noise_rad``, ``latency_s``, ``vibration_hz``, ``vibration_damping``, and
+            for a mission with a world ``mocap_noise_m``, ``mocap_rot_noise_rad``); empty for
+            the ideal limb.
     """
 
     name: str
