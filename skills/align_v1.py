@@ -15,11 +15,14 @@ The step is added to the limb's own end-effector pose (``limb_pose``; the measur
 the limb gives none) and returned as a pose target for the limb's IK; the behaviour sends it
 through the synchronizer's LERP and clamp. Then the controller waits until it has settled:
 the limb reports it finished (``limb_settled``, when given) and the measured end-effector
-pose has stood still over ``settle_window_s``: the mean of the window's second half is
-within ``settle_tol_m`` and ``settle_tol_rad`` of the mean of its first half. Averaging
-halves keeps the motion-capture noise (0.3 mm) well below the tolerance. If that does not
-happen within ``settle_timeout_s`` (a limb that keeps jittering) the step counts as settled
-and the record says so.
+pose has stood still over ``settle_window_s``: the window is cut into ``SETTLE_PARTS``
+consecutive parts and each part's mean is within ``settle_tol_m`` and ``settle_tol_rad`` of
+the whole window's mean. Averaging parts keeps the motion-capture noise (0.3 mm) well below
+the tolerance, and a limb still swinging from the step (a flexible arm's bending mode) shows
+as parts on either side of the mean whatever the swing's phase; with two halves, a swing
+whose period is the window averaged out and passed. If stillness does not come within
+``settle_timeout_s`` (a limb that keeps jittering) the step counts as settled and the
+record says so.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ from limbtree.skills.alignment import (
 from limbtree.skills.outcome import Outcome
 
 _TINY = 1e-12
+#: The settle window is cut into this many consecutive parts; the pose has stood still when
+#: every part's mean is within the tolerances of the whole window's mean. Two halves would
+#: miss a swing whose period is the window (both halves average to the middle).
+SETTLE_PARTS = 4
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,9 @@ class AlignV1Params(AlignParams):
         theta_min: the smallest rotation step ``theta_min`` [rad].
         theta_max: the largest rotation step ``theta_max`` [rad].
         settle_window_s: the window [s] over which the measured pose must stand still.
-        settle_tol_m: how far [m] the window's second-half mean position may be from its
-            first-half mean for the pose to count as still.
+        settle_tol_m: how far [m] the mean position of each of the window's
+            ``SETTLE_PARTS`` parts may be from the whole window's for the pose to count as
+            still.
         settle_tol_rad: the same for the orientation [rad].
         settle_timeout_s: after this long [s] a step counts as settled even if the pose
             never stood still.
@@ -398,20 +406,21 @@ class AlignV1:
         if elapsed >= p.settle_timeout_s:
             self._settle_timed_out = True
             return self._land(time)
-        if limb_settled is False or elapsed < p.settle_window_s or len(self._window) < 2:
+        if limb_settled is False or elapsed < p.settle_window_s:
             return False
-        half = len(self._window) // 2
-        first = list(self._window)[:half]
-        second = list(self._window)[half:]
-        moved = float(
-            np.linalg.norm(
-                np.mean([x for _, x, _ in second], axis=0)
-                - np.mean([x for _, x, _ in first], axis=0)
+        window = list(self._window)
+        if len(window) < SETTLE_PARTS:
+            return False
+        positions = np.array([x for _, x, _ in window])
+        quaternions = [q for _, _, q in window]
+        centre = positions.mean(axis=0)
+        attitude = mean_quaternion(quaternions)
+        moved = turned = 0.0
+        for part in np.array_split(np.arange(len(window)), SETTLE_PARTS):
+            moved = max(moved, float(np.linalg.norm(positions[part].mean(axis=0) - centre)))
+            turned = max(
+                turned, angle_between(attitude, mean_quaternion([quaternions[i] for i in part]))
             )
-        )
-        turned = angle_between(
-            mean_quaternion([q for _, _, q in first]), mean_quaternion([q for _, _, q in second])
-        )
         if moved <= p.settle_tol_m and turned <= p.settle_tol_rad:
             return self._land(time)
         return False

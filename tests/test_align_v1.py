@@ -168,11 +168,38 @@ def test_the_next_step_waits_until_the_measured_pose_stands_still():
         ticks += 1
         step = feed(controller, k + ticks, ee=still)
         assert ticks < 40
-    # The window's halves agree to settle_tol_m a little before it is all still.
+    # The window's parts agree to settle_tol_m a little before it is all still.
     assert P.settle_window_s - 0.15 <= ticks * DT <= P.settle_window_s + DT
     # The step is measured from where it stood still, and applied there.
     assert step.e_avg == pytest.approx((0.04, 0.0, 0.0))
     assert step.command.position[0] == pytest.approx(0.06 + step_size(0.04, P))
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.25, 0.5, 0.75])
+def test_a_tip_still_swinging_with_the_windows_period_has_not_settled(phase):
+    # A 3 mm swing at 2 Hz, the period of the 0.5 s window (a bending mode rung by the
+    # step), decaying at a damping ratio of 0.1. The two half-window means this check used
+    # to compare both average to the middle for a swing in cosine phase: the next step went
+    # out while the tip still swung by 3 mm.
+    controller = AlignV1()
+    for k in range(P.N):
+        step = feed(controller, k)
+    issued = step.time
+
+    def swing(t):
+        decay = math.exp(-0.1 * 4 * math.pi * t)
+        return 0.003 * decay * math.cos(4 * math.pi * t + 2 * math.pi * phase)
+
+    k = P.N
+    step = feed(controller, k, ee=Pose((0.05 + swing(DT), 0.0, 0.0)))
+    while not step.stepped:
+        k += 1
+        step = feed(controller, k, ee=Pose((0.05 + swing(k * DT - issued), 0.0, 0.0)))
+        assert k < 400
+    t = step.time - issued
+    # Stepped only once the swing had died down to about settle_tol_m.
+    assert 0.003 * math.exp(-0.1 * 4 * math.pi * t) < 1.2 * P.settle_tol_m
+    assert not step.settle_timed_out
 
 
 def test_the_next_step_waits_for_the_limb_to_report_it_finished():

@@ -38,7 +38,7 @@ from limbtree.skills.alignment import (
     quaternion_multiply,
     rotation_vector,
 )
-from limbtree.trees.behaviours.align import path_figures
+from limbtree.trees.behaviours.align import minimum_jerk, path_figures, step_duration
 
 # The closed-loop test limb -----------------------------------------------------------------
 
@@ -513,3 +513,44 @@ def test_sideways_oscillation_is_wobble_and_a_bow_is_deviation():
         "deviation_rms_mm": 0.0,
         "wobble_rms_mm": 0.0,
     }
+
+
+# Version 1's step interpolation in the align leaf ------------------------------------------
+
+
+def test_a_minimum_jerk_step_starts_and_stops_at_rest():
+    tau = np.linspace(0.0, 1.0, 2001)
+    s = np.array([minimum_jerk(t) for t in tau])
+    v = np.gradient(s, tau)
+    a = np.gradient(v, tau)
+    assert s[0] == 0.0 and s[-1] == 1.0 and np.all(np.diff(s) >= 0.0)
+    assert abs(v[0]) < 1e-3 and abs(v[-1]) < 1e-3  # no jolt at either end
+    assert v.max() == pytest.approx(15 / 8, rel=1e-4)
+    assert np.abs(a).max() == pytest.approx(10 / math.sqrt(3), rel=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("length", "speed", "accel"),
+    [
+        (0.03, 0.05, 0.15),
+        (0.005, 0.05, 0.15),
+        (0.2, 0.05, 0.15),
+        (0.01, None, 0.15),
+        (0.01, 0.05, None),
+    ],
+)
+def test_a_step_lasts_just_long_enough_for_both_caps(length, speed, accel):
+    duration = step_duration(length, speed, accel)
+    tau = np.linspace(0.0, 1.0, 4001)
+    position = length * np.array([minimum_jerk(t) for t in tau])
+    velocity = np.gradient(position, tau * duration)
+    acceleration = np.gradient(velocity, tau * duration)
+    peaks = []
+    if speed is not None:
+        assert velocity.max() <= speed * 1.001
+        peaks.append(velocity.max() / speed)
+    if accel is not None:
+        assert np.abs(acceleration).max() <= accel * 1.01
+        peaks.append(np.abs(acceleration).max() / accel)
+    assert max(peaks) == pytest.approx(1.0, rel=1e-2)  # the binding cap is reached
+    assert step_duration(length, None, None) == 0.0

@@ -31,6 +31,10 @@ from limbtree.trees.context import MissionContext
 PATH_SAMPLE_S = 0.1
 #: Samples in the moving average that :func:`path_figures` takes wobble from (0.5 s).
 WOBBLE_WINDOW = 5
+#: Peak speed and peak acceleration of a minimum-jerk move, per unit of mean speed
+#: (length / duration) and of length / duration**2.
+_MJ_PEAK_SPEED = 15.0 / 8.0
+_MJ_PEAK_ACCEL = 10.0 / math.sqrt(3.0)
 
 
 def path_figures(samples: Sequence[tuple[float, float, float]]) -> dict[str, float]:
@@ -75,6 +79,41 @@ def path_figures(samples: Sequence[tuple[float, float, float]]) -> dict[str, flo
     }
 
 
+def minimum_jerk(tau: float) -> float:
+    """Progress ``10 tau^3 - 15 tau^4 + 6 tau^5`` of a minimum-jerk move at time ``tau``.
+
+    Speed and acceleration are zero at both ends, so a step starts and stops without a jolt
+    that would set a flexible limb swinging. Its peak speed is 15/8 of the mean, its peak
+    acceleration ``10 / sqrt(3)`` times ``length / duration**2``.
+
+    Args:
+        tau: the fraction of the move's duration gone, in [0, 1].
+
+    Returns:
+        The fraction of the way covered, in [0, 1].
+    """
+    return tau * tau * tau * (10.0 + tau * (6.0 * tau - 15.0))
+
+
+def step_duration(length: float, max_speed: float | None, max_accel: float | None) -> float:
+    """The shortest minimum-jerk move over ``length`` within a peak speed and acceleration.
+
+    Args:
+        length: the distance [any unit u] (>= 0).
+        max_speed: the peak speed [u/s] (> 0), or None for none.
+        max_accel: the peak acceleration [u/s^2] (> 0), or None for none.
+
+    Returns:
+        The duration [s]; 0 when neither bound is given (the move is not timed).
+    """
+    duration = 0.0
+    if max_speed is not None:
+        duration = _MJ_PEAK_SPEED * length / max_speed
+    if max_accel is not None:
+        duration = max(duration, math.sqrt(_MJ_PEAK_ACCEL * length / max_accel))
+    return duration
+
+
 class AlignBehaviour(SkillBehaviour):
     """Align one limb's end-effector to a target (``align``)."""
 
@@ -89,8 +128,11 @@ class AlignBehaviour(SkillBehaviour):
             float(self.params.get("p_e", 0.02)), float(self.params.get("r_e", math.radians(10)))
         )
         max_speed = self.params.get("max_speed")
+        max_accel = self.params.get("max_accel")
         #: how fast [metric units/s] a Version 1 step's goal point may advance; None: no cap
         self.max_rate = None if max_speed is None else float(max_speed) / self.metric.p_e
+        #: its peak acceleration [metric units/s^2]; None: no cap
+        self.max_accel = None if max_accel is None else float(max_accel) / self.metric.p_e
         self._segment: tuple[Pose, Pose] | None = None
         self._segment_since = 0.0  # when the segment started [s]
         self._segment_duration = 0.0  # how long its interpolation takes [s]; 0: no limit
@@ -177,9 +219,9 @@ class AlignBehaviour(SkillBehaviour):
         """Version 1: move towards the step target along a LERP, clamped around the limb.
 
         The command is the furthest point of the segment inside the hypersphere around the
-        limb (seed 000), and no further than the step's interpolation has reached: it
-        eases in and out (smoothstep) and peaks at ``max_speed``, so a step starts and stops
-        without a jolt, as the synchronizer's "smooth, incremental joint-space motion"
+        limb (seed 000), and no further than the step's interpolation has reached: a
+        minimum-jerk profile within ``max_speed`` and ``max_accel``, so a step starts and
+        stops without a jolt, as the synchronizer's "smooth, incremental joint-space motion"
         (seed 002 Sec. II-A).
         """
         if goal is None or limb_pose is None:
@@ -199,7 +241,7 @@ class AlignBehaviour(SkillBehaviour):
         command = poses_from_arrays(*result.problem.points(t))[0]
         if self._segment_duration > 0.0:
             tau = min(1.0, (now - self._segment_since) / self._segment_duration)
-            eased = tau * tau * (3.0 - 2.0 * tau)
+            eased = minimum_jerk(tau)
             if eased < t:
                 command = poses_from_arrays(*result.problem.points(eased))[0]
                 if self.metric.distance(limb_pose, command) > 1.0:
@@ -216,9 +258,8 @@ class AlignBehaviour(SkillBehaviour):
     def _start_segment(self, start: Pose, end: Pose, now: float) -> tuple[Pose, Pose]:
         self._segment = (start, end)
         self._segment_since = now
-        # A smoothstep peaks at 1.5 times its mean speed.
         length = self.metric.distance(start, end)
-        self._segment_duration = 0.0 if self.max_rate is None else 1.5 * length / self.max_rate
+        self._segment_duration = step_duration(length, self.max_rate, self.max_accel)
         return self._segment
 
     def _record_metrics(self, now: float, figures: Mapping[str, Any]) -> None:

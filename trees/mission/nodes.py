@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from limbtree.trees.mission.model import NodeModel
-from limbtree.trees.mission.units import DEG, MM, MM_S, NONE, S
+from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     Choice,
@@ -442,6 +442,13 @@ _SPECS: Final = (
                 50.0,
                 "version 1: the peak speed of each step's interpolation (the synchronizer's "
                 "LERP, easing in and out; version 2's t_max)",
+            ),
+            ParamSpec(
+                "max_accel",
+                Quantity(MM_S2, low=0, low_open=True),
+                150.0,
+                "version 1: the peak acceleration of each step's interpolation (about what "
+                "version 2's filter allows: t_max / tau_lin)",
             ),
             ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
             ParamSpec(

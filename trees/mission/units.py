@@ -40,6 +40,7 @@ DEG: Final = Unit("deg", "degrees", math.pi / 180.0)
 S: Final = Unit("s", "seconds", 1.0)
 HZ: Final = Unit("hz", "hertz", 1.0)
 MM_S: Final = Unit("mm_s", "millimetres per second", 1e-3)
+MM_S2: Final = Unit("mm_s2", "millimetres per second squared", 1e-3)
 
 #: Unit suffixes people may write, right or wrong, longest first: used to see that
 #: ``p_e_cm`` means ``p_e_mm``.
@@ -51,6 +52,7 @@ _SUFFIXES: Final = tuple(
             "s", "ms", "us", "min", "h", "sec", "seconds",
             "hz", "khz",
             "mm_s", "cm_s", "m_s", "rad_s", "deg_s", "mm_per_s", "m_per_s",
+            "mm_s2", "m_s2", "mm_per_s2", "m_per_s2",
         ),
         key=len,
         reverse=True,
