@@ -447,8 +447,8 @@ _SPECS: Final = (
                 "max_accel",
                 Quantity(MM_S2, low=0, low_open=True),
                 150.0,
-                "version 1: the peak acceleration of each step's interpolation (about what "
-                "version 2's filter allows: t_max / tau_lin)",
+                "version 1: the peak acceleration of each step's interpolation (version 2's "
+                "largest: its filter taking t_max from rest, t_max / (tau_lin + 1/30 s))",
             ),
             ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
             ParamSpec(
