@@ -157,3 +157,21 @@ def test_grasping_from_the_approach_pose_fails_with_what_to_do(tmp_path):
     summary = json.loads((record / "summary.json").read_text())
     assert summary["outcome"] == "FAILURE"
     assert "closed on nothing" in summary["failure"] and "align again" in summary["failure"]
+
+
+@pytest.mark.timeout(300)
+def test_an_alignment_out_of_time_says_how_far_it_got_and_what_to_change(tmp_path):
+    source = (MISSIONS / "self_assembly_minimal.yaml").read_text()
+    hurried = source.replace("timeout_s: 120", "timeout_s: 2", 1)
+    assert hurried != source
+    (tmp_path / "hurried.yaml").write_text(hurried)
+    record = tmp_path / "record"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(tmp_path / "hurried.yaml"), "--headless",
+         "--auto-confirm", "--record", str(record)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 1
+    failure = json.loads((record / "summary.json").read_text())["failure"]
+    assert "not aligned after 2 s: Δd" in failure and "(needs <= 10)" in failure
+    assert "still far, moving at up to" in failure and "f_j" in failure

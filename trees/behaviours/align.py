@@ -139,6 +139,7 @@ class AlignBehaviour(SkillBehaviour):
         self._t0 = 0.0
         self._samples: list[tuple[float, float, float]] = []  # measured ee at 10 Hz [m]
         self._next_sample = 0.0
+        self._last_figures: Mapping[str, Any] = {}  # the core's last record()
 
     def start(self) -> None:
         """A fresh controller each time the node starts."""
@@ -161,6 +162,7 @@ class AlignBehaviour(SkillBehaviour):
         self._t0 = self.context.clock()
         self._samples = []
         self._next_sample = self._t0
+        self._last_figures = {}
 
     def step(self) -> py_trees.common.Status:
         """Observe, step the core, command the limb."""
@@ -171,7 +173,7 @@ class AlignBehaviour(SkillBehaviour):
         limit = self.params.get("timeout")
         if limit is not None and now - self._t0 > float(limit):
             self.limb.hold()
-            self.feedback_message = f"not aligned after {float(limit):g} s"
+            self.feedback_message = self._timeout_message(float(limit))
             return py_trees.common.Status.FAILURE
         ee = self.limb.mocap("ee")
         target = self.limb.mocap(str(self.params["target"]))
@@ -193,6 +195,7 @@ class AlignBehaviour(SkillBehaviour):
                 twist = np.asarray(v2.twist_world, dtype=np.float64)
                 self.limb.command_twist(twist[:3].tolist(), twist[3:].tolist())
             outcome, message, figures, goal = v2.outcome, v2.message, v2.record(), v2.goal
+        self._last_figures = figures
         self.report(
             **figures,
             version=self.version,
@@ -208,6 +211,37 @@ class AlignBehaviour(SkillBehaviour):
         if outcome is not Outcome.RUNNING:
             self.limb.hold()
         return STATUS[outcome]
+
+    def _timeout_message(self, limit: float) -> str:
+        """Why the alignment ran out of time, from the core's last figures, and what to do."""
+        figures = self._last_figures
+        dd, dtheta = figures.get("dd_mm"), figures.get("dtheta_deg")
+        if dd is None or dtheta is None:
+            return (
+                f"not aligned after {limit:g} s: the end-effector and the target were not "
+                "both seen long enough to measure the error"
+            )
+        dd_tol = float(self.params.get("dd", 0.010)) * 1e3
+        dtheta_tol = math.degrees(float(self.params.get("dtheta", math.radians(2.0))))
+        message = (
+            f"not aligned after {limit:g} s: Δd {dd:.1f} mm (needs <= {dd_tol:g}), "
+            f"Δθ {dtheta:.2f} deg (needs <= {dtheta_tol:g})"
+        )
+        jitter = figures.get("sigma_jitter_mm")
+        if dd <= 2.0 * dd_tol and dtheta <= 2.0 * dtheta_tol:
+            noisy = "" if jitter is None else f" while the capture jitters by {jitter:.1f} mm"
+            return (
+                f"{message}; it hovers around the thresholds{noisy}: widen dd_mm / "
+                "dtheta_deg, or give it longer (timeout_s)"
+            )
+        speed = figures.get("delta_t_eff")
+        if speed is not None:
+            factors = ", ".join(f"{k} {figures.get(k) or 0.0:.2f}" for k in ("f_j", "f_k", "f_s"))
+            return (
+                f"{message}; still far, moving at up to {speed * 1e3:.1f} mm/s as the shrink "
+                f"factors allow ({factors}): is the limb blocked, or the capture that noisy?"
+            )
+        return f"{message}; still far: is the limb blocked or much slower than its steps?"
 
     def _segment_done(self, limb_pose: Pose | None) -> bool | None:
         if self._segment is None or limb_pose is None:
