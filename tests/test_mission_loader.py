@@ -16,6 +16,7 @@ from limbtree.trees.mission import (
     check_mission,
     load_mission,
 )
+from limbtree.trees.mission.controllers import VERSIONS
 
 MISSIONS = Path(__file__).parent / "missions"
 ROBOTS = {
@@ -437,3 +438,50 @@ def test_a_file_included_twice_is_read_once(tmp_path):
         ("wait", "a", "subtree a"),
         ("wait", "b", "subtree b"),
     ]
+
+
+def test_every_alignment_parameter_has_a_mission_key():
+    # A parameter added to AlignV1Params / AlignV2Params must be settable from missions.
+    own_keys = {"dd_tol_m", "dtheta_tol_rad", "offset", "target_timeout_s"}  # align's own keys
+    for version, (pairs, params) in VERSIONS.items():
+        fields = {f.name for f in dataclasses.fields(params)} - own_keys
+        assert {field for _, field in pairs} == fields, version
+
+
+def align_mission(tmp_path: Path, v1: str, v2: str) -> Path:
+    """A mission of one align node with the given v1 and v2 maps."""
+    return write(
+        tmp_path,
+        f"""\
+        mission: m
+        limbs: {{arm: {{robot: heavy_limb}}}}
+        world: {{wheel: {{module: moonbot_wheel_v2, pose: {{translation_mm: [500, 0, 0]}}}}}}
+        tree:
+          align: {{limb: arm, target: wheel/grasp, v1: {v1}, v2: {v2}}}
+        """,
+    )
+
+
+def test_an_align_node_takes_both_versions_parameters_in_si(tmp_path):
+    path = align_mission(
+        tmp_path,
+        "{s_max_mm: 40, settle_tol_rot_deg: 0.5, N: 3}",
+        "{t_max_mm_s: 30, r_max_deg_s: 6, alpha_j: 100, tau_lin_s: 0.2}",
+    )
+    (node,) = nodes(load(path), "align")
+    assert dict(node.params["v1"]) == pytest.approx(
+        {"s_max": 0.04, "settle_tol_rad": math.radians(0.5), "N": 3}
+    )
+    assert dict(node.params["v2"]) == pytest.approx(
+        {"t_max": 0.03, "r_max": math.radians(6), "alpha_j": 100.0, "tau_lin": 0.2}
+    )
+
+
+def test_alignment_parameters_that_do_not_hold_together_are_reported_by_key(tmp_path):
+    path = align_mission(tmp_path, "{s_max_mm: 2}", "{t_max: 30}")
+    with pytest.raises(MissionError) as raised:
+        load(path)
+    message = str(raised.value)
+    assert "m.yaml:5:" in message
+    assert "v1: s_max_mm: alignment parameter s_max = 0.002: must be >= s_min" in message
+    assert "unknown key t_max; did you mean t_max_mm_s" in message

@@ -153,10 +153,11 @@ class AlignBehaviour(SkillBehaviour):
         timeout = self.params.get("stale_timeout")
         if timeout is not None:
             common["target_timeout_s"] = float(timeout)
+        tuned = dict(self.params.get(f"v{self.version}") or {})  # the mission's v1 / v2 map
         self.core = (
-            AlignV1(AlignV1Params(**common))
+            AlignV1(AlignV1Params(**common, **tuned))
             if self.version == 1
-            else AlignV2(AlignV2Params(**common))
+            else AlignV2(AlignV2Params(**common, **tuned))
         )
         self._segment = None
         self._t0 = self.context.clock()

@@ -15,6 +15,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final
 
+from limbtree.trees.mission.controllers import ControllerParams, check_controller
 from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE, S
 from limbtree.trees.mission.values import (
@@ -170,9 +171,15 @@ def _check_align(
     children: tuple[NodeModel, ...],
     report: Callable[[str, str], None],
 ) -> Mapping[str, Any]:
-    """``version`` is 1 (step-and-settle) or 2 (adaptive clamp)."""
+    """``version`` is 1 (step-and-settle) or 2 (adaptive clamp); ``v1``/``v2`` hold together."""
     if params.get("version") not in (1, 2):
         report("version", f"version must be 1 or 2, got {params.get('version')!r}")
+    for version in (1, 2):
+        values = params.get(f"v{version}")
+        if values:
+            problem = check_controller(version, values)
+            if problem is not None:
+                report(f"v{version}", f"v{version}: {problem}")
     return params
 
 
@@ -453,6 +460,12 @@ _SPECS: Final = (
             ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
             ParamSpec(
                 "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
+            ),
+            ParamSpec(
+                "v1", ControllerParams(1), None, "Version 1's parameters, e.g. {s_max_mm: 20}"
+            ),
+            ParamSpec(
+                "v2", ControllerParams(2), None, "Version 2's parameters, e.g. {t_max_mm_s: 30}"
             ),
             STALE_TIMEOUT,
         ),

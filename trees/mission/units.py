@@ -41,6 +41,7 @@ S: Final = Unit("s", "seconds", 1.0)
 HZ: Final = Unit("hz", "hertz", 1.0)
 MM_S: Final = Unit("mm_s", "millimetres per second", 1e-3)
 MM_S2: Final = Unit("mm_s2", "millimetres per second squared", 1e-3)
+DEG_S: Final = Unit("deg_s", "degrees per second", math.pi / 180.0)
 
 #: Unit suffixes people may write, right or wrong, longest first: used to see that
 #: ``p_e_cm`` means ``p_e_mm``.
