@@ -230,9 +230,14 @@ class AlignBehaviour(SkillBehaviour):
         )
         jitter = figures.get("sigma_jitter_mm")
         if dd <= 2.0 * dd_tol and dtheta <= 2.0 * dtheta_tol:
-            noisy = "" if jitter is None else f" while the capture jitters by {jitter:.1f} mm"
+            if jitter is None:
+                return (
+                    f"{message}; it hovers around the thresholds: widen dd_mm / dtheta_deg, "
+                    "or give it longer (timeout_s)"
+                )
             return (
-                f"{message}; it hovers around the thresholds{noisy}: widen dd_mm / "
+                f"{message}; it hovers around the thresholds while the capture jitters by "
+                f"{jitter:.1f} mm: average more samples (v2: {{N: 5}}), widen dd_mm / "
                 "dtheta_deg, or give it longer (timeout_s)"
             )
         speed = figures.get("delta_t_eff")
