@@ -409,14 +409,15 @@ class AlignV1:
         if limb_settled is False or elapsed < p.settle_window_s:
             return False
         window = list(self._window)
-        if len(window) < SETTLE_PARTS:
+        if len(window) < 2:
             return False
         positions = np.array([x for _, x, _ in window])
         quaternions = [q for _, _, q in window]
         centre = positions.mean(axis=0)
         attitude = mean_quaternion(quaternions)
         moved = turned = 0.0
-        for part in np.array_split(np.arange(len(window)), SETTLE_PARTS):
+        # At a slow tick rate the window may hold fewer samples than parts: one per part.
+        for part in np.array_split(np.arange(len(window)), min(SETTLE_PARTS, len(window))):
             moved = max(moved, float(np.linalg.norm(positions[part].mean(axis=0) - centre)))
             turned = max(
                 turned, angle_between(attitude, mean_quaternion([quaternions[i] for i in part]))

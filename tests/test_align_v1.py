@@ -360,3 +360,23 @@ def test_v1_holds_through_a_measurement_glitch_in_closed_loop():
     # No step from the glitch until N clean samples were averaged after it.
     quiet = [s for s in result.steps if 2.0 <= s.time < 2.1 + (P.N - 0.5) * DT]
     assert quiet and not any(s.stepped for s in quiet)
+
+
+def test_at_a_slow_tick_rate_a_still_pose_settles_without_waiting_for_the_timeout():
+    # 5 Hz: the 0.5 s window holds three samples, fewer than SETTLE_PARTS.
+    controller = AlignV1()
+    dt = 0.2
+    t = 0.0
+    for _ in range(P.N):
+        step = controller.step(AlignObservation(t, EE, GOAL))
+        t += dt
+    assert step.stepped
+    issued = step.time
+    step = controller.step(AlignObservation(t, EE, GOAL))
+    while not step.stepped:
+        t += dt
+        step = controller.step(AlignObservation(t, EE, GOAL))
+        assert t < 5.0
+    # Settled after the window; then N fresh samples for the next average (eq. 2).
+    assert step.time - issued <= P.settle_window_s + (P.N + 1) * dt
+    assert not step.settle_timed_out
