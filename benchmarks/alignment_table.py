@@ -59,7 +59,7 @@ def figure_4(results: list[tuple[tuple[str, str, int, int], dict[str, Any]]], ou
     """Each trial's approach path, unrolled along its start-to-goal line, per limb and version."""
     from matplotlib.figure import Figure
 
-    from limbtree.trees.report import _approach, read_run
+    from limbtree.trees.report import approach_path, read_run
 
     figure = Figure(figsize=(11, 7), layout="constrained")
     panels = figure.subplots(2, 2, sharex=True, sharey=True)
@@ -71,7 +71,7 @@ def figure_4(results: list[tuple[tuple[str, str, int, int], dict[str, Any]]], ou
                 if lab != label or ver != version or not summary["_ok"] or record is None:
                     continue
                 skill = read_run(record / "log.msgpack").skills.get(APPROACH)
-                approach = None if skill is None else _approach(skill)
+                approach = None if skill is None else approach_path(skill)
                 if approach is not None:
                     along, across = approach.unrolled()
                     axes.plot(along, across, lw=1.0, label=f"seed {seed}")

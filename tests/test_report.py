@@ -11,7 +11,7 @@ from limbtree.kinematics import Pose
 from limbtree.trees.errors import RunError
 from limbtree.trees.limbs import CommandRecord
 from limbtree.trees.recorder import Recorder
-from limbtree.trees.report import _approach, make_report, read_run
+from limbtree.trees.report import approach_path, make_report, read_run
 
 DT = 0.1
 TICKS = 80  # 8 s
@@ -218,7 +218,7 @@ def test_an_alignment_reporting_its_path_adds_the_path_plot_unrolled_along_its_l
     assert "alignment_path.png" in names(result)
     skill = read_run(tmp_path / "log.msgpack").skills["Square"]
     assert len(skill.points["ee_mm"]) == TICKS and math.isnan(skill.points["ee_mm"][0][0])
-    approach = _approach(skill)
+    approach = approach_path(skill)
     assert approach.goal == (300.0, 0.0, 0.0)  # the last goal reported
     along, across = approach.unrolled()
     assert along[0] == 0.0 and along[-1] == pytest.approx(300.0)

@@ -584,7 +584,7 @@ def draw_figures(run: RunLog, directory: Path) -> list[Path]:
         moving = {n: k for n, k in skills.items() if any(k.has(x) for x in ALIGNMENT_SPEEDS)}
         if moving:
             images.append(_alignment_speed(Figure, moving, directory))
-        paths = {n: p for n, k in skills.items() if (p := _approach(k)) is not None}
+        paths = {n: p for n, k in skills.items() if (p := approach_path(k)) is not None}
         if paths:
             images.append(_alignment_path(Figure, paths, directory))
     except OSError as exc:
@@ -713,8 +713,13 @@ def _alignment(Figure: Any, skills: Mapping[str, SkillSeries], directory: Path) 
 
 
 @dataclass(frozen=True)
-class _Approach:
-    """One alignment's measured path [mm] and its last goal [mm]."""
+class ApproachPath:
+    """One alignment's end-effector path as the capture saw it, and its last goal.
+
+    Attributes:
+        path: the measured end-effector positions [mm], world frame, one per tick.
+        goal: the last goal position the alignment reported [mm].
+    """
 
     path: list[tuple[float, float, float]]
     goal: tuple[float, float, float]
@@ -735,16 +740,23 @@ class _Approach:
         return along, across
 
 
-def _approach(skill: SkillSeries) -> _Approach | None:
-    """The skill's measured end-effector path and last goal, if it reported them."""
+def approach_path(skill: SkillSeries) -> ApproachPath | None:
+    """An alignment skill's path and last goal (its ``ee_mm`` and ``goal_mm``), if it has them.
+
+    Args:
+        skill: the skill's series from :func:`read_run`.
+
+    Returns:
+        The path, or None when the skill reported fewer than two positions or no goal.
+    """
     path = [p for p in skill.points.get("ee_mm", ()) if not math.isnan(p[0])]
     goals = [p for p in skill.points.get("goal_mm", ()) if not math.isnan(p[0])]
     if len(path) < 2 or not goals:
         return None
-    return _Approach(path, goals[-1])
+    return ApproachPath(path, goals[-1])
 
 
-def _alignment_path(Figure: Any, paths: Mapping[str, _Approach], directory: Path) -> Path:
+def _alignment_path(Figure: Any, paths: Mapping[str, ApproachPath], directory: Path) -> Path:
     figure = Figure(figsize=(12, 8), layout="constrained")
     grid = figure.add_gridspec(2, 2, height_ratios=(3, 2))
     planes = [figure.add_subplot(grid[0, k]) for k in range(2)]
