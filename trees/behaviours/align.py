@@ -217,13 +217,13 @@ class AlignBehaviour(SkillBehaviour):
         """Why the alignment ran out of time, from the core's last figures, and what to do."""
         figures = self._last_figures
         dd, dtheta = figures.get("dd_mm"), figures.get("dtheta_deg")
-        if dd is None or dtheta is None:
+        if dd is None or dtheta is None or self.core is None:
             return (
                 f"not aligned after {limit:g} s: the end-effector and the target were not "
                 "both seen long enough to measure the error"
             )
-        dd_tol = float(self.params.get("dd", 0.010)) * 1e3
-        dtheta_tol = math.degrees(float(self.params.get("dtheta", math.radians(2.0))))
+        dd_tol = self.core.params.dd_tol_m * 1e3
+        dtheta_tol = math.degrees(self.core.params.dtheta_tol_rad)
         message = (
             f"not aligned after {limit:g} s: Δd {dd:.1f} mm (needs <= {dd_tol:g}), "
             f"Δθ {dtheta:.2f} deg (needs <= {dtheta_tol:g})"
@@ -273,8 +273,8 @@ class AlignBehaviour(SkillBehaviour):
         result = hypersphere_clamp(limb_pose, start, end, self.metric)
         if result.t is None:
             # Pushed off the segment: start a new one from where the limb is.
-            self._start_segment(limb_pose, end, now)
-            result = hypersphere_clamp(limb_pose, limb_pose, end, self.metric)
+            start, end = self._start_segment(limb_pose, end, now)
+            result = hypersphere_clamp(limb_pose, start, end, self.metric)
         if result.t is None:
             return
         t = result.t
