@@ -27,6 +27,8 @@ from limbtree.trees.mission.model import (
     LimbDecl,
     Mission,
     NodeModel,
+    PlantKind,
+    RobotDecl,
     WorldDecl,
 )
 from limbtree.trees.mission.nodes import NODE_ALIASES, NODE_SPECS, NodeKind, NodeSpec
@@ -70,6 +72,7 @@ HEADER_SPECS: Final = (
 #: Top-level keys the loader reads itself.
 SECTION_KEYS: Final = (
     "parameters",
+    "robots",
     "limbs",
     "faults",
     "random_faults",
@@ -109,6 +112,31 @@ LIMB_SPECS: Final = (
     ParamSpec(
         "mocap_rot_noise", Quantity(DEG, low=0), None, "sim world: capture rotation noise (0.1 deg)"
     ),
+)
+
+#: The keys of one robot of ``robots``: a limb's keys, with the plant kind instead of the
+#: limb (a robot brings all its limbs); simulator settings apply to every limb.
+ROBOT_SPECS: Final = (
+    LIMB_SPECS[0],
+    ParamSpec(
+        "plant",
+        Choice(tuple(kind.value for kind in PlantKind)),
+        PlantKind.KINEMATIC.value,
+        "what moves the robot (kinematic: joints track commands at their speed limits)",
+    ),
+    *LIMB_SPECS[2:],
+)
+
+#: Simulator options of a limb, and the mission keys (model names) they come from.
+_SIM_KEYS: Final = (
+    ("backlash", "backlash_rad"),
+    ("flex", "flex"),
+    ("joint_noise", "joint_noise_rad"),
+    ("latency", "latency_s"),
+    ("vibration", "vibration_hz"),
+    ("vibration_damping", "vibration_damping"),
+    ("mocap_noise", "mocap_noise_m"),
+    ("mocap_rot_noise", "mocap_rot_noise_rad"),
 )
 
 #: Simulator options of the world's motion capture, and their mission keys.
@@ -200,6 +228,18 @@ def load_mission(
     return mission
 
 
+def _keys_path(ctx: ValueContext, keys: str | None) -> Path | None:
+    """A CURVE keys directory, relative to the file that names it."""
+    if keys is None:
+        return None
+    return Path(os.path.normpath(os.path.join(ctx.base_dir, os.path.expanduser(keys))))
+
+
+def _sim_options(values: Mapping[str, Any]) -> dict[str, float]:
+    """The simulator options of a limb's or robot's read fields (model names)."""
+    return {option: values[key] for key, option in _SIM_KEYS if values[key] is not None}
+
+
 def _display_name(node_type: str) -> str:
     """The default display name of a node: ``sync_move`` -> ``Sync move``."""
     return node_type.replace("_", " ").capitalize()
@@ -232,6 +272,8 @@ class _Loader:
         self.loaded: set[Path] = set()
         self.subtrees: dict[str, SubtreeDef] = {}
         self.declared: tuple[str, ...] = ()
+        self.aliases: dict[str, str] = {}
+        self.robot_limbs: dict[str, tuple[LimbDecl, ...]] = {}
 
     # The whole file ---------------------------------------------------------------------
 
@@ -280,8 +322,10 @@ class _Loader:
             what="the mission file",
             at=bare.at,
         )
-        limbs = self._limbs(ctx, top, sections.get("limbs"))
-        ctx = replace(ctx, declared_limbs=self.declared)
+        robots = self._robots(ctx, top, sections.get("robots"))
+        lone = self._limbs(ctx, top, sections.get("limbs"))
+        limbs = self._join(robots, lone)
+        ctx = replace(ctx, declared_limbs=self.declared, limb_aliases=self.aliases)
         faults = self._faults(ctx, top, sections.get("faults"), sections.get("random_faults"))
         before_world = len(reader.problems)
         world = self._world(ctx, top, sections.get("world"))
@@ -317,6 +361,7 @@ class _Loader:
             root=root_node,
             sources=tuple(Path(source) for source in self.sources),
             world=world,
+            robots=self._plants(robots or (), limbs),
         )
 
     def _sections(self, entries: Sequence[Entry]) -> dict[str, Entry]:
@@ -522,7 +567,7 @@ class _Loader:
         entries = reader.entries(item, "limbs (a map name -> limb)", noun="limb")
         if entries is None:
             return None
-        self.declared = tuple(e.key for e in entries)
+        self.declared += tuple(e.key for e in entries)
         limbs: list[LimbDecl] = []
         ok = True
         for limb_entry in entries:
@@ -563,27 +608,130 @@ class _Loader:
                 chain = chains[0]
         if not ok:
             return None
-        keys = values["keys"]
-        keys_path = None
-        if keys is not None:
-            keys_path = Path(os.path.normpath(os.path.join(ctx.base_dir, os.path.expanduser(keys))))
-        sim = {
-            option: values[key]
-            for key, option in (
-                ("backlash", "backlash_rad"),
-                ("flex", "flex"),
-                ("joint_noise", "joint_noise_rad"),
-                ("latency", "latency_s"),
-                ("vibration", "vibration_hz"),
-                ("vibration_damping", "vibration_damping"),
-                ("mocap_noise", "mocap_noise_m"),
-                ("mocap_rot_noise", "mocap_rot_noise_rad"),
-            )
-            if values[key] is not None
-        }
         return LimbDecl(
-            name, robot, chain, values["agent"], keys_path, values["base"], entry.at, sim
+            name,
+            robot,
+            chain,
+            values["agent"],
+            _keys_path(ctx, values["keys"]),
+            values["base"],
+            entry.at,
+            _sim_options(values),
         )
+
+    def _robots(
+        self, ctx: ValueContext, top: Item, entry: Entry | None
+    ) -> tuple[RobotDecl, ...] | None:
+        """The declared robots (``robots``); their limbs are kept in :attr:`robot_limbs`.
+
+        Sets :attr:`declared` to every limb name, ``ROBOT.LIMB``, and :attr:`aliases` to the
+        robot's name for a one-limb robot.
+        """
+        reader = self.reader
+        if entry is None:
+            return ()
+        item = reader.child(top, entry.node)
+        if item is None:
+            return None
+        entries = reader.entries(item, "robots (a map name -> robot)", noun="robot")
+        if entries is None:
+            return None
+        robots: list[RobotDecl] = []
+        ok = True
+        for robot_entry in entries:
+            robot = self._robot(ctx, item, robot_entry)
+            if robot is None:
+                ok = False
+            else:
+                robots.append(robot)
+        return tuple(robots) if ok else None
+
+    def _robot(self, ctx: ValueContext, parent: Item, entry: Entry) -> RobotDecl | None:
+        reader = self.reader
+        name = entry.key
+        if not NAME.match(name):
+            reader.report(entry.at, f"robot name {name!r} must be letters, digits, _")
+            return None
+        item = reader.child(parent, entry.node)
+        fields = None if item is None else reader.entries(item, f"robot {name}")
+        if item is None or fields is None:
+            return None
+        values = read_fields(ctx, item, fields, ROBOT_SPECS, what=f"robot {name}", at=entry.at)
+        given = {f.key: f for f in fields}
+        robot = values["robot"]
+        if robot is INVALID:
+            return None
+        if robot not in self.robots:
+            self._value_error(item, given["robot"], unknown("robot", robot, sorted(self.robots)))
+            return None
+        chains = tuple(self.robots[robot])
+        if not chains:
+            reader.report(entry.at, f"robot {robot} has no limbs")
+            return None
+        # Declared even when another of its fields is wrong: nodes naming its limbs are
+        # then checked, not reported as unknown limbs too.
+        names = tuple(f"{name}.{chain}" for chain in chains)
+        self.declared += names
+        if len(chains) == 1:
+            self.aliases[name] = names[0]
+        if INVALID in values.values():
+            return None
+        keys, sim = _keys_path(ctx, values["keys"]), _sim_options(values)
+        self.robot_limbs[name] = tuple(
+            LimbDecl(limb, robot, chain, values["agent"], keys, values["base"], entry.at, sim, name)
+            for limb, chain in zip(names, chains, strict=True)
+        )
+        return RobotDecl(
+            name,
+            robot,
+            PlantKind(values["plant"]),
+            values["agent"],
+            keys,
+            values["base"],
+            names,
+            entry.at,
+        )
+
+    def _join(
+        self, robots: tuple[RobotDecl, ...] | None, lone: tuple[LimbDecl, ...] | None
+    ) -> tuple[LimbDecl, ...] | None:
+        """Every limb: the robots' limbs, then the ``limbs`` entries; names must not clash."""
+        if robots is None or lone is None:
+            return None
+        taken = {robot.name: robot for robot in robots}
+        ok = True
+        for limb in lone:
+            if limb.name in taken:
+                self.reader.report(
+                    limb.location,
+                    f"limb {limb.name}: robot {limb.name} (declared at "
+                    f"{taken[limb.name].location}) already has that name; rename one of them",
+                )
+                ok = False
+        grouped = [limb for robot in robots for limb in self.robot_limbs[robot.name]]
+        return (*grouped, *lone) if ok else None
+
+    @staticmethod
+    def _plants(
+        robots: tuple[RobotDecl, ...], limbs: tuple[LimbDecl, ...]
+    ) -> tuple[RobotDecl, ...]:
+        """Every plant: the declared robots, then one per ``limbs`` entry."""
+        lone = tuple(
+            RobotDecl(
+                limb.name,
+                limb.robot,
+                PlantKind.KINEMATIC,
+                limb.agent,
+                limb.keys,
+                limb.base_pose,
+                (limb.name,),
+                limb.location,
+                declared=False,
+            )
+            for limb in limbs
+            if limb.plant is None
+        )
+        return (*robots, *lone)
 
     def _world(self, ctx: ValueContext, top: Item, entry: Entry | None) -> tuple[WorldDecl, ...]:
         """The modules placed in the world (``world``), checked against the known modules."""

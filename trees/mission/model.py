@@ -28,6 +28,17 @@ class Clock(StrEnum):
     REAL = "real"
 
 
+class PlantKind(StrEnum):
+    """What moves a robot's limbs (DESIGN.md, Plants); a mission's ``robots`` entry picks one.
+
+    ``kinematic`` is wave 1's simulator: joints track their commands at their speed limits,
+    with backlash, flex and noise. A robot served by a remote agent is whatever plant that
+    agent serves; the mission's kind then only documents it.
+    """
+
+    KINEMATIC = "kinematic"
+
+
 class FaultKind(StrEnum):
     """The faults a simulated limb can suffer (seed 000 Table II)."""
 
@@ -65,6 +76,8 @@ class LimbDecl:
             ``joint_noise_rad``, ``latency_s``, ``vibration_hz``, ``vibration_damping``, and
             for a mission with a world ``mocap_noise_m``, ``mocap_rot_noise_rad``); empty for
             the ideal limb.
+        plant: the mission's name of the robot (plant) the limb belongs to: the ``robots``
+            entry for ``ROBOT.LIMB``, or None for a ``limbs`` entry (its own one-limb plant).
     """
 
     name: str
@@ -75,6 +88,7 @@ class LimbDecl:
     base_pose: PoseTuple | None
     location: Location
     sim: Mapping[str, float] = field(default_factory=dict)
+    plant: str | None = None
 
     def __post_init__(self) -> None:
         if self.base_pose is not None and len(self.base_pose) != 7:
@@ -85,6 +99,48 @@ class LimbDecl:
     @property
     def simulated(self) -> bool:
         """Whether the runner starts a simulated agent for the limb."""
+        return self.agent == "sim"
+
+    @property
+    def plant_name(self) -> str:
+        """The mission's name of the plant the limb is part of (its own name if alone)."""
+        return self.name if self.plant is None else self.plant
+
+
+@dataclass(frozen=True)
+class RobotDecl:
+    """A robot the mission uses: one plant, served by one agent.
+
+    A ``robots`` entry declares a whole robot, its limbs named ``ROBOT.LIMB`` (MoonBot
+    Zero's four legs: ``quad.leg_0`` .. ``quad.leg_3``); each entry of ``limbs`` is a robot
+    of its own with one limb (``declared`` False).
+
+    Attributes:
+        name: the mission's name for the robot.
+        robot: the robot description (``limbtree robots``).
+        plant: what moves it.
+        agent: ``"sim"`` or the agent's endpoint, as :attr:`LimbDecl.agent`.
+        keys: the CURVE keys directory, or None.
+        base_pose: the robot's base in the world ``(x, y, z, qx, qy, qz, qw)`` [m], or None
+            for the identity.
+        limbs: the mission's names of its limbs, in the robot description's order.
+        location: where it is declared.
+        declared: True for a ``robots`` entry, False for a ``limbs`` entry.
+    """
+
+    name: str
+    robot: str
+    plant: PlantKind
+    agent: str
+    keys: Path | None
+    base_pose: PoseTuple | None
+    limbs: tuple[str, ...]
+    location: Location
+    declared: bool = True
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the runner starts a simulated agent for the robot."""
         return self.agent == "sim"
 
 
@@ -189,6 +245,8 @@ class Mission:
         root: the tree, subtrees inlined and parameters substituted.
         sources: every file read: the mission file first, then its includes.
         world: the modules placed in the simulated world.
+        robots: every plant: the ``robots`` entries, then one per ``limbs`` entry, in file
+            order; together they hold every limb of :attr:`limbs` exactly once.
     """
 
     name: str
@@ -202,11 +260,16 @@ class Mission:
     root: NodeModel
     sources: tuple[Path, ...] = field(default=())
     world: tuple[WorldDecl, ...] = field(default=())
+    robots: tuple[RobotDecl, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
             raise ValueError(f"rate_hz must be > 0, not {self.rate_hz}")
         object.__setattr__(self, "parameters", freeze(self.parameters))
+        if self.robots:
+            held = [limb for robot in self.robots for limb in robot.limbs]
+            if sorted(held) != sorted(limb.name for limb in self.limbs):
+                raise ValueError(f"the robots hold limbs {held}, the mission declares others")
 
     def limb(self, name: str) -> LimbDecl:
         """The declared limb called ``name``.

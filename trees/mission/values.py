@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -79,12 +79,15 @@ class ValueContext:
         node_limbs: the limbs of the node being read (its ``limbs`` or ``limb``), once
             read; None before, or when they were invalid.
         base_dir: the directory of the file the value is in, for paths.
+        limb_aliases: other names of declared limbs -> their names (a one-limb robot of
+            ``robots`` is also called by the robot's name).
     """
 
     reader: Reader
     declared_limbs: tuple[str, ...]
     node_limbs: tuple[str, ...] | None = None
     base_dir: str = "."
+    limb_aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 def _fmt(value: float) -> str:
@@ -637,6 +640,7 @@ class LimbName(ValueType):
         name = Text().read(ctx, item, key)
         if name is INVALID:
             return INVALID
+        name = ctx.limb_aliases.get(name, name)
         if name not in ctx.declared_limbs:
             return ctx.reader.error(
                 item, f"{key}: " + unknown("limb", name, ctx.declared_limbs, "declared limbs")
