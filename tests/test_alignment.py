@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,7 @@ from limbtree.skills import (
     AlignV2Params,
     Outcome,
 )
+from limbtree.skills.align import minimum_jerk, path_figures, step_duration
 from limbtree.skills.alignment import (
     ErrorBuffer,
     PoseError,
@@ -38,7 +40,16 @@ from limbtree.skills.alignment import (
     quaternion_multiply,
     rotation_vector,
 )
-from limbtree.trees.behaviours.align import minimum_jerk, path_figures, step_duration
+from limbtree.skills.core import StepTimer
+
+_TIMERS: weakref.WeakKeyDictionary[object, StepTimer] = weakref.WeakKeyDictionary()
+
+
+def step_core(core, observation):
+    """``core.step(observation, dt)``, with dt from the core's previous step here (0 first)."""
+    timer = _TIMERS.setdefault(core, StepTimer())
+    return core.step(observation, timer.dt(observation.time))
+
 
 # The closed-loop test limb -----------------------------------------------------------------
 
@@ -191,7 +202,7 @@ def run_loop(
             limb_pose=limb.limb_pose() if give_limb_state else None,
             limb_settled=limb.settled() if give_limb_state else None,
         )
-        step = controller.step(observation)
+        step = step_core(controller, observation)
         steps.append(step)
         if step.outcome is not Outcome.RUNNING:
             break

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import py_trees
 
-from limbtree.skills import Outcome
+from limbtree.skills import Outcome, SkillTelemetry
 from limbtree.trees.context import MissionContext
 
 STATUS = {
@@ -69,6 +69,6 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         """One tick of the skill."""
         raise NotImplementedError
 
-    def report(self, **figures: Any) -> None:
-        """Publish this tick's internals to the recorder."""
-        self.context.telemetry.tick[self.name] = figures
+    def report(self, telemetry: SkillTelemetry) -> None:
+        """Publish this tick's figures (the core's typed telemetry) to the recorder."""
+        self.context.telemetry.tick[self.name] = telemetry.as_map()
