@@ -35,6 +35,11 @@ from typing import ClassVar
 import numpy as np
 
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import (
+    quaternion_angle,
+    quaternion_from_rotation_vector,
+    quaternion_multiply,
+)
 from limbtree.skills.alignment import (
     AlignObservation,
     AlignParams,
@@ -43,13 +48,10 @@ from limbtree.skills.alignment import (
     FloatArray,
     PoseError,
     Supervisor,
-    angle_between,
     check_number,
     check_order,
     interpolate_clamped,
     mean_quaternion,
-    quaternion_from_rotation_vector,
-    quaternion_multiply,
     scaled,
     vector,
 )
@@ -457,7 +459,7 @@ class AlignV1:
         for part in np.array_split(np.arange(len(window)), min(SETTLE_PARTS, len(window))):
             moved = max(moved, float(np.linalg.norm(positions[part].mean(axis=0) - centre)))
             turned = max(
-                turned, angle_between(attitude, mean_quaternion([quaternions[i] for i in part]))
+                turned, quaternion_angle(attitude, mean_quaternion([quaternions[i] for i in part]))
             )
         if moved <= p.settle_tol_m and turned <= p.settle_tol_rad:
             return self._land(time)

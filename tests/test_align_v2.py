@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from test_alignment import TARGET, LaggyLimb, random_start, run_loop, step_core, turn_z
 
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import quaternion_from_rotation_vector
 from limbtree.skills import (
     AlignmentParameterError,
     AlignObservation,
@@ -30,7 +31,7 @@ from limbtree.skills.align_v2 import (
     raw_twist,
     shrink_factors,
 )
-from limbtree.skills.alignment import goal_pose, pose_error, quaternion_from_rotation_vector
+from limbtree.skills.alignment import goal_pose, pose_error
 
 DT = 1.0 / 30.0
 P = AlignV2Params()

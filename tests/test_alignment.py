@@ -15,6 +15,12 @@ from strategies import poses, unit_quaternions
 import limbtree.skills as skills
 from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import (
+    quaternion_conjugate,
+    quaternion_from_rotation_vector,
+    quaternion_multiply,
+    rotation_vector,
+)
 from limbtree.skills import (
     AlignmentParameterError,
     AlignObservation,
@@ -35,10 +41,6 @@ from limbtree.skills.alignment import (
     goal_pose,
     interpolate_clamped,
     pose_error,
-    quaternion_conjugate,
-    quaternion_from_rotation_vector,
-    quaternion_multiply,
-    rotation_vector,
 )
 from limbtree.skills.core import StepTimer
 
