@@ -53,8 +53,6 @@ Twist = tuple[float, float, float, float, float, float]
 ZERO_TWIST: Final[Twist] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 #: Below this norm [m or rad] a direction is undefined and taken as zero.
 _TINY: Final = 1e-12
-#: A value recorded for the run report: numbers, flags, names, vectors, or None.
-Recorded = float | bool | str | list[float] | None
 
 
 class AlignmentParameterError(LimbtreeError, ValueError):
