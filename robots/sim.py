@@ -67,6 +67,10 @@ FAULT_PARAMS: Final[Mapping[FaultKind, tuple[str, ...]]] = MappingProxyType(
 )
 #: Speed factor of a ``slowdown`` without ``factor``.
 DEFAULT_SLOWDOWN_FACTOR: Final = 0.5
+#: A ``slowdown`` factor must lie strictly above this [1] ...
+SLOWDOWN_FACTOR_LOW: Final = 0.0
+#: ... and strictly below this [1] (a factor of 1 would be no slowdown at all).
+SLOWDOWN_FACTOR_HIGH: Final = 1.0
 #: A fault ending this close after an event [s] is taken to end at it (float round-off).
 _TIME_EPS: Final = 1e-12
 
@@ -478,9 +482,11 @@ class SimulatedLimb(HardwareDriver):
             fault.joints = self._joint_mask(kind, params["joints"])
         if "factor" in params:
             factor = params["factor"]
-            if not _is_number(factor) or not 0.0 < factor < 1.0:
+            if not _is_number(factor) or not SLOWDOWN_FACTOR_LOW < factor < SLOWDOWN_FACTOR_HIGH:
                 raise DriverError(
-                    "bad_value", f"fault {kind!r}: factor must be in (0, 1), got {factor!r}"
+                    "bad_value",
+                    f"fault {kind!r}: factor must be in ({SLOWDOWN_FACTOR_LOW:g}, "
+                    f"{SLOWDOWN_FACTOR_HIGH:g}), got {factor!r}",
                 )
             fault.factor = float(factor)
         elif fault_kind is FaultKind.SLOWDOWN:

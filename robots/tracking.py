@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics.errors import InvalidPoseError
 from limbtree.kinematics.pose import Pose
+from limbtree.kinematics.so3 import quaternion_from_rotation_vector as quaternion_from_rotvec
 from limbtree.robots.registry import LimbSpec, RobotSpec
 from limbtree.transport.driver import (
     CommandMode,
@@ -96,16 +97,6 @@ def speed_limited_step(
     else:
         limited = True
     return np.array([q_i + d / ratio for q_i, d in zip(q_list, deltas, strict=True)]), limited
-
-
-def quaternion_from_rotvec(rotvec: FloatArray) -> FloatArray:
-    """Unit quaternion ``(qx, qy, qz, qw)`` of a rotation vector [rad] (axis times angle)."""
-    v = np.asarray(rotvec, dtype=np.float64)
-    angle = float(np.linalg.norm(v))
-    half = 0.5 * angle
-    # sin(half) / angle, by its series near 0 where the quotient loses precision.
-    scale = 0.5 - angle * angle / 48.0 if angle < 1e-4 else math.sin(half) / angle
-    return np.array([*(v * scale), math.cos(half)])
 
 
 def rotated(pose: Pose, rotvec: FloatArray) -> FloatArray:

@@ -30,10 +30,16 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import (
+    quaternion_angle,
+    quaternion_from_rotation_vector,
+    quaternion_multiply,
+)
 from limbtree.skills.alignment import (
     AlignObservation,
     AlignParams,
@@ -41,19 +47,16 @@ from limbtree.skills.alignment import (
     ErrorBuffer,
     FloatArray,
     PoseError,
-    Recorded,
     Supervisor,
-    angle_between,
     check_number,
     check_order,
     interpolate_clamped,
     mean_quaternion,
-    quaternion_from_rotation_vector,
-    quaternion_multiply,
     scaled,
     vector,
 )
 from limbtree.skills.outcome import Outcome
+from limbtree.skills.telemetry import SkillTelemetry
 
 _TINY = 1e-12
 #: The settle window is cut into this many consecutive parts; the pose has stood still when
@@ -209,29 +212,63 @@ class AlignV1Step:
     settled: bool = True
     settle_timed_out: bool = False
 
-    def record(self) -> dict[str, Recorded]:
-        """The internals for the run record (mm and degrees where the name says so).
+    @property
+    def telemetry(self) -> AlignV1Telemetry:
+        """The internals for the run record (mm and degrees where the name says so)."""
+        return AlignV1Telemetry(
+            dd_mm=scaled(self.dd, 1e3),
+            dtheta_deg=scaled(self.dtheta, math.degrees(1.0)),
+            dd_raw_mm=scaled(self.dd_raw, 1e3),
+            dtheta_raw_deg=scaled(self.dtheta_raw, math.degrees(1.0)),
+            e_avg_mm=vector(self.e_avg, 1e3),
+            jump=self.jump,
+            step_mm=scaled(self.s, 1e3),
+            step_deg=scaled(self.theta_step, math.degrees(1.0)),
+            delta_p_mm=vector(self.delta_p, 1e3),
+            stepped=self.stepped,
+            settled=self.settled,
+            settle_timed_out=self.settle_timed_out,
+            phase=self.phase,
+            outcome=self.outcome,
+        )
 
-        Keys: ``dd_mm``, ``dtheta_deg`` (averaged), ``dd_raw_mm``, ``dtheta_raw_deg``,
-        ``e_avg_mm``, ``jump``, ``step_mm`` (``s``), ``step_deg``, ``delta_p_mm``,
-        ``stepped``, ``settled``, ``settle_timed_out``, ``phase``, ``outcome``.
-        """
-        return {
-            "dd_mm": scaled(self.dd, 1e3),
-            "dtheta_deg": scaled(self.dtheta, math.degrees(1.0)),
-            "dd_raw_mm": scaled(self.dd_raw, 1e3),
-            "dtheta_raw_deg": scaled(self.dtheta_raw, math.degrees(1.0)),
-            "e_avg_mm": vector(self.e_avg, 1e3),
-            "jump": self.jump,
-            "step_mm": scaled(self.s, 1e3),
-            "step_deg": scaled(self.theta_step, math.degrees(1.0)),
-            "delta_p_mm": vector(self.delta_p, 1e3),
-            "stepped": self.stepped,
-            "settled": self.settled,
-            "settle_timed_out": self.settle_timed_out,
-            "phase": self.phase.value,
-            "outcome": self.outcome.value,
-        }
+
+@dataclass(frozen=True)
+class AlignV1Telemetry(SkillTelemetry):
+    """Version 1's figures for one step, as the paper logs them.
+
+    Attributes:
+        dd_mm: the averaged ``Delta d`` [mm], or None when not measured.
+        dtheta_deg: the averaged ``Delta theta`` [deg], or None.
+        dd_raw_mm: this sample's ``Delta d`` [mm], or None.
+        dtheta_raw_deg: this sample's ``Delta theta`` [deg], or None.
+        e_avg_mm: the averaged error vector [mm], or None.
+        jump: True when the jump check fired.
+        step_mm: the step size ``s`` of eq. 3 [mm], or None.
+        step_deg: the rotation step [deg], or None.
+        delta_p_mm: the translation issued this step [mm], or None.
+        stepped: True when a new pose target was issued.
+        settled: whether the last step has settled.
+        settle_timed_out: True when it was declared settled by ``settle_timeout_s``.
+        phase: what the controller is doing.
+        outcome: RUNNING, SUCCESS or FAILURE.
+    """
+
+    skill: ClassVar[str] = "align_v1"
+    dd_mm: float | None
+    dtheta_deg: float | None
+    dd_raw_mm: float | None
+    dtheta_raw_deg: float | None
+    e_avg_mm: list[float] | None
+    jump: bool
+    step_mm: float | None
+    step_deg: float | None
+    delta_p_mm: list[float] | None
+    stepped: bool
+    settled: bool
+    settle_timed_out: bool
+    phase: AlignPhase
+    outcome: Outcome
 
 
 def _triple(values: FloatArray) -> tuple[float, float, float]:
@@ -266,11 +303,13 @@ class AlignV1:
         """The pose target in force, or None before the first step."""
         return self._command
 
-    def step(self, observation: AlignObservation) -> AlignV1Step:
+    def step(self, observation: AlignObservation, dt: float) -> AlignV1Step:
         """Advance one tick.
 
         Args:
             observation: this tick's time and measurements.
+            dt: the time since the previous step [s]; unused: Version 1 steps on events
+                (a step settled, the buffer full), timed by ``observation.time``.
 
         Returns:
             The step's :class:`AlignV1Step`. After SUCCESS or FAILURE the same result is
@@ -420,7 +459,7 @@ class AlignV1:
         for part in np.array_split(np.arange(len(window)), min(SETTLE_PARTS, len(window))):
             moved = max(moved, float(np.linalg.norm(positions[part].mean(axis=0) - centre)))
             turned = max(
-                turned, angle_between(attitude, mean_quaternion([quaternions[i] for i in part]))
+                turned, quaternion_angle(attitude, mean_quaternion([quaternions[i] for i in part]))
             )
         if moved <= p.settle_tol_m and turned <= p.settle_tol_rad:
             return self._land(time)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
@@ -52,7 +53,6 @@ from limbtree.skills.alignment import (
     ErrorBuffer,
     FloatArray,
     PoseError,
-    Recorded,
     Supervisor,
     Twist,
     as_twist,
@@ -63,6 +63,7 @@ from limbtree.skills.alignment import (
     vector,
 )
 from limbtree.skills.outcome import Outcome
+from limbtree.skills.telemetry import SkillTelemetry
 
 _TINY = 1e-12
 
@@ -342,35 +343,75 @@ class AlignV2Step:
     v_raw: Twist | None = None
     v_clamped: Twist | None = None
 
-    def record(self) -> dict[str, Recorded]:
-        """The internals for the run record (mm and degrees where the name says so).
+    @property
+    def telemetry(self) -> AlignV2Telemetry:
+        """The internals for the run record (mm and degrees where the name says so)."""
+        return AlignV2Telemetry(
+            dd_mm=scaled(self.dd, 1e3),
+            dtheta_deg=scaled(self.dtheta, math.degrees(1.0)),
+            jump=self.jump,
+            delta_t=self.delta_t,
+            delta_r=self.delta_r,
+            delta_t_eff=self.delta_t_eff,
+            delta_r_eff=self.delta_r_eff,
+            f_j=self.f_j,
+            f_k=self.f_k,
+            f_s=self.f_s,
+            sigma_jitter_mm=scaled(self.sigma_jitter, 1e3),
+            d_change_mm=scaled(self.d_change, 1e3),
+            rms_perp_mm=scaled(self.rms_perp, 1e3),
+            v_raw=vector(self.v_raw),
+            v_clamped=vector(self.v_clamped),
+            v_cmd=vector(self.twist),
+            phase=self.phase,
+            outcome=self.outcome,
+        )
 
-        Keys: ``dd_mm``, ``dtheta_deg``, ``jump``, ``delta_t``, ``delta_r``,
-        ``delta_t_eff``, ``delta_r_eff`` (SI), ``f_j``, ``f_k``, ``f_s``,
-        ``sigma_jitter_mm``, ``d_change_mm``, ``rms_perp_mm``, ``v_raw``, ``v_clamped``,
-        ``v_cmd`` (twists ``[vx, vy, vz, wx, wy, wz]`` in m/s and rad/s), ``phase``,
-        ``outcome``.
-        """
-        return {
-            "dd_mm": scaled(self.dd, 1e3),
-            "dtheta_deg": scaled(self.dtheta, math.degrees(1.0)),
-            "jump": self.jump,
-            "delta_t": self.delta_t,
-            "delta_r": self.delta_r,
-            "delta_t_eff": self.delta_t_eff,
-            "delta_r_eff": self.delta_r_eff,
-            "f_j": self.f_j,
-            "f_k": self.f_k,
-            "f_s": self.f_s,
-            "sigma_jitter_mm": scaled(self.sigma_jitter, 1e3),
-            "d_change_mm": scaled(self.d_change, 1e3),
-            "rms_perp_mm": scaled(self.rms_perp, 1e3),
-            "v_raw": vector(self.v_raw),
-            "v_clamped": vector(self.v_clamped),
-            "v_cmd": vector(self.twist),
-            "phase": self.phase.value,
-            "outcome": self.outcome.value,
-        }
+
+@dataclass(frozen=True)
+class AlignV2Telemetry(SkillTelemetry):
+    """Version 2's figures for one step, as the paper logs them.
+
+    Attributes:
+        dd_mm: ``Delta d`` [mm], or None when not measured.
+        dtheta_deg: ``Delta theta`` [deg], or None.
+        jump: True when the jump check fired.
+        delta_t: the base radius ``Delta_t`` [m/s], or None.
+        delta_r: the base radius ``Delta_r`` [rad/s], or None.
+        delta_t_eff: the effective radius ``Delta_t_eff`` [m/s], or None.
+        delta_r_eff: the effective radius ``Delta_r_eff`` [rad/s], or None.
+        f_j: jitter shrink factor, or None.
+        f_k: error-change shrink factor, or None.
+        f_s: off-axis shrink factor, or None.
+        sigma_jitter_mm: the measured jitter [mm], or None.
+        d_change_mm: ``|Delta d_k - Delta d_(k-1)|`` [mm], or None.
+        rms_perp_mm: ``RMS_perp`` [mm], or None.
+        v_raw: the raw twist ``[vx, vy, vz, wx, wy, wz]`` [m/s, rad/s], or None.
+        v_clamped: the clamped twist [m/s, rad/s], or None.
+        v_cmd: the commanded twist [m/s, rad/s].
+        phase: what the controller is doing.
+        outcome: RUNNING, SUCCESS or FAILURE.
+    """
+
+    skill: ClassVar[str] = "align_v2"
+    dd_mm: float | None
+    dtheta_deg: float | None
+    jump: bool
+    delta_t: float | None
+    delta_r: float | None
+    delta_t_eff: float | None
+    delta_r_eff: float | None
+    f_j: float | None
+    f_k: float | None
+    f_s: float | None
+    sigma_jitter_mm: float | None
+    d_change_mm: float | None
+    rms_perp_mm: float | None
+    v_raw: list[float] | None
+    v_clamped: list[float] | None
+    v_cmd: list[float] | None
+    phase: AlignPhase
+    outcome: Outcome
 
 
 class AlignV2:
@@ -390,17 +431,18 @@ class AlignV2:
         self._supervisor = Supervisor(p)
         # (t, measured error vector, measured end-effector position) over history_s.
         self._history: deque[tuple[float, FloatArray, FloatArray]] = deque()
-        self._previous_time: float | None = None
         self._previous_dd: float | None = None
         self._v = np.zeros(3)
         self._omega = np.zeros(3)
         self._final: AlignV2Step | None = None
 
-    def step(self, observation: AlignObservation) -> AlignV2Step:
+    def step(self, observation: AlignObservation, dt: float) -> AlignV2Step:
         """Advance one tick.
 
         Args:
             observation: this tick's time and measurements.
+            dt: the time since the previous step [s] (0 at the first): the low-pass
+                filter's step (eq. 12).
 
         Returns:
             The step's :class:`AlignV2Step`. After SUCCESS or FAILURE the same result is
@@ -410,8 +452,6 @@ class AlignV2:
             return self._final
         p = self.params
         time = observation.time
-        dt = 0.0 if self._previous_time is None else max(0.0, time - self._previous_time)
-        self._previous_time = time
         ee, target = observation.ee_pose, observation.target_pose
         if ee is None or target is None:
             # Blind: stop at once (no filtered ramp-down) and start afresh when seen again.

@@ -36,6 +36,14 @@ import numpy.typing as npt
 from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
 from limbtree.kinematics.pose import quaternion_to_matrix
+from limbtree.kinematics.so3 import (
+    canonical,
+    quaternion_angle,
+    quaternion_conjugate,
+    quaternion_multiply,
+    rotation_angle,
+    rotation_vector,
+)
 from limbtree.skills.outcome import Outcome
 
 FloatArray = npt.NDArray[np.float64]
@@ -45,8 +53,6 @@ Twist = tuple[float, float, float, float, float, float]
 ZERO_TWIST: Final[Twist] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 #: Below this norm [m or rad] a direction is undefined and taken as zero.
 _TINY: Final = 1e-12
-#: A value recorded for the run report: numbers, flags, names, vectors, or None.
-Recorded = float | bool | str | list[float] | None
 
 
 class AlignmentParameterError(LimbtreeError, ValueError):
@@ -84,82 +90,6 @@ class AlignPhase(StrEnum):
     """SUCCESS."""
     FAILED = "failed"
     """FAILURE; the message says why."""
-
-
-# Quaternion helpers (scalar last) -------------------------------------------------------
-
-
-def quaternion_multiply(q_a: npt.ArrayLike, q_b: npt.ArrayLike) -> FloatArray:
-    """Hamilton product ``q_a q_b`` of two quaternions ``(x, y, z, w)``.
-
-    Args:
-        q_a: ``(4,)`` left factor.
-        q_b: ``(4,)`` right factor.
-
-    Returns:
-        ``(4,)`` product, not renormalised.
-    """
-    x1, y1, z1, w1 = np.asarray(q_a, dtype=np.float64).tolist()
-    x2, y2, z2, w2 = np.asarray(q_b, dtype=np.float64).tolist()
-    return np.array(
-        [
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        ]
-    )
-
-
-def quaternion_conjugate(q: npt.ArrayLike) -> FloatArray:
-    """Conjugate ``(-x, -y, -z, w)``: the inverse of a unit quaternion."""
-    x, y, z, w = np.asarray(q, dtype=np.float64).tolist()
-    return np.array([-x, -y, -z, w])
-
-
-def canonical(q: npt.ArrayLike) -> FloatArray:
-    """The one of ``q`` and ``-q`` with ``w >= 0``: the same rotation, by the short way."""
-    quat = np.asarray(q, dtype=np.float64)
-    return -quat if quat[3] < 0.0 else quat.copy()
-
-
-def rotation_vector(q: npt.ArrayLike) -> FloatArray:
-    """Rotation vector ``axis(q) * angle(q)`` [rad] of a unit quaternion, sign-blind.
-
-    ``q`` and ``-q`` give the same vector: the angle is taken in ``[0, pi]``.
-    """
-    x, y, z, w = canonical(q).tolist()
-    s = math.sqrt(x * x + y * y + z * z)
-    if s < _TINY:
-        return np.zeros(3)
-    angle = 2.0 * math.atan2(s, w)
-    return np.array([x, y, z]) * (angle / s)
-
-
-def rotation_angle(q: npt.ArrayLike) -> float:
-    """Rotation angle [rad] of a unit quaternion, in ``[0, pi]``, sign-blind.
-
-    ``2 atan2(|v|, |w|)``: equal to ``2 arccos(|w|)`` and accurate near 0.
-    """
-    x, y, z, w = np.asarray(q, dtype=np.float64).tolist()
-    return 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), abs(w))
-
-
-def angle_between(q_a: npt.ArrayLike, q_b: npt.ArrayLike) -> float:
-    """Angle [rad] of the rotation from ``q_a`` to ``q_b``, in ``[0, pi]``, sign-blind."""
-    return rotation_angle(quaternion_multiply(quaternion_conjugate(q_a), q_b))
-
-
-def quaternion_from_rotation_vector(r: npt.ArrayLike) -> FloatArray:
-    """Unit quaternion ``(x, y, z, w)`` of a rotation vector ``r`` [rad]."""
-    vec = np.asarray(r, dtype=np.float64)
-    angle = float(np.linalg.norm(vec))
-    if angle < _TINY:
-        return np.array([0.5 * vec[0], 0.5 * vec[1], 0.5 * vec[2], 1.0]) / math.sqrt(
-            1.0 + 0.25 * angle * angle
-        )
-    s = math.sin(0.5 * angle) / angle
-    return np.array([vec[0] * s, vec[1] * s, vec[2] * s, math.cos(0.5 * angle)])
 
 
 def _read_only(values: npt.ArrayLike) -> FloatArray:
@@ -389,7 +319,7 @@ class ErrorBuffer:
             self.last_jump_m = self.last_jump_rad = 0.0
         else:
             self.last_jump_m = float(np.linalg.norm(sample.e_xyz - previous.e_xyz))
-            self.last_jump_rad = angle_between(previous.q_err, sample.q_err)
+            self.last_jump_rad = quaternion_angle(previous.q_err, sample.q_err)
             if self.last_jump_m > self.delta_jump or self.last_jump_rad > self.delta_jump_rot:
                 self._valid_from = math.nextafter(time, math.inf)
                 return True

@@ -21,10 +21,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
+import numpy as np
+
+from limbtree.kinematics import Pose
 from limbtree.skills.outcome import Outcome
 from limbtree.skills.spaces import Space, nearest_parameter
+from limbtree.skills.telemetry import SkillTelemetry
 
 P = TypeVar("P")
 
@@ -72,6 +76,40 @@ class SyncConfig:
 
 
 @dataclass(frozen=True)
+class SyncObservation(Generic[P]):
+    """What a synchronized move is given each step.
+
+    Attributes:
+        time: the tick time [s] from the runner's clock.
+        states: each limb's sensed point, or None where the limb's state is stale.
+    """
+
+    time: float
+    states: tuple[P | None, ...]
+
+
+@dataclass(frozen=True)
+class SyncTelemetry(SkillTelemetry):
+    """A synchronizer's figures for one tick.
+
+    Attributes:
+        mode: what the synchronizer is doing.
+        segment: index of the trajectory segment.
+        t: the parameter on that segment, in ``[0, 1]``.
+        distance: the stacked distance from the command to the sensed state (``<= 1``;
+            1 = the hypersphere's radius), or None with no command.
+        message: for a person: why it holds, recovers or failed.
+    """
+
+    skill: ClassVar[str] = "sync"
+    mode: Mode
+    segment: int
+    t: float
+    distance: float | None
+    message: str
+
+
+@dataclass(frozen=True)
 class SyncStep(Generic[P]):
     """One step's result.
 
@@ -96,6 +134,24 @@ class SyncStep(Generic[P]):
     distance: float | None
     message: str = ""
     recovered: bool = False
+
+    @property
+    def telemetry(self) -> SyncTelemetry:
+        """The step's figures for the tick stream."""
+        return SyncTelemetry(self.mode, self.segment, self.t, self.distance, self.message)
+
+
+def offset_pose(start: Pose, offset: Sequence[float]) -> Pose:
+    """``start`` moved by a world-frame offset ``[x, y, z, qx, qy, qz, qw]`` [m].
+
+    The translation is added; the rotation is applied about the end-effector, in the world
+    frame (``q_offset * q_start``).
+    """
+    off = Pose.from_array(offset)
+    m = np.eye(4)
+    m[:3, :3] = off.rotation @ start.rotation
+    m[:3, 3] = start.position + off.position
+    return Pose.from_matrix(m)
 
 
 class SyncMove(Generic[P]):
@@ -133,7 +189,6 @@ class SyncMove(Generic[P]):
         self._recovery: tuple[tuple[P, ...], tuple[P, ...]] | None = None
         self._segment_start: tuple[P, ...] = self.waypoints[0]
         self._stale_since: float | None = None
-        self._previous_time: float | None = None
         # Segment k runs from waypoint pairs[k][0] to pairs[k][1].
         n = len(self.waypoints) - 1
         self._pairs = [(i, i + 1) for i in range(n)]
@@ -187,18 +242,26 @@ class SyncMove(Generic[P]):
             k, t = nxt, min(t_next, budget / self._lengths[nxt])
         return k, t
 
-    def step(self, time: float, states: Sequence[P | None]) -> SyncStep[P]:
+    def step(self, observation: SyncObservation[P], dt: float) -> SyncStep[P]:
         """Advance one tick.
 
         Args:
-            time: the tick time [s] from the runner's clock.
-            states: each limb's sensed point, or None where the limb's state is stale.
+            observation: the tick time and each limb's sensed point (None: stale).
+            dt: the time since the previous step [s] (0 at the first): how far
+                ``max_speed`` lets the command advance.
 
         Returns:
             The step's :class:`SyncStep`.
+
+        Raises:
+            ValueError: if the observation has not one state per limb.
         """
-        dt = 0.0 if self._previous_time is None else max(0.0, time - self._previous_time)
-        self._previous_time = time
+        time, states = observation.time, observation.states
+        if len(states) != len(self.limb_names):
+            raise ValueError(
+                f"the observation has {len(states)} states; the move drives "
+                f"{len(self.limb_names)} limbs ({', '.join(self.limb_names)})"
+            )
         stale = [name for name, s in zip(self.limb_names, states, strict=True) if s is None]
         if stale:
             if self._stale_since is None:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics import Pose, SE3Metric, hypersphere_clamp
 from limbtree.skills.outcome import Outcome
-from limbtree.skills.sync import Mode, SyncStep
+from limbtree.skills.sync import Mode, SyncObservation, SyncStep
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -59,7 +59,6 @@ class VelocityMove:
         self.stale_timeout = stale_timeout
         self.duration = sum(s.duration for s in self.profile)
         self._t0: float | None = None
-        self._previous: float | None = None
         self._command: tuple[Pose, ...] | None = None
         self._stale_since: float | None = None
 
@@ -71,13 +70,29 @@ class VelocityMove:
             elapsed -= segment.duration
         return np.zeros(3)
 
-    def step(self, time: float, states: Sequence[Pose | None]) -> SyncStep[Pose]:
-        """Advance one tick (see :class:`~limbtree.skills.sync.SyncMove.step`)."""
+    def step(self, observation: SyncObservation[Pose], dt: float) -> SyncStep[Pose]:
+        """Advance one tick (see :class:`~limbtree.skills.sync.SyncMove.step`).
+
+        Args:
+            observation: the tick time and each limb's sensed pose (None: stale).
+            dt: the time since the previous step [s] (0 at the first): the command
+                integrates the input speed over it (eq. 11).
+
+        Returns:
+            The step's :class:`~limbtree.skills.sync.SyncStep`.
+
+        Raises:
+            ValueError: if the observation has not one state per limb.
+        """
+        time, states = observation.time, observation.states
+        if len(states) != len(self.limb_names):
+            raise ValueError(
+                f"the observation has {len(states)} states; the move drives "
+                f"{len(self.limb_names)} limbs ({', '.join(self.limb_names)})"
+            )
         if self._t0 is None:
             self._t0 = time
         elapsed = time - self._t0
-        dt = 0.0 if self._previous is None else max(0.0, time - self._previous)
-        self._previous = time
         progress = min(1.0, elapsed / self.duration)
         stale = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
         if stale:

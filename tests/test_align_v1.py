@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_alignment import TARGET, LaggyLimb, random_start, run_loop, turn_z
+from test_alignment import TARGET, LaggyLimb, random_start, run_loop, step_core, turn_z
 
 from limbtree.kinematics import Pose
 from limbtree.skills import (
@@ -103,7 +103,7 @@ GOAL = Pose((0.1, 0.0, 0.0), turn_z(10.0))
 
 
 def feed(controller, k, ee=EE, target=GOAL, **extra):
-    return controller.step(AlignObservation(k * DT, ee, target, **extra))
+    return step_core(controller, AlignObservation(k * DT, ee, target, **extra))
 
 
 def test_after_n_samples_a_step_of_eq_3_and_4_is_issued_towards_the_target():
@@ -227,7 +227,7 @@ def test_a_limb_that_never_stands_still_is_declared_settled_after_the_timeout():
         assert k < 200
     assert step.time - issued >= 2.0
     assert step.settle_timed_out
-    assert step.record()["settle_timed_out"] is True
+    assert step.telemetry.as_map()["settle_timed_out"] is True
 
 
 def test_a_jump_in_the_measured_error_holds_all_motion_and_re_averages():
@@ -291,7 +291,7 @@ def test_the_record_has_the_papers_internals_in_report_units():
     controller = AlignV1()
     for k in range(P.N):
         step = feed(controller, k)
-    record = step.record()
+    record = step.telemetry.as_map()
     assert record["dd_mm"] == pytest.approx(100.0)
     assert record["dtheta_deg"] == pytest.approx(10.0)
     assert record["step_mm"] == pytest.approx(step.s * 1e3)
@@ -299,7 +299,7 @@ def test_the_record_has_the_papers_internals_in_report_units():
     assert record["e_avg_mm"] == pytest.approx([100.0, 0.0, 0.0])
     assert record["jump"] is False and record["stepped"] is True and record["settled"] is False
     assert record["phase"] == "stepping" and record["outcome"] == "RUNNING"
-    lost = controller.step(AlignObservation(1.0, None, GOAL)).record()
+    lost = step_core(controller, AlignObservation(1.0, None, GOAL)).telemetry.as_map()
     assert lost["dd_mm"] is None and lost["phase"] == "lost"
 
 
@@ -368,14 +368,14 @@ def test_at_a_slow_tick_rate_a_still_pose_settles_without_waiting_for_the_timeou
     dt = 0.2
     t = 0.0
     for _ in range(P.N):
-        step = controller.step(AlignObservation(t, EE, GOAL))
+        step = step_core(controller, AlignObservation(t, EE, GOAL))
         t += dt
     assert step.stepped
     issued = step.time
-    step = controller.step(AlignObservation(t, EE, GOAL))
+    step = step_core(controller, AlignObservation(t, EE, GOAL))
     while not step.stepped:
         t += dt
-        step = controller.step(AlignObservation(t, EE, GOAL))
+        step = step_core(controller, AlignObservation(t, EE, GOAL))
         assert t < 5.0
     # Settled after the window; then N fresh samples for the next average (eq. 2).
     assert step.time - issued <= P.settle_window_s + (P.N + 1) * dt

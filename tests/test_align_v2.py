@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_alignment import TARGET, LaggyLimb, random_start, run_loop, turn_z
+from test_alignment import TARGET, LaggyLimb, random_start, run_loop, step_core, turn_z
 
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import quaternion_from_rotation_vector
 from limbtree.skills import (
     AlignmentParameterError,
     AlignObservation,
@@ -30,7 +31,7 @@ from limbtree.skills.align_v2 import (
     raw_twist,
     shrink_factors,
 )
-from limbtree.skills.alignment import goal_pose, pose_error, quaternion_from_rotation_vector
+from limbtree.skills.alignment import goal_pose, pose_error
 
 DT = 1.0 / 30.0
 P = AlignV2Params()
@@ -185,7 +186,7 @@ GOAL = Pose((0.2, 0.0, 0.0))
 
 
 def feed(controller, k, ee=EE, target=GOAL):
-    return controller.step(AlignObservation(k * DT, ee, target))
+    return step_core(controller, AlignObservation(k * DT, ee, target))
 
 
 def test_the_first_steps_match_hand_computed_values():
@@ -256,7 +257,7 @@ def test_losing_sight_stops_the_twist_at_once_then_fails_after_the_timeout():
         feed(controller, k)
     step = feed(controller, 20, ee=None)
     assert step.phase is AlignPhase.LOST and step.twist == (0.0,) * 6
-    assert step.dd is None and step.record()["v_raw"] is None
+    assert step.dd is None and step.telemetry.as_map()["v_raw"] is None
     k = 21
     while step.outcome is Outcome.RUNNING:
         step = feed(controller, k, ee=None)
@@ -280,7 +281,7 @@ def test_within_the_thresholds_it_confirms_then_succeeds_and_stops():
 def test_the_record_has_the_papers_internals_in_report_units():
     controller = AlignV2()
     feed(controller, 0)
-    record = feed(controller, 1).record()
+    record = feed(controller, 1).telemetry.as_map()
     for key in (
         "dd_mm",
         "dtheta_deg",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +15,12 @@ from strategies import poses, unit_quaternions
 import limbtree.skills as skills
 from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
+from limbtree.kinematics.so3 import (
+    quaternion_conjugate,
+    quaternion_from_rotation_vector,
+    quaternion_multiply,
+    rotation_vector,
+)
 from limbtree.skills import (
     AlignmentParameterError,
     AlignObservation,
@@ -25,6 +32,7 @@ from limbtree.skills import (
     AlignV2Params,
     Outcome,
 )
+from limbtree.skills.align import minimum_jerk, path_figures, step_duration
 from limbtree.skills.alignment import (
     ErrorBuffer,
     PoseError,
@@ -33,12 +41,17 @@ from limbtree.skills.alignment import (
     goal_pose,
     interpolate_clamped,
     pose_error,
-    quaternion_conjugate,
-    quaternion_from_rotation_vector,
-    quaternion_multiply,
-    rotation_vector,
 )
-from limbtree.trees.behaviours.align import minimum_jerk, path_figures, step_duration
+from limbtree.skills.core import StepTimer
+
+_TIMERS: weakref.WeakKeyDictionary[object, StepTimer] = weakref.WeakKeyDictionary()
+
+
+def step_core(core, observation):
+    """``core.step(observation, dt)``, with dt from the core's previous step here (0 first)."""
+    timer = _TIMERS.setdefault(core, StepTimer())
+    return core.step(observation, timer.dt(observation.time))
+
 
 # The closed-loop test limb -----------------------------------------------------------------
 
@@ -191,7 +204,7 @@ def run_loop(
             limb_pose=limb.limb_pose() if give_limb_state else None,
             limb_settled=limb.settled() if give_limb_state else None,
         )
-        step = controller.step(observation)
+        step = step_core(controller, observation)
         steps.append(step)
         if step.outcome is not Outcome.RUNNING:
             break

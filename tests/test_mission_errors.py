@@ -515,8 +515,8 @@ def test_fault_fields_are_checked(check):
         "blockage, slowdown, disassembly, power_off, ik_error",
         "m.yaml:7:43: factor applies only to slowdown faults",
         "m.yaml:7:68: joints: 1 is negative or repeated",
-        "m.yaml:8:5: a slowdown fault needs factor (in (0, 1])",
-        "m.yaml:9:51: factor must be in (0, 1]; got 1.5",
+        "m.yaml:8:5: a slowdown fault needs factor (in (0, 1))",
+        "m.yaml:9:51: factor must be in (0, 1); got 1.5",
     ]
 
 

@@ -2,12 +2,32 @@
 
 import itertools
 import math
+import weakref
 
 import numpy as np
 import pytest
 
 from limbtree.kinematics import Pose, SE3Metric
-from limbtree.skills import JointSpace, Mode, Outcome, PoseSpace, Recovery, SyncConfig, SyncMove
+from limbtree.skills import (
+    JointSpace,
+    Mode,
+    Outcome,
+    PoseSpace,
+    Recovery,
+    StepTimer,
+    SyncConfig,
+    SyncMove,
+    SyncObservation,
+)
+
+_TIMERS: weakref.WeakKeyDictionary[object, StepTimer] = weakref.WeakKeyDictionary()
+
+
+def tick(move, time, states):
+    """Step ``move`` at ``time`` [s], dt from its previous tick here (0 at the first)."""
+    timer = _TIMERS.setdefault(move, StepTimer())
+    return move.step(SyncObservation(time, tuple(states)), timer.dt(time))
+
 
 SQUARE = [(0, 0, 0), (0.1, 0.1, 0), (0, 0.2, 0), (-0.1, 0.1, 0), (0, 0, 0)]
 
@@ -36,7 +56,7 @@ def run(move, state, speeds, ticks=2000, disturb=None):
     for i in range(ticks):
         if disturb:
             state = disturb(i, state)
-        step = move.step(i * 0.01, state)
+        step = tick(move, i * 0.01, state)
         steps.append(step)
         if step.outcome is not Outcome.RUNNING:
             break
@@ -57,7 +77,7 @@ def test_fast_limbs_wait_for_the_slowest():
     speeds = [0.001, 0.02]
     move, state = square_move(speeds)
     for i in range(300):
-        step = move.step(i * 0.01, state)
+        step = tick(move, i * 0.01, state)
         state = track(state, step.command, speeds)
         # Both limbs' progress along the square differ by at most two radii.
         offsets = [s.position - np.array([k * 1.0, 0, 0]) for k, s in enumerate(state)]
@@ -128,10 +148,10 @@ def test_monotonic_t_never_goes_back_when_a_limb_is_pushed_backwards():
 def test_stale_limb_holds_then_fails_with_a_message_naming_it():
     speeds = [0.004, 0.004]
     move, state = square_move(speeds, SyncConfig(stale_timeout=0.5))
-    move.step(0.0, state)
-    held = move.step(0.1, [state[0], None])
+    tick(move, 0.0, state)
+    held = tick(move, 0.1, [state[0], None])
     assert held.outcome is Outcome.RUNNING and held.command is None and held.mode is Mode.STALE
-    failed = move.step(0.7, [state[0], None])
+    failed = tick(move, 0.7, [state[0], None])
     assert failed.outcome is Outcome.FAILURE
     assert "limb1" in failed.message and "stale_timeout_s" in failed.message
 
@@ -139,9 +159,9 @@ def test_stale_limb_holds_then_fails_with_a_message_naming_it():
 def test_stale_limb_that_returns_in_time_lets_the_move_go_on():
     speeds = [0.004, 0.004]
     move, state = square_move(speeds, SyncConfig(stale_timeout=0.5))
-    move.step(0.0, state)
-    move.step(0.3, [state[0], None])
-    assert move.step(0.4, state).outcome is Outcome.RUNNING
+    tick(move, 0.0, state)
+    tick(move, 0.3, [state[0], None])
+    assert tick(move, 0.4, state).outcome is Outcome.RUNNING
 
 
 def test_max_speed_paces_the_command():
@@ -149,7 +169,7 @@ def test_max_speed_paces_the_command():
     move, state = square_move(speeds, SyncConfig(max_speed=1.0), p_e=0.02)  # 1 radius/s
     step = None
     for i in range(11):
-        step = move.step(i * 0.1, state)
+        step = tick(move, i * 0.1, state)
         state = track(state, step.command, speeds)
     # 1 radius/s over 1 s on a segment of 0.1414 m = 7.07 radii: t ~ 1/7.07.
     assert step.t == pytest.approx(1 / (0.1 * math.sqrt(2) / 0.02), rel=1e-6)
@@ -160,7 +180,7 @@ def test_loop_goes_round_again_instead_of_finishing():
     move, state = square_move(speeds, SyncConfig(loop=True))
     segments = []
     for i in range(400):
-        step = move.step(i * 0.01, state)
+        step = tick(move, i * 0.01, state)
         assert step.outcome is Outcome.RUNNING
         segments.append(step.segment)
         state = track(state, step.command, speeds)
@@ -175,7 +195,7 @@ def test_joint_space_move_clamps_each_joint():
     start = (np.zeros(3), np.zeros(2))
     goal = (np.ones(3), np.ones(2))
     move = SyncMove(space, [start, goal], SyncConfig(), ["arm", "leg"])
-    step = move.step(0.0, start)
+    step = tick(move, 0.0, start)
     # Each joint may lead by at most 0.1 rad: t = 0.1 / sqrt(3) for the 3-joint limb.
     assert step.t == pytest.approx(0.1 / math.sqrt(3))
     assert step.distance == pytest.approx(1.0)

@@ -1,9 +1,20 @@
 """Seed 000 eq. 11: a speed-driven command, clamped, against a limb with a reach limit."""
 
+import weakref
+
 import numpy as np
 
 from limbtree.kinematics import Pose, SE3Metric
-from limbtree.skills import Mode, Outcome, SpeedSegment, VelocityMove
+from limbtree.skills import Mode, Outcome, SpeedSegment, StepTimer, SyncObservation, VelocityMove
+
+_TIMERS: weakref.WeakKeyDictionary[object, StepTimer] = weakref.WeakKeyDictionary()
+
+
+def tick(move, time, states):
+    """Step ``move`` at ``time`` [s], dt from its previous tick here (0 at the first)."""
+    timer = _TIMERS.setdefault(move, StepTimer())
+    return move.step(SyncObservation(time, tuple(states)), timer.dt(time))
+
 
 REACH_Z = 0.3
 
@@ -21,7 +32,7 @@ def test_command_stops_at_the_edge_of_reach_and_comes_back_down_the_same_path():
     state = Pose((0.1, 0.0, 0.1))
     commands = []
     for i in range(2100):
-        step = move.step(i * 0.01, [state])
+        step = tick(move, i * 0.01, [state])
         if step.outcome is Outcome.SUCCESS:
             break
         if step.command is not None:
@@ -39,6 +50,6 @@ def test_command_stops_at_the_edge_of_reach_and_comes_back_down_the_same_path():
 
 def test_stale_state_holds_the_command():
     move = VelocityMove([SE3Metric()], [SpeedSegment(1.0, (0.0, 0.0, 0.1))], ["a"])
-    move.step(0.0, [Pose()])
-    step = move.step(0.1, [None])
+    tick(move, 0.0, [Pose()])
+    step = tick(move, 0.1, [None])
     assert step.command is None and step.mode is Mode.STALE

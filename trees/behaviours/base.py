@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 
 import py_trees
 
-from limbtree.skills import Outcome
+from limbtree.skills import Outcome, SkillTelemetry
 from limbtree.trees.context import MissionContext
+from limbtree.trees.errors import TreesError
 
 STATUS = {
     Outcome.RUNNING: py_trees.common.Status.RUNNING,
@@ -18,8 +19,12 @@ STATUS = {
 }
 
 
-class CannotStart(Exception):  # noqa: N818 - reads as a sentence at the raise site
-    """A skill cannot start for a reason a person can act on; the node ends in FAILURE."""
+class CannotStart(TreesError):  # noqa: N818 - reads as a sentence at the raise site
+    """A skill cannot start for a reason a person can act on; the node ends in FAILURE.
+
+    A :class:`~limbtree.errors.LimbtreeError` (through ``TreesError``), so a caller that
+    catches limbtree's errors catches it too.
+    """
 
 
 class SkillBehaviour(py_trees.behaviour.Behaviour):
@@ -69,6 +74,6 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         """One tick of the skill."""
         raise NotImplementedError
 
-    def report(self, **figures: Any) -> None:
-        """Publish this tick's internals to the recorder."""
-        self.context.telemetry.tick[self.name] = figures
+    def report(self, telemetry: SkillTelemetry) -> None:
+        """Publish this tick's figures (the core's typed telemetry) to the recorder."""
+        self.context.telemetry.tick[self.name] = telemetry.as_map()

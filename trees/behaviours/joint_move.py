@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import py_trees
 
-from limbtree.skills import JointSpace, Mode, SyncConfig, SyncMove
+from limbtree.skills import JointSpace, Mode, StepTimer, SyncConfig, SyncMove, SyncObservation
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
 from limbtree.trees.context import MissionContext
 
@@ -32,6 +32,7 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         self.limbs = [context.limb(n) for n in self.limb_names]
         self.core: SyncMove[FloatArray] | None = None
         self._waiting_since: float | None = None
+        self._timer = StepTimer()
 
     def _limb_list(self) -> Sequence[str]:
         return list(self.params["limbs"])
@@ -52,6 +53,7 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         """The core is built at the first tick with fresh joint states."""
         self.core = None
         self._waiting_since = None
+        self._timer = StepTimer()
 
     def step(self) -> py_trees.common.Status:
         """Clamp the joint trajectory around the sensed joints and send joint targets."""
@@ -79,14 +81,13 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             )
             config = SyncConfig(stale_timeout=float(self.params.get("stale_timeout", 5.0)))
             self.core = SyncMove(space, waypoints, config, self.limb_names)
-        result = self.core.step(now, states)
+        result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
         if result.command is not None:
             for limb, q in zip(self.limbs, result.command, strict=True):
                 limb.command_joints(q)
         if result.mode is Mode.NOMINAL:
             self.context.telemetry.nominal_limbs.update(self.limb_names)
-        self.report(mode=result.mode.value, segment=result.segment, t=result.t,
-                    distance=result.distance, message=result.message)  # fmt: skip
+        self.report(result.telemetry)
         self.feedback_message = (
             result.message or f"posture {result.segment + 1}, t = {result.t:.2f}"
         )

@@ -6,11 +6,21 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import py_trees
 
 from limbtree.kinematics import Pose, SE3Metric
-from limbtree.skills import Mode, Outcome, PoseSpace, Recovery, SyncConfig, SyncMove, SyncStep
+from limbtree.skills import (
+    Mode,
+    Outcome,
+    PoseSpace,
+    Recovery,
+    StepTimer,
+    SyncConfig,
+    SyncMove,
+    SyncObservation,
+    SyncStep,
+    offset_pose,
+)
 from limbtree.trees.behaviours.base import STATUS, SkillBehaviour
 from limbtree.trees.context import MissionContext
 
@@ -20,20 +30,6 @@ def per_limb(value: float | Mapping[str, float], limbs: Sequence[str]) -> list[f
     if isinstance(value, Mapping):
         return [float(value[name]) for name in limbs]
     return [float(value)] * len(limbs)
-
-
-def offset_pose(start: Pose, offset: Sequence[float]) -> Pose:
-    """``start`` moved by a world-frame offset ``[x, y, z, qx, qy, qz, qw]``.
-
-    The translation is added; the rotation is applied about the end-effector, in the world
-    frame (``q_offset * q_start``).
-    """
-    off = Pose.from_array(offset)
-    rotation = off.rotation @ start.rotation
-    m = np.eye(4)
-    m[:3, :3] = rotation
-    m[:3, 3] = start.position + off.position
-    return Pose.from_matrix(m)
 
 
 class PoseMoveBehaviour(SkillBehaviour):
@@ -46,6 +42,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self.core: SyncMove[Pose] | None = None
         self._waiting_since: float | None = None
         self._recovering = False
+        self._timer = StepTimer()
 
     def metrics(self) -> tuple[SE3Metric, ...]:
         """One metric per limb from ``p_e`` [m] and ``r_e`` [rad]."""
@@ -62,6 +59,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self.core = None
         self._waiting_since = None
         self._recovering = False
+        self._timer = StepTimer()
 
     def step(self) -> py_trees.common.Status:
         """Clamp around the sensed states and send the command."""
@@ -71,7 +69,7 @@ class PoseMoveBehaviour(SkillBehaviour):
             if any(s is None for s in states):
                 return self._wait_for_states(now, states)
             self.core = self.make_core(tuple(s for s in states if s is not None))
-        result = self.core.step(now, states)
+        result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
         self._send(result)
         self.feedback_message = result.message or (
             f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
@@ -111,13 +109,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         if entering:
             telemetry.recoveries += 1
         self._recovering = result.mode is Mode.RECOVERING
-        self.report(
-            mode=result.mode.value,
-            segment=result.segment,
-            t=result.t,
-            distance=result.distance,
-            message=result.message,
-        )
+        self.report(result.telemetry)
 
     def terminate(self, new_status: py_trees.common.Status) -> None:
         """Interrupted (not finished): the limbs hold where they are."""

@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 import yaml
 
+from limbtree.robots.sim import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
 from limbtree.trees.mission.model import FaultDecl, FaultKind
 from limbtree.trees.mission.source import INVALID, Entry, Item, Reader
 from limbtree.trees.mission.units import NONE, S
@@ -32,7 +33,14 @@ from limbtree.trees.mission.values import (
 )
 
 _KINDS: Final = tuple(kind.value for kind in FaultKind)
-_FACTOR: Final = Quantity(NONE, low=0, low_open=True, high=1)
+#: The slowdown factor, within the simulator's limits (both excluded).
+_FACTOR: Final = Quantity(
+    NONE,
+    low=SLOWDOWN_FACTOR_LOW,
+    low_open=True,
+    high=SLOWDOWN_FACTOR_HIGH,
+    high_open=True,
+)
 
 #: The keys of one entry of ``faults``.
 FAULT_SPECS: Final = (
@@ -141,7 +149,7 @@ def _fault(ctx: ValueContext, item: Item) -> FaultDecl | None:
     if kind is not INVALID:
         ok = _kind_keys(reader, item, entries, FaultKind(kind)) and ok
         if kind == FaultKind.SLOWDOWN and fields["factor"] is None:
-            reader.error(item, "a slowdown fault needs factor (in (0, 1])")
+            reader.error(item, f"a slowdown fault needs factor ({_FACTOR.bounds()})")
             ok = False
     if not ok:
         return None

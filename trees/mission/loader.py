@@ -222,7 +222,7 @@ def load_mission(
     Raises:
         MissionError: listing every problem found, each as ``file:line:column: message``.
     """
-    mission, problems = _Loader(path, robots, overrides or {}, seed, specs).load()
+    mission, problems = _Loader(path, robots, overrides or {}, seed, specs, modules).load()
     if problems or mission is None:
         raise MissionError(problems)
     return mission
