@@ -6,6 +6,7 @@ PYTHONPATH), then limbtree runs in a subprocess that sees it, as a user's would.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,9 +23,11 @@ CLI = "import sys; from limbtree.trees.cli import main; sys.exit(main())"
 def site(tmp_path_factory):
     """A folder holding the installed plug-in package (module and dist-info)."""
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("plugin") / "plugin_nodes"  # builds leave files behind
+    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
-        + ["--no-build-isolation", "--target", str(target), str(PLUGIN)],
+        + ["--no-build-isolation", "--target", str(target), str(source)],
         check=True,
         capture_output=True,
         timeout=300,
