@@ -18,9 +18,10 @@ from limbtree.trees.behaviours import (
 from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreesError
 from limbtree.trees.export import FORMATS, describe_tree, render_tree, to_file_units
-from limbtree.trees.mission.nodes import NODE_SPECS
+from limbtree.trees.nodes import builtin_registry
 
 SVG = "{http://www.w3.org/2000/svg}"
+NODE_SPECS = builtin_registry()
 Status = py_trees.common.Status
 
 
@@ -90,9 +91,12 @@ NAMES += ["Both", "Limit", "Pause", "Not", "Nope", "Anyway", "No", "Never", "Yes
 
 def test_the_node_views_have_stable_path_ids_and_one_per_behaviour():
     view = describe_tree(make_tree())
-    uids = [node.uid for node in view.walk()]
+    uids = [node.id for node in view.walk()]
     assert len(uids) == len(set(uids)) == len(NAMES)
-    assert uids[0] == "n0"
+    assert uids[0] == "0"
+    assert {uid.rpartition(".")[0] for uid in uids[1:]} <= set(
+        uids
+    )  # a child's id extends its parent's
     assert sorted(n.name for n in view.walk()) == sorted(NAMES)
     assert describe_tree(make_tree()) == view  # same tree, same ids
 
@@ -166,18 +170,18 @@ def test_dot_is_a_balanced_graph_with_every_node_and_edge():
     assert text.count("{") == text.count("}")
     without_strings = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
     assert without_strings.count("[") == without_strings.count("]")
-    declared = re.findall(r"^  (n[0-9_]+) \[", text, re.MULTILINE)
-    edges = re.findall(r"^  (n[0-9_]+) -> (n[0-9_]+);$", text, re.MULTILINE)
+    declared = re.findall(r'^  "([0-9.]+)" \[', text, re.MULTILINE)
+    edges = re.findall(r'^  "([0-9.]+)" -> "([0-9.]+)";$', text, re.MULTILINE)
     assert len(declared) == len(set(declared)) == len(NAMES)
     assert len(edges) == len(NAMES) - 1
-    assert {child for _, child in edges} == set(declared) - {"n0"}
+    assert {child for _, child in edges} == set(declared) - {"0"}
     labels = [unescape(label) for label in LABEL.findall(text)]
     assert len(labels) == len(NAMES)
     for node in describe_tree(make_tree()).walk():
         assert any(node.name in label.split("\n") for label in labels) or not node.named
-    shapes = dict(re.findall(r"^  (n[0-9_]+) \[.*?shape=(\w+)", text, re.MULTILINE))
-    assert shapes["n0"] == "box"  # the sequence
-    assert shapes["n0_1"] == "ellipse"  # the repeat
+    shapes = dict(re.findall(r'^  "([0-9.]+)" \[.*?shape=(\w+)', text, re.MULTILINE))
+    assert shapes["0"] == "box"  # the sequence
+    assert shapes["0.1"] == "ellipse"  # the repeat
     assert "→ sequence" in text and "? fallback" in text and "⇉ parallel" in text
     assert "sync_move\\nSquare\\n[heavy, light]\\n4 waypoints\\np_e=20 mm" in text
 
@@ -225,7 +229,7 @@ def test_svg_boxes_do_not_overlap_and_parents_sit_above_their_children():
             (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
             assert ax1 <= bx0 or bx1 <= ax0 or ay1 <= by0 or by1 <= ay0, (a, b)
     for uid, (x0, _, x1, y1) in boxes.items():
-        children = [c for c in ids if re.fullmatch(re.escape(uid) + r"_\d+", c)]
+        children = [c for c in ids if re.fullmatch(re.escape(uid) + r"\.\d+", c)]
         for child in children:
             assert boxes[child][1] > y1
         if children:
@@ -299,7 +303,7 @@ def test_xml_declares_every_custom_node_with_its_ports_in_the_tree_nodes_model()
     assert "default" not in ports["waypoints"].attrib
     for action in tree.iter("Action"):
         names = {p.get("name") for p in declared[action.get("ID")].findall("input_port")}
-        assert set(action.attrib) - {"ID", "name"} <= names
+        assert set(action.attrib) - {"ID", "name", "_fullpath"} <= names
 
 
 @pytest.mark.parametrize(
@@ -369,10 +373,73 @@ def test_a_mission_file_renders_in_every_format_with_every_node():
     count = sum(1 for _ in root.iterate())
     outputs = {fmt: render_tree(root, fmt) for fmt in FORMATS}
     assert len(outputs["ascii"].splitlines()) == count
-    assert len(re.findall(r"^  n[0-9_]+ \[", outputs["dot"], re.MULTILINE)) == count
+    assert len(re.findall(r'^  "[0-9.]+" \[', outputs["dot"], re.MULTILINE)) == count
     assert len(ET.fromstring(outputs["svg"]).findall(f".//{SVG}rect")) == count
     document = ET.fromstring(outputs["xml"])
     assert sum(1 for _ in document.find("BehaviorTree").iter()) - 1 == count
     assert "sync_move [heavy, light] 2 waypoints p_e={heavy: 20, light: 10} mm" in outputs["ascii"]
     ids = {e.get("ID") for e in document.find("TreeNodesModel")}
     assert {"SyncMove", "JointMove", "VelocityMove", "JointSyncMove", "Wait"} <= ids
+
+
+def two_moves_named_alike():
+    """A sequence of two leaves with one display name, as a mission file may have."""
+    context = MissionContext(limbs={}, clock=lambda: 0.0)
+    first = WaitBehaviour("Move", context, {"duration": 1.0})
+    second = WaitBehaviour("Move", context, {"duration": 2.0})
+    return py_trees.composites.Sequence("Twice", memory=True, children=[first, second])
+
+
+def test_two_nodes_with_one_name_stay_two_nodes_in_dot_svg_and_xml():
+    root = two_moves_named_alike()
+    dot = render_tree(root, "dot")
+    assert re.findall(r'^  "0" -> "([0-9.]+)";$', dot, re.MULTILINE) == ["0.0", "0.1"]
+    svg = ET.fromstring(render_tree(root, "svg"))
+    ids = [g.get("id") for g in svg.iter(f"{SVG}g") if "node" in (g.get("class") or "")]
+    assert ids == ["node-0", "node-0.0", "node-0.1"]
+    _, tree = btcpp(root)
+    waits = tree.findall(".//Action[@name='Move']")
+    assert [(w.get("_fullpath"), w.get("duration_s")) for w in waits] == [
+        ("0.0", "1"),
+        ("0.1", "2"),
+    ]
+
+
+def test_a_built_tree_is_described_from_the_params_its_nodes_carry():
+    from limbtree.trees.app import offline_tree
+
+    root = offline_tree(Path(__file__).parent / "missions" / "full.yaml")
+    for node in describe_tree(root).walk():
+        assert node.spec is not None and node.spec.type == node.type
+    parallel = next(n for n in describe_tree(root).walk() if n.type == "parallel")
+    assert parallel.params["policy"] == "selected" and parallel.detail.startswith("selected")
+
+
+def test_a_node_type_outside_limbtree_exports_from_its_declaration_alone():
+    from limbtree.trees.mission.model import NodeModel
+    from limbtree.trees.nodes import NodeExport, NodeKind, NodeSpec, ParamSpec, Text, leaf
+
+    class Beep(SkillBehaviour):
+        node_type = "beep"
+
+        def step(self):
+            return Status.SUCCESS
+
+    beep = NodeSpec(
+        "beep",
+        NodeKind.LEAF,
+        (ParamSpec("tone", Text(), "A", "which tone"),),
+        (0, 0),
+        "beep once",
+        build=leaf(Beep),
+        export=NodeExport(category="Condition", fill="#123456", headline=("tone",)),
+    )
+    registry = builtin_registry().with_types(beep)
+    context = MissionContext(limbs={}, clock=lambda: 0.0)
+    node = beep.build(NodeModel("beep", "Ring", {"tone": "A"}, (), None), (), context)
+    assert render_tree(node, "ascii", registry=registry).strip() == 'Ring: beep "A"'
+    assert 'fillcolor="#123456"' in render_tree(node, "dot", registry=registry)
+    document = ET.fromstring(render_tree(node, "xml", registry=registry))
+    (declared,) = document.find("TreeNodesModel")
+    assert (declared.tag, declared.get("ID")) == ("Condition", "Beep")
+    assert document.find("BehaviorTree/Condition").get("tone") == "A"

@@ -10,8 +10,6 @@ from scipy.spatial.transform import Rotation
 
 import limbtree.trees.mission as mission_api
 from limbtree.trees.mission import (
-    NODE_ALIASES,
-    NODE_SPECS,
     REQUIRED,
     TOP_KEYS,
     NodeKind,
@@ -19,15 +17,17 @@ from limbtree.trees.mission import (
     ParamSpec,
     check_mission,
     load_mission,
-    with_specs,
 )
 from limbtree.trees.mission.faults import FAULT_SPECS, RANDOM_SPECS
 from limbtree.trees.mission.loader import LIMB_SPECS
 from limbtree.trees.mission.units import quaternion_from_euler, stem
 from limbtree.trees.mission.values import Text
+from limbtree.trees.nodes import builtin_registry
 
 DOCS = Path(__file__).parent.parent / "docs" / "missions.md"
 ROBOTS = {"heavy_limb": ("arm",)}
+NODE_SPECS = builtin_registry()
+NODE_ALIASES = NODE_SPECS.aliases
 
 
 def test_every_public_name_imports():
@@ -38,6 +38,8 @@ def test_every_public_name_imports():
 def test_the_registry_is_read_only():
     with pytest.raises(TypeError):
         NODE_SPECS["wait"] = NODE_SPECS["sequence"]  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        NODE_SPECS.extra = 1  # type: ignore[attr-defined]
     with pytest.raises(TypeError):
         NODE_ALIASES["sel"] = "fallback"  # type: ignore[index]
 
@@ -116,11 +118,12 @@ def test_a_later_skill_extends_the_registry_without_touching_it(tmp_path):
         (0, 0),
         "weld a seam",
     )
-    specs = with_specs(NODE_SPECS, weld)
-    assert "weld" not in NODE_SPECS and specs["weld"] is weld
+    registry = NODE_SPECS.with_types(weld)
+    assert "weld" not in NODE_SPECS and registry["weld"] is weld
     path = tmp_path / "m.yaml"
     path.write_text("mission: m\ntree: {weld: {gripper: left_hand}}\n")
-    assert load_mission(path, robots=ROBOTS, specs=specs).root.params["gripper"] == "left_hand"
+    mission = load_mission(path, robots=ROBOTS, registry=registry)
+    assert mission.root.params["gripper"] == "left_hand"
     (problem,) = check_mission(path, robots=ROBOTS)
     assert "unknown node type weld" in problem.message
 

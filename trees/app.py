@@ -161,8 +161,12 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     view: LiveView | None = None
     if live:
         from limbtree.trees.export import render_tree
+        from limbtree.trees.nodes import default_registry
 
-        view = LiveView(out, lambda root: render_tree(root, "ascii", show_status=True))
+        types = default_registry()  # once: the view redraws the tree many times a second
+        view = LiveView(
+            out, lambda root: render_tree(root, "ascii", show_status=True, registry=types)
+        )
         progress = view
     else:
         progress = HeadlessProgress(out)

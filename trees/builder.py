@@ -2,93 +2,57 @@
 
 Build apart from run: the mission file is parsed and validated into a model
 (:mod:`limbtree.trees.mission`), this module turns the model into behaviours bound to a
-:class:`~limbtree.trees.context.MissionContext`, and the runner ticks the result.
+:class:`~limbtree.trees.context.MissionContext`, and the runner ticks the result. Each node
+type's declaration (:class:`~limbtree.trees.mission.nodes.NodeSpec`) says how its behaviour
+is built; every built behaviour, composite or leaf, carries ``node_type`` (the mission-file
+type name) and ``node_params`` (its validated parameters, SI, after ``--set``).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import Any
+from types import MappingProxyType
 
 import py_trees
 
-from limbtree.trees.behaviours import LEAVES, ClockTimeout
 from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreeBuildError
 from limbtree.trees.mission.model import NodeModel
-
-Builder = Callable[[NodeModel, list[py_trees.behaviour.Behaviour]], py_trees.behaviour.Behaviour]
-
-
-def _policy(params: dict[str, Any]) -> py_trees.common.ParallelPolicy.Base:
-    policy = params.get("policy", "all")
-    synchronise = bool(params.get("synchronise", True))
-    if policy == "one":
-        return py_trees.common.ParallelPolicy.SuccessOnOne()
-    if policy == "selected":
-        return py_trees.common.ParallelPolicy.SuccessOnSelected(
-            children=[], synchronise=synchronise
-        )
-    return py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=synchronise)
+from limbtree.trees.mission.nodes import NodeRegistry
 
 
-def build_tree(root: NodeModel, context: MissionContext) -> py_trees.behaviour.Behaviour:
+def build_tree(
+    root: NodeModel, context: MissionContext, registry: NodeRegistry | None = None
+) -> py_trees.behaviour.Behaviour:
     """The behaviour tree of a mission model.
 
+    Args:
+        root: the model's root node.
+        context: the limbs, clock and operator the behaviours are bound to.
+        registry: the node types; None: :func:`limbtree.trees.nodes.default_registry`.
+
     Raises:
-        TreeBuildError: for a node type this build of limbtree has no behaviour for.
+        TreeBuildError: for a node type the registry does not know or cannot build.
     """
+    if registry is None:
+        from limbtree.trees.nodes import default_registry
+
+        registry = default_registry()
+    types = registry
 
     def build(node: NodeModel) -> py_trees.behaviour.Behaviour:
-        params = dict(node.params)
-        children = [build(child) for child in node.children]
-        kind = node.type
-        if kind == "sequence":
-            return py_trees.composites.Sequence(
-                node.name, memory=bool(params.get("memory", True)), children=children
+        spec = types.resolve(node.type)
+        if spec is None or spec.build is None:
+            buildable = sorted(name for name, s in types.items() if s.build is not None)
+            why = "no such node type" if spec is None else "its declaration has no build"
+            raise TreeBuildError(
+                f"{node.name}: no behaviour for node type {node.type!r} ({why}); "
+                f"known: {', '.join(buildable)}"
             )
-        if kind in ("fallback", "selector"):
-            return py_trees.composites.Selector(
-                node.name, memory=bool(params.get("memory", True)), children=children
-            )
-        if kind == "parallel":
-            policy = _policy(params)
-            if isinstance(policy, py_trees.common.ParallelPolicy.SuccessOnSelected):
-                selected = set(params.get("selected", ()))
-                policy.children = [c for c in children if c.name in selected]
-            return py_trees.composites.Parallel(node.name, policy=policy, children=children)
-        if kind in LEAVES:
-            return LEAVES[kind](node.name, context, params)
-        if len(children) != 1:
-            raise TreeBuildError(f"{node.name}: a {kind} decorator needs exactly one child")
-        child = children[0]
-        if kind == "repeat":
-            times = params.get("times", "forever")
-            count = -1 if times in ("forever", None) else int(times)
-            return py_trees.decorators.Repeat(node.name, child=child, num_success=count)
-        if kind == "retry":
-            return py_trees.decorators.Retry(
-                node.name, child=child, num_failures=int(params["times"])
-            )
-        if kind == "until_success":
-            times = params.get("times")
-            # py_trees' Retry fails once failures reach num_failures: "no cap" is a count
-            # that is never reached (-1 would fail at the first failure).
-            count = sys.maxsize if times is None else int(times)
-            return py_trees.decorators.Retry(node.name, child=child, num_failures=count)
-        if kind == "timeout":
-            return ClockTimeout(node.name, child, float(params["duration"]), context.clock)
-        if kind == "inverter":
-            return py_trees.decorators.Inverter(node.name, child=child)
-        if kind == "force_success":
-            return py_trees.decorators.FailureIsSuccess(node.name, child=child)
-        if kind == "force_failure":
-            return py_trees.decorators.SuccessIsFailure(node.name, child=child)
-        valid = sorted(
-            [*LEAVES, "sequence", "fallback", "selector", "parallel", "repeat", "retry"]
-            + ["until_success", "timeout", "inverter", "force_success", "force_failure"]
-        )
-        raise TreeBuildError(f"no behaviour for node type {kind!r}; known: {', '.join(valid)}")
+        children = tuple(build(child) for child in node.children)
+        behaviour = spec.build(node, children, context)
+        # The node's identity for the exports, the recorder and the viewers (set on the
+        # instance: a SkillBehaviour's class-level node_type is only its default).
+        vars(behaviour).update(node_type=spec.type, node_params=MappingProxyType(dict(node.params)))
+        return behaviour
 
     return build(root)

@@ -159,6 +159,20 @@ def _tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nodes(args: argparse.Namespace) -> int:
+    from limbtree.trees.nodes import builtin_registry, default_registry
+    from limbtree.trees.nodes.reference import (
+        reference_json,
+        reference_markdown,
+        reference_text,
+    )
+
+    registry = builtin_registry() if args.builtin else default_registry()
+    render = {"text": reference_text, "json": reference_json, "markdown": reference_markdown}
+    print(render[args.format](registry), end="")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from limbtree.trees.report import make_report
 
@@ -221,6 +235,20 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--format", choices=["ascii", "dot", "svg", "xml"], default="ascii")
     tree.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     tree.set_defaults(handler=_tree)
+
+    nodes = commands.add_parser(
+        "nodes",
+        help="list the node types mission trees may use, with their parameters",
+        description="List every node type (limbtree's and those of installed packages, "
+        "entry-point group limbtree.nodes): kind, parameters with units and defaults, and "
+        "the parameters naming the limbs it commands.",
+    )
+    nodes.add_argument(
+        "--format", choices=["text", "json", "markdown"], default="text",
+        help="text (default), json for tools, or markdown (docs/nodes.md)",
+    )  # fmt: skip
+    nodes.add_argument("--builtin", action="store_true", help="only limbtree's own node types")
+    nodes.set_defaults(handler=_nodes)
 
     agent = commands.add_parser(
         "agent",

@@ -1,4 +1,7 @@
-"""limbtree's py_trees behaviours: one per skill, each a thin adapter over its core."""
+"""limbtree's py_trees behaviours: one per skill, each a thin adapter over its core.
+
+Which node type builds which behaviour is declared once, in :mod:`limbtree.trees.nodes`.
+"""
 
 from limbtree.trees.behaviours.align import AlignBehaviour
 from limbtree.trees.behaviours.base import CannotStart, SkillBehaviour
@@ -11,25 +14,7 @@ from limbtree.trees.behaviours.timeout import ClockTimeout
 from limbtree.trees.behaviours.velocity_move import VelocityMoveBehaviour
 from limbtree.trees.behaviours.wait import WaitBehaviour
 
-#: Leaf node type -> behaviour class.
-LEAVES: dict[str, type[SkillBehaviour]] = {
-    cls.node_type: cls
-    for cls in (
-        SyncMoveBehaviour,
-        VelocityMoveBehaviour,
-        JointSyncMoveBehaviour,
-        JointMoveBehaviour,
-        RecoverToLastValidBehaviour,
-        WaitBehaviour,
-        OperatorGateBehaviour,
-        AlignBehaviour,
-        GraspBehaviour,
-        ReleaseBehaviour,
-    )
-}
-
 __all__ = [
-    "LEAVES",
     "AlignBehaviour",
     "CannotStart",
     "ClockTimeout",

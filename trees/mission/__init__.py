@@ -4,7 +4,8 @@ Build apart from run: :func:`load_mission` reads a mission file (its includes, p
 and ``--set`` overrides, limbs, faults and tree) into a :class:`Mission` in SI units, or
 raises :class:`MissionError` listing every problem as ``file:line:column: message``. Turning
 the model into py_trees behaviours is the tree builder's job. The file format is described
-in ``docs/missions.md``; the node vocabulary is :data:`NODE_SPECS`.
+in ``docs/missions.md``; the node types are a :class:`NodeRegistry`
+(:func:`limbtree.trees.nodes.default_registry`).
 """
 
 from limbtree.trees.mission.errors import Location, MissionError, Problem
@@ -19,18 +20,10 @@ from limbtree.trees.mission.model import (
     PoseTuple,
     WorldDecl,
 )
-from limbtree.trees.mission.nodes import (
-    NODE_ALIASES,
-    NODE_SPECS,
-    NodeKind,
-    NodeSpec,
-    with_specs,
-)
+from limbtree.trees.mission.nodes import NodeKind, NodeRegistry, NodeRegistryError, NodeSpec
 from limbtree.trees.mission.values import REQUIRED, ParamSpec, ValueType
 
 __all__ = [
-    "NODE_ALIASES",
-    "NODE_SPECS",
     "REQUIRED",
     "TOP_KEYS",
     "Clock",
@@ -42,6 +35,8 @@ __all__ = [
     "MissionError",
     "NodeKind",
     "NodeModel",
+    "NodeRegistry",
+    "NodeRegistryError",
     "NodeSpec",
     "ParamSpec",
     "PoseTuple",
@@ -50,5 +45,4 @@ __all__ = [
     "WorldDecl",
     "check_mission",
     "load_mission",
-    "with_specs",
 ]

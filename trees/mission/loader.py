@@ -31,7 +31,7 @@ from limbtree.trees.mission.model import (
     RobotDecl,
     WorldDecl,
 )
-from limbtree.trees.mission.nodes import NODE_ALIASES, NODE_SPECS, NodeKind, NodeSpec
+from limbtree.trees.mission.nodes import NodeKind, NodeRegistry, NodeSpec
 from limbtree.trees.mission.source import (
     INVALID,
     NAME,
@@ -183,7 +183,7 @@ def check_mission(
     robots: Mapping[str, Sequence[str]],
     overrides: Mapping[str, str] | None = None,
     seed: int = 0,
-    specs: Mapping[str, NodeSpec] = NODE_SPECS,
+    registry: NodeRegistry | None = None,
     modules: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Every problem of a mission file, in file order; empty when it is valid.
@@ -193,7 +193,7 @@ def check_mission(
     Returns:
         The problems, each with its ``file:line:column``.
     """
-    return _Loader(path, robots, overrides or {}, seed, specs, modules).load()[1]
+    return _Loader(path, robots, overrides or {}, seed, registry, modules).load()[1]
 
 
 def load_mission(
@@ -202,7 +202,7 @@ def load_mission(
     robots: Mapping[str, Sequence[str]],
     overrides: Mapping[str, str] | None = None,
     seed: int = 0,
-    specs: Mapping[str, NodeSpec] = NODE_SPECS,
+    registry: NodeRegistry | None = None,
     modules: Sequence[str] | None = None,
 ) -> Mission:
     """Read and validate a mission file.
@@ -213,7 +213,7 @@ def load_mission(
             default; e.g. ``{r.name: r.limb_names for r in limbtree.robots.load_robots()}``.
         overrides: ``--set NAME=VALUE`` pairs: parameter name -> value, read as YAML.
         seed: the seed ``random_faults`` are drawn with (``numpy.random.default_rng``).
-        specs: the node vocabulary; :data:`NODE_SPECS` unless extended.
+        registry: the node types; None: :func:`limbtree.trees.nodes.default_registry`.
         modules: the module names ``world`` may place (``limbtree.robots``); None: any.
 
     Returns:
@@ -222,7 +222,7 @@ def load_mission(
     Raises:
         MissionError: listing every problem found, each as ``file:line:column: message``.
     """
-    mission, problems = _Loader(path, robots, overrides or {}, seed, specs, modules).load()
+    mission, problems = _Loader(path, robots, overrides or {}, seed, registry, modules).load()
     if problems or mission is None:
         raise MissionError(problems)
     return mission
@@ -258,7 +258,7 @@ class _Loader:
         robots: Mapping[str, Sequence[str]],
         overrides: Mapping[str, str],
         seed: int,
-        specs: Mapping[str, NodeSpec],
+        registry: NodeRegistry | None,
         modules: Sequence[str] | None = None,
     ) -> None:
         self.path = os.fspath(path)
@@ -266,7 +266,11 @@ class _Loader:
         self.modules = None if modules is None else tuple(modules)
         self.overrides = overrides
         self.seed = seed
-        self.specs = specs
+        if registry is None:
+            from limbtree.trees.nodes import default_registry  # builds behaviours: on demand
+
+            registry = default_registry()
+        self.registry = registry
         self.reader = Reader()
         self.sources: list[str] = []
         self.loaded: set[Path] = set()
@@ -801,10 +805,10 @@ class _Loader:
     # The tree ---------------------------------------------------------------------------
 
     def _spec(self, item: Item, node_type: str) -> NodeSpec | None:
-        spec = self.specs.get(NODE_ALIASES.get(node_type, node_type))
+        spec = self.registry.resolve(node_type)
         if spec is None:
-            valid = [*self.specs, *(a for a in NODE_ALIASES if NODE_ALIASES[a] in self.specs)]
-            self.reader.error(item, unknown("node type", node_type, [*valid, "subtree"]))
+            valid = [*self.registry.names(), "subtree"]
+            self.reader.error(item, unknown("node type", node_type, valid))
         return spec
 
     def _node(

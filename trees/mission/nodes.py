@@ -1,41 +1,37 @@
-"""The node vocabulary of mission trees: composites, decorators and skill leaves.
+"""Node types of mission trees: one declaration each, gathered in an immutable registry.
 
-:data:`NODE_SPECS` is the registry the loader checks trees against: node type ->
-:class:`NodeSpec`, each listing its parameters (:class:`ParamSpec`: model name, value type,
-default in the file's unit) and how many children it takes. It is read-only; a later skill
-adds its node by building a new registry, ``with_specs(NODE_SPECS, ALIGN_SPEC)``, and
-passing it to the loader (``load_mission(..., specs=...)``).
+A :class:`NodeSpec` declares a node type once: its name, kind, typed parameters (units and
+defaults written once, :class:`~limbtree.trees.mission.values.ParamSpec`), documentation,
+how to build its behaviour, the parameters naming the limbs it commands, and what the exports
+need (:class:`NodeExport`). A :class:`NodeRegistry` holds the declarations; the loader,
+``limbtree check``, the tree builder, the exports, ``limbtree nodes`` and ``docs/nodes.md``
+all read one. The built-in node types and the ``limbtree.nodes`` entry points are gathered
+by :func:`limbtree.trees.nodes.default_registry`; this module knows no behaviour.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from limbtree.trees.mission.controllers import ControllerParams, check_controller
+from limbtree.errors import LimbtreeError
 from limbtree.trees.mission.model import NodeModel
-from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE, S
-from limbtree.trees.mission.values import (
-    REQUIRED,
-    Choice,
-    Flag,
-    Integer,
-    LimbList,
-    LimbName,
-    Names,
-    ParamSpec,
-    PerLimb,
-    PoseSpec,
-    Posture,
-    Postures,
-    Profile,
-    Quantity,
-    Text,
-    Waypoints,
-)
+from limbtree.trees.mission.values import LimbList, LimbName, ParamSpec
+
+if TYPE_CHECKING:
+    import py_trees
+
+    from limbtree.trees.context import MissionContext
+
+    #: Builds a node's behaviour from its model (validated parameters in SI), its built
+    #: children, and the mission context (limbs, clock, operator).
+    NodeBuild = Callable[
+        [NodeModel, tuple[py_trees.behaviour.Behaviour, ...], MissionContext],
+        py_trees.behaviour.Behaviour,
+    ]
 
 
 class NodeKind(StrEnum):
@@ -52,18 +48,79 @@ NodeCheck = Callable[
     [Mapping[str, Any], tuple[NodeModel, ...], Callable[[str, str], None]], Mapping[str, Any]
 ]
 
+#: The names mission files reserve in a node's body.
+RESERVED_KEYS: Final = frozenset({"name", "child", "children"})
+
+#: The symbol of each kind in the text and drawn exports, unless a node type gives its own.
+KIND_SYMBOL: Final[Mapping[NodeKind, str]] = MappingProxyType(
+    {NodeKind.COMPOSITE: "□", NodeKind.DECORATOR: "◇", NodeKind.LEAF: ""}
+)
+
+#: The BehaviorTree.CPP category of a custom node of each kind (``<Action ID=...>``).
+KIND_CATEGORY: Final[Mapping[NodeKind, str]] = MappingProxyType(
+    {NodeKind.COMPOSITE: "Control", NodeKind.DECORATOR: "Decorator", NodeKind.LEAF: "Action"}
+)
+
+
+@dataclass(frozen=True)
+class BtElement:
+    """How one node is written in BehaviorTree.CPP v4 XML when BT.CPP has it built in.
+
+    Attributes:
+        tag: the BT.CPP element (``Sequence``, ``Repeat``, ``RetryUntilSuccessful``, ...).
+        attributes: its attributes besides ``name`` (``num_cycles="3"``), as text.
+        comments: XML comments written before the element (what BT.CPP cannot say).
+    """
+
+    tag: str
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    comments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeExport:
+    """What the tree exports (``limbtree tree``, the live view) need of a node type.
+
+    Attributes:
+        symbol: its mark in the text and drawn trees (``→`` sequence); None: its kind's.
+        detail: one-line settings from its model parameters (``×3``, ``all succeed``);
+            None: a leaf shows its parameter summary, others nothing.
+        fill: the DOT/SVG fill colour of its box (``#dbe7f5``); None: its kind's.
+        headline: parameters the summary shows even at their default (``p_e``).
+        category: its BehaviorTree.CPP category as a custom node (``Action``, ``Condition``,
+            ``Control``, ``Decorator``); None: its kind's.
+        btcpp: the BT.CPP built-in node it maps to, from its model parameters and display
+            name; None: a custom node ``<Category ID="CamelCase" ports.../>`` declared in
+            the ``<TreeNodesModel>``.
+        recognise: for trees built by hand (no ``node_type`` on the behaviour): the model
+            parameters of a behaviour of this type, or None when it is not one.
+    """
+
+    symbol: str | None = None
+    detail: Callable[[Mapping[str, Any]], str] | None = None
+    fill: str | None = None
+    headline: tuple[str, ...] = ()
+    category: str | None = None
+    btcpp: Callable[[Mapping[str, Any], str], BtElement] | None = None
+    recognise: Callable[[Any], Mapping[str, Any] | None] | None = None
+
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """A node type of mission trees.
+    """The one declaration of a node type of mission trees.
 
     Attributes:
-        type: the name in mission files.
+        type: the name in mission files (``sync_move``).
         kind: composite (``children: [...]``), decorator (``child: ...``) or leaf.
         params: its parameters, in the order of the reference.
         children: the least and most number of children (None: no limit).
         doc: one line for the reference.
         check: checks across parameters and children, or None.
+        build: how to build its behaviour; None for a type that only validates.
+        commands: the parameters naming the limbs it commands (``limbs`` of ``sync_move``);
+            empty when it commands none. Reading a limb is not commanding it.
+        aliases: other names mission files may use for it (``selector``).
+        export: what the exports need.
     """
 
     type: str
@@ -72,6 +129,10 @@ class NodeSpec:
     children: tuple[int, int | None]
     doc: str = ""
     check: NodeCheck | None = None
+    build: NodeBuild | None = None
+    commands: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    export: NodeExport = field(default_factory=NodeExport)
 
     def __post_init__(self) -> None:
         low, high = self.children
@@ -81,13 +142,32 @@ class NodeSpec:
         if self.kind is NodeKind.COMPOSITE and (low < 0 or (high is not None and high < low)):
             raise ValueError(f"bad children range {self.children} for {self.type}")
         keys = [p.key for p in self.params]
-        if len(set(keys)) != len(keys) or {"name", "child", "children"} & set(keys):
+        if len(set(keys)) != len(keys) or RESERVED_KEYS & set(keys):
             raise ValueError(f"{self.type}: parameter keys must be distinct and not reserved")
+        limb_params = [p.name for p in self.params if isinstance(p.type, LimbList | LimbName)]
+        for name in self.commands:
+            if name not in limb_params:
+                valid = ", ".join(limb_params) or "none (it has no limb parameter)"
+                raise ValueError(
+                    f"{self.type}: commands names {name!r}, which is not one of its limb "
+                    f"parameters; valid: {valid}"
+                )
 
     @property
     def child_key(self) -> str | None:
         """The key its children go under: ``children``, ``child``, or None for a leaf."""
         return {NodeKind.COMPOSITE: "children", NodeKind.DECORATOR: "child"}.get(self.kind)
+
+    @property
+    def symbol(self) -> str:
+        """Its mark in the text and drawn trees."""
+        symbol = self.export.symbol
+        return KIND_SYMBOL[self.kind] if symbol is None else symbol
+
+    @property
+    def category(self) -> str:
+        """Its BehaviorTree.CPP category as a custom node."""
+        return self.export.category or KIND_CATEGORY[self.kind]
 
     def param(self, name: str) -> ParamSpec:
         """The parameter with model name ``name``.
@@ -100,404 +180,127 @@ class NodeSpec:
                 return spec
         raise KeyError(f"{self.type} has no parameter {name!r}")
 
-
-def with_specs(base: Mapping[str, NodeSpec], *specs: NodeSpec) -> Mapping[str, NodeSpec]:
-    """A new read-only registry: ``base`` plus (or with replaced) ``specs``."""
-    merged = dict(base)
-    merged.update((spec.type, spec) for spec in specs)
-    return MappingProxyType(merged)
-
-
-# Parameters shared by several nodes -------------------------------------------------------
-
-_POSITIVE_S: Final = Quantity(S, low=0, low_open=True)
-LIMBS: Final = ParamSpec("limbs", LimbList(), REQUIRED, "the limbs the node moves")
+    def commanded_limbs(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The limbs a node of this type with model parameters ``params`` commands."""
+        limbs: list[str] = []
+        for name in self.commands:
+            value = params.get(name)
+            if isinstance(value, str):
+                limbs.append(value)
+            elif isinstance(value, Sequence):
+                limbs.extend(str(limb) for limb in value)
+        return tuple(dict.fromkeys(limbs))
 
 
-def _p_e(default: float) -> ParamSpec:
-    return ParamSpec(
-        "p_e",
-        PerLimb(Quantity(MM, low=0, low_open=True, allow_inf=True)),
-        default,
-        "hypersphere radius on position, one number or per limb (seed 000 eq. 7)",
-    )
+class NodeRegistryError(LimbtreeError):
+    """Node type declarations that cannot form one registry.
+
+    A name declared twice, or a broken ``limbtree.nodes`` plug-in; the message names where
+    the declarations came from.
+    """
 
 
-def _r_e(default: float) -> ParamSpec:
-    return ParamSpec(
-        "r_e",
-        PerLimb(Quantity(DEG, low=0, low_open=True, allow_inf=True)),
-        default,
-        "hypersphere radius on rotation, one number or per limb; inf ignores rotation",
-    )
+@dataclass(frozen=True)
+class NodeSource:
+    """Where node type declarations came from, for messages.
+
+    Attributes:
+        label: ``limbtree`` for the built-in types, else ``entry point NAME of package PKG``.
+    """
+
+    label: str
 
 
-STALE_TIMEOUT: Final = ParamSpec(
-    "stale_timeout", _POSITIVE_S, 5.0, "FAILURE when a limb's state is stale this long"
-)
+#: The source of limbtree's own node types.
+BUILT_IN: Final = NodeSource("limbtree (built in)")
 
 
-def _settle_mm(default: float) -> ParamSpec:
-    return ParamSpec(
-        "settle",
-        Quantity(MM, low=0, low_open=True),
-        default,
-        "success once every limb is this close to the last waypoint",
-    )
+class NodeRegistry(Mapping[str, NodeSpec]):
+    """An immutable set of node types: type name -> :class:`NodeSpec`, plus their aliases.
 
+    Build one with :meth:`of` (or :meth:`with_types` from another); nothing changes it
+    afterwards. Iteration follows declaration order.
+    """
 
-def _settle_deg(default: float) -> ParamSpec:
-    return ParamSpec(
-        "settle",
-        Quantity(DEG, low=0, low_open=True),
-        default,
-        "success once every joint is this close to the last posture",
-    )
+    __slots__ = ("_aliases", "_sources", "_specs")
 
+    def __init__(
+        self,
+        specs: Mapping[str, NodeSpec],
+        aliases: Mapping[str, str],
+        sources: Mapping[str, NodeSource],
+    ) -> None:
+        self._specs: Mapping[str, NodeSpec] = MappingProxyType(dict(specs))
+        self._aliases: Mapping[str, str] = MappingProxyType(dict(aliases))
+        self._sources: Mapping[str, NodeSource] = MappingProxyType(dict(sources))
 
-_Q_E: Final = ParamSpec(
-    "q_e",
-    Quantity(DEG, low=0, low_open=True),
-    5.0,
-    "per-joint radius of the joint-space clamp",
-)
-_MEMORY: Final = ParamSpec(
-    "memory", Flag(), True, "resume from the running child (true) or restart each tick"
-)
+    @classmethod
+    def of(cls, specs: Sequence[NodeSpec], source: NodeSource = BUILT_IN) -> NodeRegistry:
+        """A registry of ``specs``, all from ``source``.
 
+        Raises:
+            NodeRegistryError: when two declarations share a name or an alias.
+        """
+        return cls({}, {}, {}).with_types(*specs, source=source)
 
-def _check_align(
-    params: Mapping[str, Any],
-    children: tuple[NodeModel, ...],
-    report: Callable[[str, str], None],
-) -> Mapping[str, Any]:
-    """``version`` is 1 (step-and-settle) or 2 (adaptive clamp); ``v1``/``v2`` hold together."""
-    if params.get("version") not in (1, 2):
-        report("version", f"version must be 1 or 2, got {params.get('version')!r}")
-    for version in (1, 2):
-        values = params.get(f"v{version}")
-        if values:
-            problem = check_controller(version, values)
-            if problem is not None:
-                report(f"v{version}", f"v{version}: {problem}")
-    return params
+    def with_types(self, *specs: NodeSpec, source: NodeSource = BUILT_IN) -> NodeRegistry:
+        """A new registry: this one plus ``specs``.
 
+        Raises:
+            NodeRegistryError: when a name or alias of ``specs`` is taken already, naming
+                both declarations' sources.
+        """
+        merged = dict(self._specs)
+        aliases = dict(self._aliases)
+        sources = dict(self._sources)
+        for spec in specs:
+            if not isinstance(spec, NodeSpec):
+                raise NodeRegistryError(
+                    f"{source.label}: expected a NodeSpec (limbtree.trees.nodes.NodeSpec), "
+                    f"got {type(spec).__name__}"
+                )
+            for name in (spec.type, *spec.aliases):
+                taken = aliases.get(name, name if name in merged else None)
+                if taken is not None:
+                    raise NodeRegistryError(
+                        f"{source.label} declares node type {name!r}, which "
+                        f"{sources[taken].label} declares already; rename one of them"
+                    )
+                if name != spec.type:
+                    aliases[name] = spec.type
+            merged[spec.type] = spec
+            sources[spec.type] = source
+        return NodeRegistry(merged, aliases, sources)
 
-def _check_parallel(
-    params: Mapping[str, Any],
-    children: tuple[NodeModel, ...],
-    report: Callable[[str, str], None],
-) -> Mapping[str, Any]:
-    """``selected`` names children, each exactly one, and goes with policy ``selected``."""
-    policy = params.get("policy")
-    selected = params.get("selected")
-    if policy != "selected":
-        if selected is not None:
-            report("selected", "selected applies only to policy: selected")
-        return params
-    if selected is None:
-        report("policy", "policy selected needs selected: the names of the children to wait for")
-        return params
-    names = [child.name for child in children]
-    for name in selected if isinstance(selected, Sequence) else ():
-        count = names.count(name)
-        if count != 1:
-            why = "no child" if count == 0 else f"{count} children"
-            report("selected", f"selected: {why} named {name}; children: {', '.join(names)}")
-    return params
+    def __getitem__(self, name: str) -> NodeSpec:
+        return self._specs[name]
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
 
-_SPECS: Final = (
-    # Composites --------------------------------------------------------------------------
-    NodeSpec(
-        "sequence",
-        NodeKind.COMPOSITE,
-        (_MEMORY,),
-        (1, None),
-        "run the children in order; FAILURE at the first that fails",
-    ),
-    NodeSpec(
-        "fallback",
-        NodeKind.COMPOSITE,
-        (_MEMORY,),
-        (1, None),
-        "try the children in order; SUCCESS at the first that succeeds (alias: selector)",
-    ),
-    NodeSpec(
-        "parallel",
-        NodeKind.COMPOSITE,
-        (
-            ParamSpec(
-                "policy",
-                Choice(("all", "one", "selected")),
-                "all",
-                "SUCCESS when all, one, or the selected children succeed",
-            ),
-            ParamSpec(
-                "synchronise",
-                Flag(),
-                True,
-                "policies all and selected: do not re-tick children that succeeded",
-            ),
-            ParamSpec(
-                "selected",
-                Names(),
-                None,
-                "policy selected: the names of the children to wait for",
-            ),
-        ),
-        (1, None),
-        "tick every child each tick",
-        _check_parallel,
-    ),
-    # Decorators --------------------------------------------------------------------------
-    NodeSpec(
-        "repeat",
-        NodeKind.DECORATOR,
-        (
-            ParamSpec(
-                "times",
-                Integer(1, forever=True),
-                "forever",
-                "how many successes; forever (model: None) never stops",
-            ),
-        ),
-        (1, 1),
-        "run the child again each time it succeeds; FAILURE when it fails",
-    ),
-    NodeSpec(
-        "retry",
-        NodeKind.DECORATOR,
-        (ParamSpec("times", Integer(1), REQUIRED, "how many attempts in all"),),
-        (1, 1),
-        "run the child again when it fails, up to times attempts",
-    ),
-    NodeSpec(
-        "timeout",
-        NodeKind.DECORATOR,
-        (ParamSpec("duration", _POSITIVE_S, REQUIRED, "mission time allowed"),),
-        (1, 1),
-        "FAILURE when the child still runs after duration_s of mission time",
-    ),
-    NodeSpec("inverter", NodeKind.DECORATOR, (), (1, 1), "swap the child's SUCCESS and FAILURE"),
-    NodeSpec(
-        "force_success", NodeKind.DECORATOR, (), (1, 1), "SUCCESS whenever the child finishes"
-    ),
-    NodeSpec(
-        "force_failure", NodeKind.DECORATOR, (), (1, 1), "FAILURE whenever the child finishes"
-    ),
-    NodeSpec(
-        "until_success",
-        NodeKind.DECORATOR,
-        (
-            ParamSpec(
-                "times",
-                Integer(1),
-                None,
-                "at most this many attempts, then FAILURE; none: no limit",
-            ),
-        ),
-        (1, 1),
-        "run the child again each time it fails, until it succeeds",
-    ),
-    # Leaves ------------------------------------------------------------------------------
-    NodeSpec(
-        "sync_move",
-        NodeKind.LEAF,
-        (
-            LIMBS,
-            ParamSpec(
-                "waypoints",
-                Waypoints(),
-                REQUIRED,
-                "poses to pass through: one pose for every limb, or a map limb -> pose",
-            ),
-            ParamSpec(
-                "frame",
-                Choice(("relative", "absolute")),
-                "relative",
-                "relative: offsets from each limb's pose when the node starts; absolute: world",
-            ),
-            _p_e(20.0),
-            _r_e(float("inf")),
-            ParamSpec(
-                "norm",
-                Quantity(NONE, low=1, allow_inf=True),
-                float("inf"),
-                "norm stacking the limbs' distances (seed 000 eq. 9)",
-            ),
-            ParamSpec(
-                "recovery",
-                Choice(("last_valid", "nearest", "restart", "none")),
-                "last_valid",
-                "how a limb pushed off the path comes back (seed 000 Sec. II-B)",
-            ),
-            ParamSpec("monotonic", Flag(), False, "the trajectory parameter t never decreases"),
-            ParamSpec(
-                "max_speed",
-                Quantity(MM_S, low=0, low_open=True),
-                None,
-                "the goal point advances at most this fast; none: as fast as the clamp allows",
-            ),
-            _settle_mm(2.0),
-            STALE_TIMEOUT,
-            ParamSpec(
-                "loop", Flag(), False, "after the last waypoint go back to the first, forever"
-            ),
-        ),
-        (0, 0),
-        "n end-effectors through waypoints in sync, clamped to the hypersphere (seed 000)",
-    ),
-    NodeSpec(
-        "velocity_move",
-        NodeKind.LEAF,
-        (
-            LIMBS,
-            ParamSpec(
-                "profile",
-                Profile(),
-                REQUIRED,
-                "segments {duration_s, velocity_mm_s: [vx, vy, vz]} applied to every limb",
-            ),
-            _p_e(50.0),
-            _r_e(30.0),
-            STALE_TIMEOUT,
-        ),
-        (0, 0),
-        "integrate a velocity profile, clamped around the sensed state (seed 000 eq. 11)",
-    ),
-    NodeSpec(
-        "joint_sync_move",
-        NodeKind.LEAF,
-        (
-            LIMBS,
-            ParamSpec(
-                "postures",
-                Postures(),
-                REQUIRED,
-                "postures to pass through: a name or {q_deg: [...]}, for all or per limb",
-            ),
-            _Q_E,
-            _settle_deg(1.0),
-            STALE_TIMEOUT,
-        ),
-        (0, 0),
-        "limbs through joint postures in sync, clamped in joint space",
-    ),
-    NodeSpec(
-        "joint_move",
-        NodeKind.LEAF,
-        (
-            ParamSpec("limb", LimbName(), REQUIRED, "the limb to move"),
-            ParamSpec("posture", Posture(), REQUIRED, "a posture name or {q_deg: [...]}"),
-            _Q_E,
-            _settle_deg(1.0),
-            ParamSpec(
-                "timeout", _POSITIVE_S, None, "FAILURE after this much mission time; none: never"
-            ),
-            STALE_TIMEOUT,
-        ),
-        (0, 0),
-        "one limb into a posture (reconfiguration)",
-    ),
-    NodeSpec(
-        "recover_to_last_valid",
-        NodeKind.LEAF,
-        (LIMBS, _p_e(20.0), _r_e(float("inf")), _settle_mm(2.0), STALE_TIMEOUT),
-        (0, 0),
-        "bring the limbs back onto their last valid command (seed 000 Sec. II-B)",
-    ),
-    NodeSpec(
-        "wait",
-        NodeKind.LEAF,
-        (ParamSpec("duration", _POSITIVE_S, REQUIRED, "how long"),),
-        (0, 0),
-        "RUNNING for duration_s of mission time, then SUCCESS",
-    ),
-    NodeSpec(
-        "operator_gate",
-        NodeKind.LEAF,
-        (ParamSpec("prompt", Text(), REQUIRED, "what the operator confirms"),),
-        (0, 0),
-        "wait for the operator to confirm (--auto-confirm passes it)",
-    ),
-    NodeSpec(
-        "align",
-        NodeKind.LEAF,
-        (
-            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose end-effector aligns"),
-            ParamSpec(
-                "target", Text(), REQUIRED, "motion-capture body to align to, e.g. wheel/grasp"
-            ),
-            ParamSpec(
-                "offset",
-                PoseSpec(),
-                None,
-                "goal relative to the target, in its frame (seed 002: 150 mm above the grasp "
-                "point); none: the target itself",
-            ),
-            ParamSpec("version", Integer(1), 2, "1: step-and-settle; 2: adaptive clamp"),
-            ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
-            ParamSpec(
-                "dtheta", Quantity(DEG, low=0, low_open=True), 2.0, "success: rotation error"
-            ),
-            _p_e(20.0),
-            _r_e(10.0),
-            ParamSpec(
-                "max_speed",
-                Quantity(MM_S, low=0, low_open=True),
-                50.0,
-                "version 1: the peak speed of each step's interpolation (the synchronizer's "
-                "LERP, easing in and out; version 2's t_max)",
-            ),
-            ParamSpec(
-                "max_accel",
-                Quantity(MM_S2, low=0, low_open=True),
-                150.0,
-                "version 1: the peak acceleration of each step's interpolation (version 2's "
-                "largest: its filter taking t_max from rest, t_max / (tau_lin + 1/30 s))",
-            ),
-            ParamSpec("timeout", _POSITIVE_S, None, "FAILURE after this long; none: never"),
-            ParamSpec(
-                "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
-            ),
-            ParamSpec(
-                "v1", ControllerParams(1), None, "Version 1's parameters, e.g. {s_max_mm: 20}"
-            ),
-            ParamSpec(
-                "v2", ControllerParams(2), None, "Version 2's parameters, e.g. {t_max_mm_s: 30}"
-            ),
-            STALE_TIMEOUT,
-        ),
-        (0, 0),
-        "drive an end-effector onto a motion-captured target (seed 002 V1 or V2)",
-        _check_align,
-    ),
-    NodeSpec(
-        "grasp",
-        NodeKind.LEAF,
-        (
-            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose gripper closes"),
-            ParamSpec("module", Text(), None, "the module it must hold; none: any"),
-            ParamSpec("timeout", _POSITIVE_S, 2.0, "FAILURE if not attached within this"),
-        ),
-        (0, 0),
-        "close the gripper and check that the module is attached",
-    ),
-    NodeSpec(
-        "release",
-        NodeKind.LEAF,
-        (
-            ParamSpec("limb", LimbName(), REQUIRED, "the limb whose gripper opens"),
-            ParamSpec("timeout", _POSITIVE_S, 2.0, "FAILURE if not open within this"),
-        ),
-        (0, 0),
-        "open the gripper",
-    ),
-)
+    def __len__(self) -> int:
+        return len(self._specs)
 
-#: Node type -> spec: the vocabulary of mission trees.
-NODE_SPECS: Final[Mapping[str, NodeSpec]] = MappingProxyType({spec.type: spec for spec in _SPECS})
+    def __repr__(self) -> str:
+        return f"NodeRegistry({', '.join(self._specs)})"
 
-#: Other names for node types: alias -> type.
-NODE_ALIASES: Final[Mapping[str, str]] = MappingProxyType({"selector": "fallback"})
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """Other names for node types: alias -> type."""
+        return self._aliases
+
+    def resolve(self, name: str) -> NodeSpec | None:
+        """The node type called ``name`` or aliased so, or None."""
+        return self._specs.get(self._aliases.get(name, name))
+
+    def source(self, name: str) -> NodeSource:
+        """Where node type ``name`` was declared.
+
+        Raises:
+            KeyError: for an unknown node type.
+        """
+        return self._sources[name]
+
+    def names(self) -> tuple[str, ...]:
+        """Every name a mission file may use: the types, then the aliases."""
+        return (*self._specs, *self._aliases)

@@ -1,0 +1,72 @@
+"""Parameters several node types share, declared once (units and defaults included)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from limbtree.trees.mission.units import DEG, MM, S
+from limbtree.trees.mission.values import REQUIRED, Flag, LimbList, ParamSpec, PerLimb, Quantity
+
+#: A duration [s] that must be positive.
+POSITIVE_S: Final = Quantity(S, low=0, low_open=True)
+
+#: The limbs a multi-limb skill moves.
+LIMBS: Final = ParamSpec("limbs", LimbList(), REQUIRED, "the limbs the node moves")
+
+#: How long a limb's state may be stale before the skill fails [s].
+STALE_TIMEOUT: Final = ParamSpec(
+    "stale_timeout", POSITIVE_S, 5.0, "FAILURE when a limb's state is stale this long"
+)
+
+#: The per-joint radius of the joint-space clamp [rad; written in degrees].
+Q_E: Final = ParamSpec(
+    "q_e",
+    Quantity(DEG, low=0, low_open=True),
+    5.0,
+    "per-joint radius of the joint-space clamp",
+)
+
+#: Whether a composite resumes from its running child.
+MEMORY: Final = ParamSpec(
+    "memory", Flag(), True, "resume from the running child (true) or restart each tick"
+)
+
+
+def p_e(default_mm: float) -> ParamSpec:
+    """The hypersphere radius on position [m; written in mm] (seed 000 eq. 7)."""
+    return ParamSpec(
+        "p_e",
+        PerLimb(Quantity(MM, low=0, low_open=True, allow_inf=True)),
+        default_mm,
+        "hypersphere radius on position, one number or per limb (seed 000 eq. 7)",
+    )
+
+
+def r_e(default_deg: float) -> ParamSpec:
+    """The hypersphere radius on rotation [rad; written in degrees]; inf ignores rotation."""
+    return ParamSpec(
+        "r_e",
+        PerLimb(Quantity(DEG, low=0, low_open=True, allow_inf=True)),
+        default_deg,
+        "hypersphere radius on rotation, one number or per limb; inf ignores rotation",
+    )
+
+
+def settle_mm(default_mm: float) -> ParamSpec:
+    """The distance [m; written in mm] to the last waypoint at which a move succeeds."""
+    return ParamSpec(
+        "settle",
+        Quantity(MM, low=0, low_open=True),
+        default_mm,
+        "success once every limb is this close to the last waypoint",
+    )
+
+
+def settle_deg(default_deg: float) -> ParamSpec:
+    """The joint distance [rad; written in degrees] to the last posture at which it succeeds."""
+    return ParamSpec(
+        "settle",
+        Quantity(DEG, low=0, low_open=True),
+        default_deg,
+        "success once every joint is this close to the last posture",
+    )
