@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import py_trees
 
 from limbtree.skills import Outcome
+from limbtree.skills.telemetry import Figures, SkillTelemetry
 from limbtree.trees.context import MissionContext
 
 STATUS = {
@@ -69,6 +70,21 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         """One tick of the skill."""
         raise NotImplementedError
 
-    def report(self, **figures: Any) -> None:
-        """Publish this tick's internals to the recorder."""
-        self.context.telemetry.tick[self.name] = figures
+    def report(self, telemetry: SkillTelemetry | None = None, /, **figures: Any) -> None:
+        """Publish this tick's figures to the tick stream, under this node's id.
+
+        Args:
+            telemetry: the skill's typed figures (the core's :class:`SkillTelemetry`).
+            **figures: untyped figures instead, for skills that have no telemetry class yet;
+                they are wrapped in :class:`~limbtree.skills.telemetry.Figures`.
+
+        Raises:
+            TypeError: when given both, or neither.
+        """
+        if (telemetry is None) == (not figures):
+            raise TypeError("report() takes one SkillTelemetry, or keyword figures, not both")
+        if telemetry is None:
+            telemetry = Figures(tuple(figures.items()))
+        # A behaviour ticked outside a runner (a test, a tool) has no id: its name stands in.
+        key = getattr(self, "node_id", None) or self.name
+        self.context.telemetry.tick[key] = telemetry
