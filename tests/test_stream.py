@@ -9,16 +9,22 @@ import textwrap
 
 import py_trees
 import pytest
+from fake_driver import FakeDriver
 from fake_limbs import FakeLink, handles
 
+from limbtree.transport import LimbAgent, LimbClient
 from limbtree.transport.errors import RemoteError, RequestTimeoutError
 from limbtree.trees.app import robot_catalogue
+from limbtree.trees.behaviours import WaitBehaviour
 from limbtree.trees.builder import build_tree
 from limbtree.trees.clocks import RealClock, SimClock
 from limbtree.trees.context import MissionContext
 from limbtree.trees.display import HeadlessProgress, LiveView
 from limbtree.trees.errors import AgentError
 from limbtree.trees.identity import assign_node_ids, node_id
+from limbtree.trees.launcher import free_port_pairs
+from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.lockstep import one_limb_agents
 from limbtree.trees.mission import load_mission
 from limbtree.trees.recorder import read_header, read_log
 from limbtree.trees.report import make_report
@@ -297,3 +303,39 @@ def test_the_real_clock_reads_the_injected_wall_clock():
     clock.pace(3)
     assert slept == [pytest.approx(0.05)]
     assert clock.elapsed() == pytest.approx(0.25)
+
+
+class BrokenDriver(FakeDriver):
+    """A driver whose ``advance`` raises from 0.1 s on, like a driver with a bug."""
+
+    def advance(self, t: float) -> None:
+        if t >= 0.1:
+            raise ZeroDivisionError("the driver divided by zero")
+        super().advance(t)
+
+
+@pytest.mark.timeout(60)
+def test_a_driver_that_raises_in_a_real_agent_stops_the_run_at_once_naming_the_limb(tmp_path):
+    (port,) = free_port_pairs(1)
+    agent = LimbAgent(BrokenDriver(), f"tcp://127.0.0.1:{port}", clock="sim")
+    agent.start_in_thread()
+    clock = TickClock()
+    client = LimbClient(f"tcp://127.0.0.1:{port}", stale_after_s=0.25, clock=clock.now)
+    try:
+        description = client.describe(timeout_s=5.0).limb
+        limbs = {"tip": LimbHandle("tip", description, client)}
+        context = MissionContext(limbs, clock.now)
+        root = py_trees.composites.Sequence("seq", memory=True, children=[])
+        root.add_child(WaitBehaviour("wait", context, {"duration": 5.0}))
+        options = RunOptions(rate_hz=50.0, record_dir=tmp_path / "rec")
+        runner = Runner("broken", clock, root, context, one_limb_agents({"tip": client}),
+                        [], options)  # fmt: skip
+        with pytest.raises(AgentError, match=r"limb tip: .*ZeroDivisionError") as error:
+            runner.run()
+    finally:
+        client.close()
+        agent.stop()
+    assert error.value.limbs == ("tip",)
+    assert runner.ticks == 5 and runner.t == pytest.approx(0.1)  # stopped at the failed step
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and "the driver divided by zero" in summary["failure"]
