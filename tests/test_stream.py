@@ -200,9 +200,9 @@ def test_the_snapshot_is_immutable(tmp_path):
         snapshot.limbs["a"] = None  # type: ignore[index]
     with pytest.raises(TypeError):
         snapshot.skills["0.1"] = None  # type: ignore[index]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         snapshot.limbs["a"].stale = True  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         snapshot.nodes["0"].status = NodeStatus.FAILURE  # type: ignore[misc]
     assert isinstance(snapshot.events, tuple)
 

@@ -407,15 +407,18 @@ class Runner:
         limbs: dict[str, LimbTick] = {}
         for name, limb in self.context.limbs.items():
             record = limb.tick_record
-            state = limb.state
             command = record.command
+            state = limb.link.state
+            if state is None:
+                limbs[name] = LimbTick(None, command, None, record.joints, 0, True)
+                continue
             limbs[name] = LimbTick(
-                state=record.center if command is not None else limb.pose(),
-                command=command,
-                q=None if state is None else tuple(state.q),
-                q_command=record.joints,
-                health=0 if state is None else int(state.health),
-                stale=not limb.fresh,
+                record.center if command is not None else limb.pose(),
+                command,
+                state.q if type(state.q) is tuple else tuple(state.q),
+                record.joints,
+                int(state.health),
+                limb.link.is_stale,
             )
         return TickSnapshot(
             t=t,

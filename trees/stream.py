@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from limbtree.kinematics import Pose
 from limbtree.skills.telemetry import SkillTelemetry
@@ -102,9 +102,8 @@ class RunEvent:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class NodeTick:
-    """One node's tick.
+class NodeTick(NamedTuple):
+    """One node's tick (a NamedTuple: built for every ticked node of every tick, cheaply).
 
     Attributes:
         status: its status after the tick.
@@ -118,9 +117,8 @@ class NodeTick:
     busy_s: float
 
 
-@dataclass(frozen=True, slots=True)
-class LimbTick:
-    """One limb in a tick, in the world frame.
+class LimbTick(NamedTuple):
+    """One limb in a tick, in the world frame (a NamedTuple, like :class:`NodeTick`).
 
     Attributes:
         state: the end-effector pose; for a limb an end-effector skill commanded this tick,
