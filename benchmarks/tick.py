@@ -165,9 +165,8 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
                     time.sleep(0.01)
             options = RunOptions(clock=clock_mode, rate_hz=rate_hz, speed=None,
                                  max_time_s=seconds)  # fmt: skip
-            stepped = frozenset(clients) if clock_mode == "sim" else frozenset()
-            runner = Runner("bench", clock, root, context, clients, stepped, [], options,
-                            HeadlessProgress(io.StringIO(), every_s=1e9))  # fmt: skip
+            runner = Runner("bench", clock, root, context, clients, [], options,
+                            [HeadlessProgress(io.StringIO(), every_s=1e9)])  # fmt: skip
             durations: list[float] = []
             original = runner._tick
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from limbtree.trees.recorder import read_log
+from limbtree.trees.recorder import node_ids_named, read_header, read_log
 from limbtree.trees.report import make_report
 
 MISSIONS = Path(__file__).resolve().parent.parent / "missions"
@@ -83,11 +83,12 @@ def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
     assert s["recoveries"] >= 1
     assert s["max_command_state_distance"] <= 1.0
     ticks = list(read_log(s["_log"]))
-    modes = [t["skills"]["square of 200 mm diagonal"]["mode"] for t in ticks]
+    (square,) = node_ids_named(read_header(s["_log"]), "square of 200 mm diagonal")
+    modes = [t["skills"][square]["mode"] for t in ticks]
     first = modes.index("recovering")
     # The heavy limb holds still while the legs recover.
     held = [np.array(t["limbs"]["heavy"]["command"][:3]) for t in ticks[first:]
-            if t["skills"]["square of 200 mm diagonal"]["mode"] == "recovering"]  # fmt: skip
+            if t["skills"][square]["mode"] == "recovering"]  # fmt: skip
     assert max(np.linalg.norm(h - held[0]) for h in held) <= 0.02 + 1e-9
 
 

@@ -2,53 +2,75 @@
 
 import json
 import math
-from types import SimpleNamespace
+import shutil
+from pathlib import Path
+from types import MappingProxyType
 
 import msgpack
 import pytest
 
 from limbtree.kinematics import Pose
+from limbtree.skills.telemetry import Figures
 from limbtree.trees.errors import RunError
-from limbtree.trees.limbs import CommandRecord
 from limbtree.trees.recorder import Recorder
 from limbtree.trees.report import approach_path, make_report, read_run
+from limbtree.trees.stream import (
+    EventKind,
+    LimbTick,
+    NodeStatus,
+    NodeTick,
+    RunEvent,
+    RunHeader,
+    TickSnapshot,
+    TreeNode,
+)
+
+V1_RECORD = Path(__file__).parent / "data" / "record_v1"
 
 DT = 0.1
 TICKS = 80  # 8 s
 
 
-class FakeLimb:
-    """What :class:`Recorder` reads from a limb handle."""
+TREE = TreeNode(
+    "0",
+    "Mission",
+    "sequence",
+    children=(TreeNode("0.0", "Square", "sync_move", MappingProxyType({"p_e": 0.02})),),
+)
 
-    def __init__(self):
-        self.tick_record = CommandRecord()
-        self.sensed = None
-        self.fresh = True
-        self.state = SimpleNamespace(q=[0.0, 0.5], health=0)
 
-    def pose(self):
-        return self.sensed if self.fresh else None
+def header(limbs):
+    return RunHeader(
+        mission="square_test",
+        mission_file="missions/square_test.yaml",
+        parameters={},
+        seed=7,
+        clock="sim",
+        rate_hz=1 / DT,
+        tree=TREE,
+        robots={},
+    )
 
 
 def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "light")):
-    """A run of a move along x, the light limb disrupted from 3 s to 5 s."""
-    limbs = {name: FakeLimb() for name in limbs}
+    """A run of a move along x, the light limb disrupted from 3 s to 5 s (record layout 2)."""
     recorder = Recorder(directory)
+    recorder.on_start(header(limbs))
     for index in range(TICKS):
         t = index * DT
         events = []
         if index == 30:
-            events.append({"kind": "fault_injected", "limb": "light", "fault": "power_off"})
+            events.append(RunEvent(EventKind.FAULT_INJECTED, t, "light", "power_off"))
         if index == 50:
-            events.append({"kind": "fault_ended", "limb": "light", "fault": "power_off"})
+            events.append(RunEvent(EventKind.FAULT_ENDED, t, "light", "power_off"))
         if index == 55:
-            events.append({"kind": "fault_recovered", "limb": "light", "fault": "power_off"})
+            events.append(RunEvent(EventKind.FAULT_RECOVERED, t, "light", "power_off"))
         recovering = 50 <= index < 55
-        for offset, limb in enumerate(limbs.values()):
+        limb_ticks = {}
+        for offset, name in enumerate(limbs):
             state = Pose((0.01 * index, offset, 0.5))
             command = Pose((0.01 * index + 0.015, offset, 0.5 + (0.02 if recovering else 0.0)))
-            limb.sensed = state
-            limb.tick_record = CommandRecord(center=state, command=command)
+            limb_ticks[name] = LimbTick(state, command, (0.0, 0.5), None, 0, False)
         internals = {
             "mode": "recovering" if recovering else "nominal",
             "segment": 0,
@@ -57,17 +79,22 @@ def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "li
             "message": "",
         }
         internals.update((skills_extra or (lambda i: {}))(index))
-        recorder.tick(
-            t=t,
-            index=index,
-            limbs=limbs,
-            nodes={"Square": "RUNNING", "Mission": "RUNNING"},
-            skills={"Square": internals},
-            events=events,
+        running = NodeTick(NodeStatus.RUNNING, "", 0.001)
+        recorder.on_tick(
+            TickSnapshot(
+                t=t,
+                tick=index,
+                nodes={"0": running, "0.0": running},
+                limbs=limb_ticks,
+                bases={},
+                events=tuple(events),
+                skills={"0.0": Figures(tuple(internals.items()))},
+            )
         )
     if summary:
         recorder.close(
             {
+                "v": 2,
                 "mission": "square_test",
                 "mission_file": "missions/square_test.yaml",
                 "outcome": "SUCCESS",
@@ -90,10 +117,24 @@ def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "li
                         "recovered_at_s": 5.5,
                     }
                 ],
-                "nodes": {
-                    "Mission": {"type": "Sequence", "ticks": None, "busy_s": None},
-                    "Square": {"type": "sync_move", "ticks": TICKS, "busy_s": 0.0123},
-                },
+                "nodes": [
+                    {
+                        "id": "0",
+                        "name": "Mission",
+                        "type": "sequence",
+                        "ticks": None,
+                        "busy_s": None,
+                        "last_status": "RUNNING",
+                    },
+                    {
+                        "id": "0.0",
+                        "name": "Square",
+                        "type": "sync_move",
+                        "ticks": TICKS,
+                        "busy_s": 0.0123,
+                        "last_status": "RUNNING",
+                    },
+                ],
             }
         )
     else:
@@ -143,15 +184,13 @@ def test_the_text_lists_faults_limbs_skills_and_per_node_tick_counts(finished):
     heavy = next(line for line in text.splitlines() if line.strip().startswith("heavy")).split()
     assert heavy[1] == str(TICKS)  # commanded ticks
     assert math.isclose(float(heavy[2]), math.hypot(15.0, 20.0), abs_tol=0.01)  # mm
-    square = [line.split() for line in text.splitlines() if line.strip().startswith("Square")]
-    skill, node = square
+    (skill,) = [line.split() for line in text.splitlines() if line.strip().startswith("Square")]
     assert skill[1:4] == [str(TICKS), "0.9500", "1"]
     assert "nominal 75, recovering 5" in " ".join(skill)
-    assert node == ["Square", "sync_move", str(TICKS), "12.3", "RUNNING"]
-    mission = next(
-        line for line in text.splitlines() if line.strip().startswith("Mission ")
-    ).split()
-    assert mission == ["Mission", "Sequence", str(TICKS), "-", "RUNNING"]  # counted in the log
+    node = next(line for line in text.splitlines() if line.strip().startswith("0.0 ")).split()
+    assert node == ["0.0", "Square", "sync_move", str(TICKS), "12.3", "RUNNING"]
+    mission = next(line for line in text.splitlines() if line.strip().startswith("0 ")).split()
+    assert mission == ["0", "Mission", "sequence", str(TICKS), "-", "RUNNING"]  # from the log
 
 
 def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):
@@ -287,3 +326,63 @@ def test_a_file_that_is_not_a_limbtree_log_is_an_error(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(msgpack.packb([1, 2, 3]))
     with pytest.raises(RunError, match="not a limbtree run log"):
         make_report(tmp_path)
+
+
+def test_a_version_1_record_reads_and_reports_as_before(tmp_path):
+    record = tmp_path / "v1"
+    shutil.copytree(V1_RECORD, record)
+    run = read_run(record / "log.msgpack")
+    assert run.header is None and run.ticks == 101
+    assert list(run.skills) == ["up past reach and back down"]  # v1 keys skills by name
+    result = make_report(record)
+    text = result.text
+    assert "out_of_range (missions/out_of_range.yaml)" in text
+    assert "101 (log: 101 ticks, t = 0.00 .. 2.00 s)" in text
+    heavy = next(line for line in text.splitlines() if line.strip().startswith("heavy")).split()
+    assert heavy[1:] == ["100", "1.20", "0"]
+    node = next(line for line in text.splitlines() if "velocity_move" in line).split()
+    assert node[-4:] == ["velocity_move", "101", "64.3", "SUCCESS"]  # no id column in v1
+    assert names(result) == ["limb_heavy_path.png", "limb_heavy_time.png", "skills.png"]
+
+
+def test_a_version_2_log_cut_half_way_through_a_tick_reads_up_to_the_cut(tmp_path):
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    log = directory / "log.msgpack"
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) - len(data) // (2 * TICKS)])  # half the last tick
+    run = read_run(log)
+    assert run.header is not None and run.header["v"] == 2
+    assert run.ticks == TICKS - 1 and run.damage is None
+    assert run.labels == {"0": "Mission", "0.0": "Square"}
+    assert make_report(directory).images
+
+
+def test_a_log_of_a_layout_this_version_cannot_read_is_a_clear_error(tmp_path):
+    (tmp_path / "log.msgpack").write_bytes(msgpack.packb({"kind": "header", "v": 99, "t": 0}))
+    with pytest.raises(RunError, match="layout 99"):
+        make_report(tmp_path)
+
+
+def test_two_nodes_with_one_name_are_two_rows_in_the_report(tmp_path):
+    recorder = Recorder(tmp_path)
+    tree = TreeNode(
+        "0", "Mission", "sequence",
+        children=(TreeNode("0.0", "move", "wait"), TreeNode("0.1", "move", "wait")),
+    )  # fmt: skip
+    recorder.on_start(RunHeader("twins", "", {}, 0, "sim", 10.0, tree, {}))
+    for index in range(10):
+        node = "0.0" if index < 4 else "0.1"
+        ticks = {"0": NodeTick(NodeStatus.RUNNING, "", 0.0),
+                 node: NodeTick(NodeStatus.RUNNING, "", 0.0)}  # fmt: skip
+        recorder.on_tick(TickSnapshot(index * 0.1, index, ticks, {}, {}, (), {}))
+    recorder.close({"mission": "twins", "outcome": "SUCCESS", "nodes": [
+        {"id": "0", "name": "Mission", "type": "sequence", "ticks": 10},
+        {"id": "0.0", "name": "move", "type": "wait", "ticks": 4},
+        {"id": "0.1", "name": "move", "type": "wait", "ticks": 6},
+    ]})  # fmt: skip
+    text = make_report(tmp_path).text
+    rows = [line.split() for line in text.splitlines() if "move [" in line]
+    assert [row[:5] for row in rows] == [
+        ["0.0", "move", "[0.0]", "wait", "4"],
+        ["0.1", "move", "[0.1]", "wait", "6"],
+    ]

@@ -59,13 +59,12 @@ def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operat
     root = build_tree(mission.root, context)
     out = io.StringIO()
     runner = Runner(
-        "test", clock, root, context, links, frozenset(links), list(faults),
+        "test", clock, root, context, links, list(faults),
         RunOptions(rate_hz=50.0, record_dir=tmp_path / "rec" if record else None,
                    max_time_s=max_time_s),
-        HeadlessProgress(out), keys,
+        [HeadlessProgress(out)], keys,
     )  # fmt: skip
     outcome = runner.run()
-    runner.close({"mission": "test"})
     return outcome, runner, links, out.getvalue()
 
 
@@ -89,7 +88,9 @@ def test_a_synchronized_square_succeeds_and_records_every_tick(tmp_path):
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "SUCCESS" and summary["ticks"] == runner.ticks
     assert 0.99 <= summary["max_command_state_distance"] <= 1.0
-    assert summary["nodes"]["square"]["ticks"] == runner.ticks
+    (square,) = [node for node in summary["nodes"] if node["name"] == "square"]
+    assert square["id"] == "0" and square["type"] == "sync_move"
+    assert square["ticks"] == runner.ticks and square["last_status"] == "SUCCESS"
     ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
     assert len(ticks) == runner.ticks
     for entry in ticks:

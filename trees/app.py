@@ -29,9 +29,10 @@ from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard,
 from limbtree.trees.errors import RunError
 from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.lockstep import one_limb_agents
 from limbtree.trees.mission import Mission, load_mission
 from limbtree.trees.runner import (
-    Progress,
+    RunInfo,
     Runner,
     RunOptions,
     RunOutcome,
@@ -39,6 +40,7 @@ from limbtree.trees.runner import (
     TickClock,
     default_log_dir,
 )
+from limbtree.trees.stream import TickSink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
@@ -156,24 +158,18 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     log_dir = default_log_dir(request.record)
     keyboard = TerminalKeyboard()
     live = not request.headless and out.isatty()
-    progress: Progress
+    progress: LiveView | HeadlessProgress
     operator: Operator
     view: LiveView | None = None
     if live:
-        from limbtree.trees.export import render_tree
-        from limbtree.trees.nodes import default_registry
-
-        types = default_registry()  # once: the view redraws the tree many times a second
-        view = LiveView(
-            out, lambda root: render_tree(root, "ascii", show_status=True, registry=types)
-        )
+        view = LiveView(out)
         progress = view
     else:
         progress = HeadlessProgress(out)
     if request.auto_confirm:
         operator = AutoConfirm()
     else:
-        terminal_operator = TerminalOperator(keyboard, progress.message)
+        terminal_operator = TerminalOperator(keyboard, progress.on_message)
         if view is not None:
             view.operator = terminal_operator
         operator = terminal_operator
@@ -181,7 +177,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     clock = TickClock()
 
     with SimAgents(specs, log_dir) as agents:
-        progress.message(f"starting {len(specs)} simulated agent(s)...")
+        progress.on_message(f"starting {len(specs)} simulated agent(s)...")
         endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
         endpoints.update({limb.name: limb.agent for limb in remote})
         with _clients(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
@@ -214,29 +210,36 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
                 ScheduledFault(f.at_s, f.limb, f.kind, f.duration_s, dict(f.params))
                 for f in mission.faults
             ]
+            info = RunInfo(
+                mission_file=str(mission.path),
+                parameters=mission.parameters,
+                agents={limb.name: limb.agent for limb in mission.limbs},
+            )
+            sinks: list[TickSink] = [progress]
             runner = Runner(
                 mission.name,
                 clock,
                 root,
                 context,
-                clients,
-                frozenset(clients) if clock_mode == "sim" else frozenset(),
+                one_limb_agents(clients),
                 faults,
                 options,
-                progress,
+                sinks,
                 keyboard,
+                info=info,
             )
             with keyboard.raw():
                 outcome = runner.run()
-            summary_path = runner.close(
-                {"mission": mission.name, "mission_file": str(mission.path)}
-            )
-            closing = _closing_line(runner, outcome, summary_path)
+            closing = _closing_line(runner, outcome, runner.recorder is not None)
+            for failure in runner.sink_failures:
+                closing += (
+                    f"\nwarning: {failure.sink} failed at t={failure.t:.2f} s and was "
+                    f"detached: {failure.error}"
+                )
             if view is not None:
-                view.update(runner, force=True)  # the final frame stays on screen ...
-                print(closing, file=out, flush=True)  # ... with the outcome below it
+                print(closing, file=out, flush=True)  # below the final frame
             else:
-                progress.message(closing)
+                progress.on_message(closing)
             return outcome
 
 
@@ -278,8 +281,8 @@ def _answers(endpoint: str, timeout_s: float) -> bool:
     return True
 
 
-def _closing_line(runner: Runner, outcome: RunOutcome, summary: Path | None) -> str:
-    s = runner.summary({})
+def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
+    s = runner.end.summary if runner.end is not None else runner.summary()
     parts = [
         f"{outcome.value}: {runner.name} in {s['sim_time_s']:.2f} s mission time "
         f"({s['wall_time_s']:.2f} s wall, {s['ticks']} ticks)",
@@ -289,6 +292,6 @@ def _closing_line(runner: Runner, outcome: RunOutcome, summary: Path | None) -> 
     ]
     if s["failure"]:
         parts.append(f"failed at {s['failure']}")
-    if summary is not None:
-        parts.append(f"record: {summary.parent}")
+    if recorded and runner.options.record_dir is not None:
+        parts.append(f"record: {runner.options.record_dir}")
     return "\n".join(parts)

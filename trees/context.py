@@ -1,7 +1,8 @@
 """What every behaviour of a running mission shares: limbs, clock, operator, telemetry.
 
 One :class:`MissionContext` per tree (no global state): the runner builds it, the builder
-hands it to each behaviour, and the recorder reads the telemetry it collects each tick.
+hands it to each behaviour, and the runner puts the telemetry it collects each tick into
+the tick's snapshot.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from limbtree.kinematics import Pose
+from limbtree.skills.telemetry import SkillTelemetry
 from limbtree.trees.errors import TreeBuildError
 from limbtree.trees.limbs import LimbHandle
 
@@ -45,7 +47,7 @@ class Telemetry:
     """Skill figures collected over a run, for the record and the summary.
 
     Attributes:
-        tick: per node name, this tick's skill internals (mode, t, distance, message, ...).
+        tick: per node id, this tick's skill telemetry (mode, t, distance, message, ...).
         recoveries: how many recovery episodes skills went through.
         max_command_state_distance: largest metric distance between a clamped command and
             the state it was clamped around.
@@ -53,7 +55,7 @@ class Telemetry:
         metrics: skill figures for ``summary.json`` (``metrics.align.final_dd_mm``, ...).
     """
 
-    tick: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tick: dict[str, SkillTelemetry] = field(default_factory=dict)
     recoveries: int = 0
     max_command_state_distance: float = 0.0
     nominal_limbs: set[str] = field(default_factory=set)

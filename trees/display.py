@@ -1,5 +1,8 @@
 """How a run shows itself: a live tree in the terminal, or plain lines (``--headless``).
 
+Both are sinks of the tick stream (:mod:`limbtree.trees.stream`): they draw from the run's
+header and its snapshots, never from the runner, the tree or the limbs.
+
 The live view redraws at most ten times a second: the tree with each node's status and
 feedback message, the limbs' health, and the keys (space pauses and resumes, q aborts,
 y/n answer an operator gate). The keyboard is read without blocking, in cbreak mode, and the
@@ -13,17 +16,29 @@ import os
 import select
 import sys
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TextIO
-
-import py_trees
+from collections.abc import Callable, Iterator, Mapping
+from typing import TextIO
 
 from limbtree.transport.driver import Health
-
-if TYPE_CHECKING:
-    from limbtree.trees.runner import Runner
+from limbtree.trees.stream import (
+    LimbTick,
+    NodeStatus,
+    NodeTick,
+    RunEnd,
+    RunHeader,
+    TickSnapshot,
+    TreeNode,
+)
 
 _CLEAR = "\x1b[H\x1b[2J"
+
+#: One glyph per status in the live tree; a node not ticked in the last tick has none.
+STATUS_GLYPH: Mapping[NodeStatus, str] = {
+    NodeStatus.SUCCESS: "✓",
+    NodeStatus.FAILURE: "✕",
+    NodeStatus.RUNNING: "*",
+    NodeStatus.INVALID: "-",
+}
 
 
 def health_text(flags: int) -> str:
@@ -34,70 +49,121 @@ def health_text(flags: int) -> str:
     return "|".join(flag.name or "" for flag in Health if flag and flag & health)
 
 
-def limb_lines(runner: Runner) -> list[str]:
+def limb_lines(limbs: Mapping[str, LimbTick]) -> list[str]:
     """One line per limb: health, freshness and end-effector position."""
     lines = []
-    for name, limb in runner.context.limbs.items():
-        pose = limb.pose()
+    for name, limb in limbs.items():
+        pose = None if limb.stale else limb.state
         where = (
             "   ---- stale ----"
             if pose is None
             else " ".join(f"{v * 1000:8.1f}" for v in pose.position) + " mm"
         )
-        lines.append(f"  {name:<12} {health_text(int(limb.health)):<22} {where}")
+        lines.append(f"  {name:<12} {health_text(limb.health):<22} {where}")
+    return lines
+
+
+def tree_lines(tree: TreeNode, nodes: Mapping[str, NodeTick]) -> list[str]:
+    """The tree, one node per line with its id, type and name.
+
+    The nodes ticked this tick show their status glyph and feedback message (py_trees'
+    convention: a node not ticked shows no status).
+    """
+    lines: list[str] = []
+
+    def visit(node: TreeNode, prefix: str, connector: str, below: str) -> None:
+        tick = nodes.get(node.id)
+        glyph = " " if tick is None else STATUS_GLYPH.get(tick.status, "?")
+        text = f"{glyph} {prefix}{connector}{node.type}  {node.name}  [{node.id}]"
+        if tick is not None and tick.message and tick.status is not NodeStatus.INVALID:
+            text += f"  — {tick.message}"
+        lines.append(text)
+        for index, child in enumerate(node.children):
+            last = index == len(node.children) - 1
+            visit(child, prefix + below, "└── " if last else "├── ", "    " if last else "│   ")
+
+    visit(tree, "", "", "")
     return lines
 
 
 class LiveView:
-    """Redraws the tree and the limbs in place.
+    """Redraws the tree and the limbs in place, from the tick stream.
 
     Args:
         stream: where to draw (a terminal).
-        render: turns the tree into text with statuses.
         operator: the terminal operator, to show a pending question.
         interval_s: least wall time between redraws [s].
+        wall: the wall clock [s], for the redraw throttle only.
     """
 
     def __init__(
         self,
         stream: TextIO,
-        render: Callable[[py_trees.behaviour.Behaviour], str],
         operator: TerminalOperator | None = None,
         interval_s: float = 0.1,
+        wall: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
-        self.render = render
         self.operator = operator
         self.interval_s = interval_s
-        self._last = 0.0
+        self.wall = wall
+        self._last = -float("inf")
         self._messages: list[str] = []
+        self._header: RunHeader | None = None
+        self._snapshot: TickSnapshot | None = None
+        self._state = "RUNNING"
 
-    def message(self, text: str) -> None:
+    def on_start(self, header: RunHeader) -> None:
+        """Keep the tree and the mission's name."""
+        self._header = header
+
+    def on_message(self, text: str) -> None:
         """Keep the last few messages under the tree."""
         self._messages = [*self._messages[-5:], text]
 
-    def update(self, runner: Runner, force: bool = False) -> None:
-        """Redraw if the interval has passed (or ``force``)."""
-        now = time.monotonic()
-        if not force and now - self._last < self.interval_s:
-            return
-        self._last = now
-        state = "PAUSED" if runner.paused else (runner.outcome or "RUNNING")
+    def on_pause(self, paused: bool, t: float) -> None:
+        """Show PAUSED (or RUNNING again) at once."""
+        self._state = "PAUSED" if paused else "RUNNING"
+        self.draw()
+
+    def on_tick(self, snapshot: TickSnapshot) -> None:
+        """Redraw if the interval has passed."""
+        self._snapshot = snapshot
+        now = self.wall()
+        if now - self._last >= self.interval_s:
+            self._last = now
+            self.draw()
+
+    def on_end(self, end: RunEnd) -> None:
+        """The final frame, with the outcome."""
+        self._state = end.outcome.value
+        self.draw()
+
+    def frame(self) -> str:
+        """The text of one frame."""
+        header, snapshot = self._header, self._snapshot
+        if header is None:
+            return ""
+        t, tick = (0.0, 0) if snapshot is None else (snapshot.t, snapshot.tick + 1)
         lines = [
-            f"limbtree  {runner.name}   t = {runner.t:8.2f} s   tick {runner.ticks}   "
-            f"{runner.options.clock} clock   {state}",
+            f"limbtree  {header.mission}   t = {t:8.2f} s   tick {tick}   "
+            f"{header.clock} clock   {self._state}",
             "",
-            self.render(runner.root),
+            *tree_lines(header.tree, {} if snapshot is None else snapshot.nodes),
             "",
             "  limb         health                 end-effector x y z (world)",
-            *limb_lines(runner),
+            *limb_lines({} if snapshot is None else snapshot.limbs),
             "",
             *self._messages,
         ]
         if self.operator is not None and self.operator.pending:
             lines.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
         lines.append("space: pause/resume   q: abort")
-        self.stream.write(_CLEAR + "\n".join(lines) + "\n")
+        return "\n".join(lines) + "\n"
+
+    def draw(self) -> None:
+        """Redraw now."""
+        self.stream.write(_CLEAR + self.frame())
         self.stream.flush()
 
 
@@ -113,24 +179,46 @@ class HeadlessProgress:
         self.stream = stream
         self.every_s = every_s
         self._next = 0.0
+        self._leaves: frozenset[str] = frozenset()
+        self._names: Mapping[str, str] = {}
+        self._snapshot: TickSnapshot | None = None
 
-    def message(self, text: str) -> None:
+    def on_start(self, header: RunHeader) -> None:
+        """Learn which nodes are leaves, and their names."""
+        nodes = header.tree.walk()
+        self._leaves = frozenset(n.id for n in nodes if not n.children)
+        self._names = {n.id: n.name for n in nodes}
+
+    def on_message(self, text: str) -> None:
         """Print a line."""
         print(text, file=self.stream, flush=True)
 
-    def update(self, runner: Runner, force: bool = False) -> None:
-        """A status line when due: time, ticks and the running leaf's feedback."""
-        if not force and runner.t < self._next:
+    def on_pause(self, paused: bool, t: float) -> None:
+        """The runner's message says it."""
+
+    def on_tick(self, snapshot: TickSnapshot) -> None:
+        """A status line when due."""
+        self._snapshot = snapshot
+        if snapshot.t >= self._next:
+            self._next = snapshot.t + self.every_s
+            self._status("RUNNING")
+
+    def on_end(self, end: RunEnd) -> None:
+        """The last status line, with the outcome."""
+        self._status(end.outcome.value, ticks=end.ticks)
+
+    def _status(self, state: str, ticks: int | None = None) -> None:
+        snapshot = self._snapshot
+        if snapshot is None:
             return
-        self._next = runner.t + self.every_s
         running = [
-            node
-            for node in runner.root.iterate()
-            if node.status == py_trees.common.Status.RUNNING and not node.children
+            f"{self._names.get(node_id, node_id)}: {node.message}"
+            for node_id, node in snapshot.nodes.items()
+            if node.status is NodeStatus.RUNNING and node_id in self._leaves
         ]
-        doing = "; ".join(f"{n.name}: {n.feedback_message}" for n in running) or "-"
-        state = runner.outcome.value if runner.outcome else "RUNNING"
-        self.message(f"t={runner.t:7.2f} s  tick {runner.ticks:6d}  {state:<8} {doing}")
+        doing = "; ".join(running) or "-"
+        count = snapshot.tick + 1 if ticks is None else ticks
+        self.on_message(f"t={snapshot.t:7.2f} s  tick {count:6d}  {state:<8} {doing}")
 
 
 class TerminalKeyboard:

@@ -19,3 +19,18 @@ class TreeBuildError(TreesError):
 
 class RunError(TreesError):
     """A mission could not be started or run (an agent did not come up, a port was taken)."""
+
+
+class AgentError(RunError):
+    """An agent or its driver failed (an error reply to ``step``): the run cannot go on.
+
+    Unlike a dead or disassembled limb (its state goes stale, the skills hold or recover),
+    an error reply means the agent or the driver has a bug or was misconfigured.
+
+    Attributes:
+        limbs: the limbs that agent serves.
+    """
+
+    def __init__(self, limbs: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.limbs = limbs

@@ -1,8 +1,9 @@
 """The run record: ``summary.json`` and a streamed ``log.msgpack`` (DESIGN.md, "Run record").
 
-``log.msgpack`` is a stream of msgpack maps, one per tick, written and flushed as the run
-goes, so a run killed half way leaves a readable log. ``docs/record.md`` documents every
-field.
+:class:`Recorder` is a sink of the tick stream (:mod:`limbtree.trees.stream`): it writes
+the header map first, then one map per tick, each flushed as it goes, so a run killed half
+way leaves a readable log; at the end it writes ``summary.json``. ``docs/record.md``
+documents every field of layout 2, and of layout 1 that readers still accept.
 """
 
 from __future__ import annotations
@@ -16,18 +17,62 @@ from typing import IO, Any
 import msgpack
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot, plain
 
-#: Version of the record's layout, written in every tick and the summary.
-RECORD_VERSION = 1
+#: Version of the record's layout, written in the header and the summary.
+RECORD_VERSION = 2
+#: The layouts :func:`read_log` reads.
+READABLE_VERSIONS = (1, 2)
 
 
 def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+def header_map(header: RunHeader) -> dict[str, Any]:
+    """The log's first map (``"kind": "header"``)."""
+    return {
+        "kind": "header",
+        "v": RECORD_VERSION,
+        "mission": header.mission,
+        "mission_file": header.mission_file,
+        "parameters": plain(header.parameters),
+        "seed": header.seed,
+        "clock": header.clock,
+        "rate_hz": header.rate_hz,
+        "tree": header.tree.as_map(),
+        "robots": {name: robot.as_map() for name, robot in header.robots.items()},
+    }
+
+
+def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
+    """A tick's map (``"kind": "tick"``), nodes and skills keyed by node id."""
+    limbs: dict[str, Any] = {}
+    for name, limb in snapshot.limbs.items():
+        limbs[name] = {
+            "state": None if limb.state is None else limb.state.as_array().tolist(),
+            "command": None if limb.command is None else limb.command.as_array().tolist(),
+            "q": None if limb.q is None else list(limb.q),
+            "q_command": None if limb.q_command is None else list(limb.q_command),
+            "health": limb.health,
+            "stale": limb.stale,
+        }
+    nodes = snapshot.nodes
+    return {
+        "kind": "tick",
+        "t": snapshot.t,
+        "tick": snapshot.tick,
+        "limbs": limbs,
+        "bases": {name: pose.as_array().tolist() for name, pose in snapshot.bases.items()},
+        "nodes": {node_id: node.status.value for node_id, node in nodes.items()},
+        "messages": {node_id: node.message for node_id, node in nodes.items() if node.message},
+        "skills": {node_id: skill.as_map() for node_id, skill in snapshot.skills.items()},
+        "events": [event.as_map() for event in snapshot.events],
+    }
+
+
 class Recorder:
-    """Writes one run's record into a directory.
+    """Writes one run's record into a directory; a sink of the tick stream.
 
     Args:
         directory: where to write; created if needed.
@@ -45,67 +90,26 @@ class Recorder:
             raise RunError(f"cannot write the run record in {self.directory}: {exc}") from None
         self._packer = msgpack.Packer(use_bin_type=True)
 
-    def tick(
-        self,
-        *,
-        t: float,
-        index: int,
-        limbs: Mapping[str, LimbHandle],
-        nodes: Mapping[str, str],
-        skills: Mapping[str, Mapping[str, Any]],
-        events: list[dict[str, Any]],
-    ) -> None:
-        """Append one tick and flush it (:meth:`entry` then :meth:`write`)."""
-        self.write(
-            self.entry(t=t, index=index, limbs=limbs, nodes=nodes, skills=skills, events=events)
-        )
+    def on_start(self, header: RunHeader) -> None:
+        """Write the header map."""
+        self.write(header_map(header))
 
-    def entry(
-        self,
-        *,
-        t: float,
-        index: int,
-        limbs: Mapping[str, LimbHandle],
-        nodes: Mapping[str, str],
-        skills: Mapping[str, Mapping[str, Any]],
-        events: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        """One tick's record, taken from the limbs now (write it later with :meth:`write`).
+    def on_tick(self, snapshot: TickSnapshot) -> None:
+        """Append the tick and flush it."""
+        self.write(tick_map(snapshot))
 
-        Args:
-            t: the tick time [s].
-            index: the tick number, from 0.
-            limbs: every limb; each one's ``tick_record`` holds what was commanded this tick.
-            nodes: node name -> status of the nodes ticked this tick.
-            skills: node name -> the skill's internals this tick.
-            events: things that happened this tick (faults injected, ended, recovered, ...).
-        """
-        limb_maps: dict[str, Any] = {}
-        for name, limb in limbs.items():
-            record = limb.tick_record
-            sensed = limb.pose()
-            center = record.center if record.command is not None else sensed
-            state = limb.state
-            limb_maps[name] = {
-                "state": None if center is None else center.as_array().tolist(),
-                "command": None if record.command is None else record.command.as_array().tolist(),
-                "q": None if state is None else list(state.q),
-                "q_command": None if record.joints is None else list(record.joints),
-                "health": 0 if state is None else int(state.health),
-                "stale": not limb.fresh,
-            }
-        return {
-            "v": RECORD_VERSION,
-            "t": t,
-            "tick": index,
-            "limbs": limb_maps,
-            "nodes": dict(nodes),
-            "skills": {k: dict(v) for k, v in skills.items()},
-            "events": list(events),
-        }
+    def on_message(self, text: str) -> None:
+        """Messages are not recorded (the events are)."""
+
+    def on_pause(self, paused: bool, t: float) -> None:
+        """Pauses are recorded as the next tick's events."""
+
+    def on_end(self, end: RunEnd) -> None:
+        """Close the log and write ``summary.json``."""
+        self.close(end.summary)
 
     def write(self, entry: Mapping[str, Any]) -> None:
-        """Append a tick's record to the log and flush it."""
+        """Append a map to the log and flush it."""
         if self._log is None:
             return
         self._log.write(self._packer.pack(entry))
@@ -132,24 +136,99 @@ def _json_default(value: object) -> object:
     return str(value)
 
 
+def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, Any]]]:
+    """A ``log.msgpack``'s header map (None for a layout 1 log) and an iterator of its ticks.
+
+    A truncated last tick is skipped (the log of a killed run).
+
+    Raises:
+        RunError: if the file is missing, is not a limbtree log, or has a layout this
+            version cannot read (the iterator raises for damage further in).
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed when the ticks are done
+    except OSError as exc:
+        raise RunError(f"cannot read {path}: {exc}") from None
+    unpacker = msgpack.Unpacker(handle, raw=False, strict_map_key=False)
+    try:
+        first = next(unpacker, None)
+    except (msgpack.exceptions.ExtraData, ValueError) as exc:
+        handle.close()
+        raise RunError(f"{path} is damaged: {exc}") from None
+    header: dict[str, Any] | None = None
+    if isinstance(first, dict) and first.get("kind") == "header":
+        version = first.get("v")
+        if version not in READABLE_VERSIONS:
+            handle.close()
+            readable = ", ".join(str(v) for v in READABLE_VERSIONS)
+            raise RunError(
+                f"{path} is a record of layout {version!r}; this limbtree reads layouts "
+                f"{readable} (a newer limbtree wrote it?)"
+            )
+        header = first
+        first = None
+
+    def ticks() -> Iterator[dict[str, Any]]:
+        try:
+            if first is not None:
+                yield _tick(path, first)
+            for entry in unpacker:
+                yield _tick(path, entry)
+        except (msgpack.exceptions.ExtraData, ValueError) as exc:
+            raise RunError(f"{path} is damaged: {exc}") from None
+        finally:
+            handle.close()
+
+    if first is None and header is None:
+        handle.close()
+        return None, iter(())
+    return header, ticks()
+
+
+def _tick(path: Path, entry: object) -> dict[str, Any]:
+    if not isinstance(entry, dict) or "t" not in entry:
+        raise RunError(f"{path} is not a limbtree run log (an entry has no 't')")
+    return entry
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header map of a ``log.msgpack`` (layout 2), or None for a layout 1 log.
+
+    Raises:
+        RunError: if the file is missing, or its layout is one this version cannot read.
+    """
+    header, ticks = read_record(path)
+    try:
+        for _ in ticks:  # starts the reader, so that closing it closes the file
+            break
+    except RunError:
+        pass  # damage after the header is the ticks' reader's business, not the header's
+    close = getattr(ticks, "close", None)
+    if close is not None:
+        close()
+    return header
+
+
 def read_log(path: Path) -> Iterator[dict[str, Any]]:
-    """The ticks of a ``log.msgpack``, in order; a truncated last tick is skipped.
+    """The ticks of a ``log.msgpack`` (layout 1 or 2), in order.
+
+    A truncated last tick is skipped; the header of a layout 2 log is left out (read it with
+    :func:`read_header`).
 
     Raises:
         RunError: if the file is missing or is not a limbtree log.
     """
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed in the finally below
-    except OSError as exc:
-        raise RunError(f"cannot read {path}: {exc}") from None
-    try:
-        unpacker = msgpack.Unpacker(handle, raw=False, strict_map_key=False)
-        try:
-            for entry in unpacker:
-                if not isinstance(entry, dict) or "t" not in entry:
-                    raise RunError(f"{path} is not a limbtree run log (an entry has no 't')")
-                yield entry
-        except (msgpack.exceptions.ExtraData, ValueError) as exc:
-            raise RunError(f"{path} is damaged: {exc}") from None
-    finally:
-        handle.close()
+    _, ticks = read_record(path)
+    yield from ticks
+
+
+def node_ids_named(header: Mapping[str, Any], name: str) -> list[str]:
+    """The ids of the header tree's nodes called ``name`` (names are not unique)."""
+    found: list[str] = []
+    stack = [header.get("tree") or {}]
+    while stack:
+        node = stack.pop()
+        if node.get("name") == name:
+            found.append(str(node.get("id")))
+        stack.extend(reversed(node.get("children") or []))
+    return found

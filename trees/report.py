@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import read_log
+from limbtree.trees.recorder import read_record
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -155,9 +155,12 @@ class RunLog:
         limbs: per limb, its series.
         skills: per skill node, its series.
         events: every event, each with its tick's ``t`` filled in.
-        node_ticks: per node name, how many ticks it was ticked in.
-        node_status: per node name, its status the last time it was ticked.
+        node_ticks: per node label, how many ticks it was ticked in.
+        node_status: per node label, its status the last time it was ticked.
         damage: why reading stopped early, or None when the log was read to its end.
+        header: the log's header map (record layout 2), or None (layout 1).
+        labels: node id -> its label (layout 2): its name, with its id added when another
+            node has the same name. Layout 1 keys nodes by name, and names are their labels.
     """
 
     ticks: int = 0
@@ -169,6 +172,12 @@ class RunLog:
     node_ticks: Counter[str] = field(default_factory=Counter)
     node_status: dict[str, str] = field(default_factory=dict)
     damage: str | None = None
+    header: dict[str, Any] | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def label(self, key: str) -> str:
+        """A node's label from its key in the log (an id in layout 2, a name in layout 1)."""
+        return self.labels.get(key, key)
 
     def disruptions(self) -> list[Disruption]:
         """The faults of the run, paired from their injected, ended and recovered events."""
@@ -226,14 +235,43 @@ def read_run(path: Path) -> RunLog:
         RunError: if the file cannot be read, or is not a limbtree log from its first tick.
     """
     run = RunLog()
+    header, ticks = read_record(path)
+    if header is not None:
+        run.header = header
+        run.labels = node_labels(header.get("tree"))
     try:
-        for entry in read_log(path):
+        for entry in ticks:
             _add_tick(run, entry)
     except RunError as exc:
         if run.ticks == 0:
             raise
         run.damage = str(exc)
     return run
+
+
+def _tree_nodes(tree: Any) -> list[Mapping[str, Any]]:
+    """The nodes of a header's ``tree`` (``NODE`` maps), parents first."""
+    out: list[Mapping[str, Any]] = []
+    stack = [tree] if isinstance(tree, Mapping) else []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        children = node.get("children")
+        if isinstance(children, list):
+            stack.extend(reversed([c for c in children if isinstance(c, Mapping)]))
+    return out
+
+
+def unique_labels(nodes: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Node id -> label, from (id, name) pairs: the name, ``name [id]`` where names repeat."""
+    pairs = list(nodes)
+    counts = Counter(name for _, name in pairs)
+    return {i: name if counts[name] == 1 else f"{name} [{i}]" for i, name in pairs}
+
+
+def node_labels(tree: Any) -> dict[str, str]:
+    """Node id -> label for a header's tree (see :attr:`RunLog.labels`)."""
+    return unique_labels((str(n.get("id")), str(n.get("name", "?"))) for n in _tree_nodes(tree))
 
 
 def _add_tick(run: RunLog, entry: Mapping[str, Any]) -> None:
@@ -255,13 +293,14 @@ def _add_tick(run: RunLog, entry: Mapping[str, Any]) -> None:
         if not math.isnan(error):
             series.max_error = max(series.max_error, error)
     nodes = entry.get("nodes") or {}
-    for name, status in nodes.items() if isinstance(nodes, Mapping) else ():
-        run.node_ticks[str(name)] += 1
-        run.node_status[str(name)] = str(status)
+    for key, status in nodes.items() if isinstance(nodes, Mapping) else ():
+        label = run.label(str(key))
+        run.node_ticks[label] += 1
+        run.node_status[label] = str(status)
     skills = entry.get("skills") or {}
-    for name, internals in skills.items() if isinstance(skills, Mapping) else ():
+    for key, internals in skills.items() if isinstance(skills, Mapping) else ():
         if isinstance(internals, Mapping):
-            _add_skill(run.skills.setdefault(str(name), SkillSeries()), t, internals)
+            _add_skill(run.skills.setdefault(run.label(str(key)), SkillSeries()), t, internals)
     events = entry.get("events") or []
     for event in events if isinstance(events, list) else ():
         if isinstance(event, Mapping):
@@ -487,32 +526,58 @@ def summary_text(
             )
         lines += _table(rows)
 
-    node_info = s.get("nodes") or {}
-    names = list(node_info) + [n for n in run.node_ticks if n not in node_info]
-    if names:
+    node_rows = _node_rows(s.get("nodes"), run)
+    if node_rows:
         lines += ["", "Nodes"]
-        rows = [("node", "type", "ticks", "busy [ms]", "last status")]
-        for name in names:
-            entry = node_info.get(name)
-            info: Mapping[str, Any] = entry if isinstance(entry, Mapping) else {}
+        with_ids = any(node_id for node_id, *_ in node_rows)
+        rows = [("id", "node", "type", "ticks", "busy [ms]", "last status")]
+        for node_id, label, info in node_rows:
             count = info.get("ticks")
             if count is None:
-                count = run.node_ticks.get(name, 0)
+                count = run.node_ticks.get(label, 0)
             busy = info.get("busy_s")
+            status = run.node_status.get(label) or info.get("last_status") or "-"
             rows.append(
                 (
-                    name,
+                    node_id,
+                    label,
                     str(info.get("type", "-")),
                     str(count),
                     "-" if busy is None else f"{float(busy) * 1e3:.1f}",
-                    run.node_status.get(name, "-"),
+                    str(status),
                 )
             )
-        lines += _table(rows)
+        lines += _table(rows if with_ids else [row[1:] for row in rows])
 
     if images:
         lines += ["", f"Images ({len(images)} PNG files in {directory})"]
     return "\n".join(lines)
+
+
+def _node_rows(nodes: Any, run: RunLog) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(id or "", label, summary entry) per node.
+
+    The summary's ``nodes`` is a list with ids (layout 2) or a map by name (layout 1); the
+    nodes only the log knows come after.
+    """
+    rows: list[tuple[str, str, Mapping[str, Any]]] = []
+    if isinstance(nodes, list):
+        entries = [n for n in nodes if isinstance(n, Mapping)]
+        labels = run.labels or unique_labels(
+            (str(n.get("id")), str(n.get("name", "?"))) for n in entries
+        )
+        for entry in entries:
+            node_id = str(entry.get("id", ""))
+            rows.append((node_id, labels.get(node_id, str(entry.get("name", "?"))), entry))
+    elif isinstance(nodes, Mapping):
+        for name, entry in nodes.items():
+            rows.append(("", str(name), entry if isinstance(entry, Mapping) else {}))
+    known = {label for _, label, _ in rows}
+    by_label = {label: node_id for node_id, label in run.labels.items()}
+    for label in run.node_ticks:
+        if label not in known:
+            rows.append((by_label.get(label, ""), label, {}))
+    return rows
 
 
 # Figures ---------------------------------------------------------------------------------

@@ -1,9 +1,16 @@
-"""Run a mission: start or connect the limbs, tick the tree, record, show progress.
+"""Run a mission: tick the tree over its limbs and emit one snapshot per tick.
 
-One tick (DESIGN.md): the runner asks its clock for the tick time; in the ``sim`` clock it
-steps every agent to that time (lockstep) and injects the faults that are due; the limb
-clients hold each limb's latest state; the tree ticks, its skills send commands through the
-clients without blocking; the recorder appends the tick.
+One tick (DESIGN.md): the runner asks its clock for the tick time (:mod:`.clocks`); in the
+``sim`` clock it steps every agent to that time and injects the faults that are due
+(:mod:`.lockstep`); the limb clients hold each limb's latest state; the tree ticks, its
+skills send commands through the clients without blocking; the runner emits one immutable
+:class:`~limbtree.trees.stream.TickSnapshot` to its sinks (:mod:`.stream`): the recorder,
+the live view or ``--headless`` progress, the web viewer. None of them reaches into the
+runner.
+
+The lockstep is pipelined: right after a tick's commands are sent, the runner asks every
+agent for the next step, so each agent takes both in one wake-up and computes while the
+sinks take the snapshot.
 """
 
 from __future__ import annotations
@@ -11,43 +18,43 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import py_trees
 
 from limbtree.transport.driver import CommandMode
 from limbtree.transport.errors import TransportError
+from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
+from limbtree.trees.errors import AgentError
+from limbtree.trees.identity import assign_node_ids, walk
 from limbtree.trees.limbs import CommandRecord, LimbHandle
+from limbtree.trees.lockstep import Lockstep, SteppedAgent, SteppedLink, one_limb_agents
 from limbtree.trees.recorder import Recorder
+from limbtree.trees.stream import (
+    EventKind,
+    LimbInfo,
+    LimbTick,
+    NodeStatus,
+    NodeTick,
+    RobotInfo,
+    RunEnd,
+    RunEvent,
+    RunHeader,
+    RunOutcome,
+    TickSink,
+    TickSnapshot,
+    TreeNode,
+    plain,
+)
 
-
-class RunOutcome(StrEnum):
-    """How a run ended (``summary.json``'s ``outcome``)."""
-
-    SUCCESS = "SUCCESS"
-    FAILURE = "FAILURE"
-    ABORTED = "ABORTED"
-
-
-class SteppedLink(Protocol):
-    """What the runner needs of a limb client beyond :class:`~limbtree.trees.limbs.LimbLink`."""
-
-    def poll(self) -> object:
-        """Take in whatever the agent sent, without blocking."""
-
-    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
-        """Sim clock: ask the agent to advance to ``t``, without waiting."""
-
-    def finish_step(self) -> object:
-        """Sim clock: wait (bounded) for the step's reply and take the state."""
-
-    def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
-        """Inject a fault (simulated agents)."""
+_STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
+    {status: NodeStatus(status.value) for status in py_trees.common.Status}
+)
 
 
 @dataclass
@@ -79,40 +86,11 @@ class ScheduledFault:
         return math.inf if self.duration is None else self.at + self.duration
 
 
-class TickClock:
-    """The mission clock: the time of the current tick [s], set by the runner.
-
-    Behaviours, decorators and limb clients read it (it is their only clock), so a run in
-    the ``sim`` clock never depends on the wall clock.
-    """
-
-    def __init__(self) -> None:
-        self._t = 0.0
-
-    def now(self) -> float:
-        """The current tick's time [s]."""
-        return self._t
-
-    def set(self, t: float) -> None:
-        """Move to the next tick's time [s]."""
-        self._t = t
-
-
 class Keyboard(Protocol):
     """Keys pressed by the operator, read without blocking (the live view provides it)."""
 
     def pressed(self) -> str:
         """The keys pressed since the last call."""
-
-
-class Progress(Protocol):
-    """Shows the run: a live tree in a terminal, or plain lines (``--headless``)."""
-
-    def update(self, runner: Runner, force: bool = False) -> None:
-        """Show the state after a tick (throttled by the implementation unless forced)."""
-
-    def message(self, text: str) -> None:
-        """Show a one-off line (start, pause, end)."""
 
 
 @dataclass
@@ -138,21 +116,123 @@ class RunOptions:
     max_time_s: float = math.inf
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What the header says about the run beyond its tree and options.
+
+    Attributes:
+        mission_file: the mission file's path ("" for a tree built in code).
+        parameters: the mission's parameters after ``--set``.
+        robots: robot name -> what it is; None to describe each limb as its own robot.
+        agents: limb name -> where its agent is (``sim`` or an endpoint), for the default
+            robots.
+    """
+
+    mission_file: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    robots: Mapping[str, RobotInfo] | None = None
+    agents: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SinkFailure:
+    """A sink that raised and was detached.
+
+    Attributes:
+        sink: the sink's class name.
+        t: when [s, mission time].
+        error: what it raised.
+    """
+
+    sink: str
+    t: float
+    error: str
+
+
+class _TickVisitor(py_trees.visitors.VisitorBase):  # type: ignore[misc]
+    """Collects each ticked node with its status, message and the time its tick ended."""
+
+    def __init__(self) -> None:
+        super().__init__(full=False)
+        self.visits: list[tuple[Any, py_trees.common.Status, str, float]] = []
+        self.clock = time.perf_counter
+
+    def initialise(self) -> None:
+        """A new tick."""
+        self.visits = []
+
+    def run(self, behaviour: py_trees.behaviour.Behaviour) -> None:
+        """``behaviour`` finished its tick."""
+        self.visits.append((behaviour, behaviour.status, behaviour.feedback_message, self.clock()))
+
+
+def limb_info(handle: LimbHandle) -> LimbInfo:
+    """A limb's header entry, from what its agent described."""
+    joints = handle.description.joints
+    return LimbInfo(
+        joints=tuple(j.name for j in joints),
+        max_joint_speed=tuple(float(j.max_speed) for j in joints),
+        lower=tuple(float(j.lower) for j in joints),
+        upper=tuple(float(j.upper) for j in joints),
+        end_effectors=tuple(handle.description.end_effectors),
+        has_gripper=bool(handle.description.has_gripper),
+    )
+
+
+def robots_of(limbs: Mapping[str, LimbHandle], agents: Mapping[str, str]) -> dict[str, RobotInfo]:
+    """Each limb as its own one-limb robot (today's ``limbs:`` section), named like the limb."""
+    plants = {"sim": "kinematic"}
+    return {
+        name: RobotInfo(
+            robot=handle.description.robot,
+            plant=plants.get(handle.description.driver, handle.description.driver),
+            agent=agents.get(name, "?"),
+            limbs=MappingProxyType({name: limb_info(handle)}),
+            base=handle.base,
+        )
+        for name, handle in limbs.items()
+    }
+
+
+def tree_of(root: py_trees.behaviour.Behaviour) -> TreeNode:
+    """The header's tree of a built tree whose ids are assigned."""
+
+    def node(node_id: str, behaviour: py_trees.behaviour.Behaviour) -> TreeNode:
+        params = getattr(behaviour, "node_params", None)
+        if params is None:
+            params = getattr(behaviour, "params", {})
+        kind = getattr(behaviour, "node_type", "") or type(behaviour).__name__
+        children = tuple(
+            node(f"{node_id}.{index}", child) for index, child in enumerate(behaviour.children)
+        )
+        frozen = MappingProxyType(plain(params) if isinstance(params, Mapping) else {})
+        return TreeNode(node_id, behaviour.name, kind, frozen, children)
+
+    return node("0", root)
+
+
 class Runner:
-    """Ticks one mission tree over its limbs until the root ends or the operator aborts.
+    """Ticks one mission tree over its agents until the root ends or the operator aborts.
 
     Args:
         name: the mission's name.
         clock: the mission clock the tree and the clients read; the runner sets it.
         root: the built tree.
         context: the mission context the tree was built with.
-        links: per limb, its client.
-        stepped: limbs whose agents are stepped in the sim clock.
+        agents: the agents to poll (and, in the sim clock, to step), one per agent process;
+            a mapping of one-limb clients by limb name is adapted
+            (:func:`~limbtree.trees.lockstep.one_limb_agents`).
         faults: faults to inject (sim clock only).
         options: run options.
-        progress: what shows the run.
+        sinks: what consumes the tick stream (the recorder of ``options.record_dir`` is
+            added first).
         keyboard: the operator's keys, or None.
-        time_source: the wall clock [s] for pacing and ``wall_time_s`` only.
+        time_source: the wall clock [s], for pacing and ``wall_time_s`` only.
+        sleep: how the clock waits [s].
+        info: the mission file, parameters and robots for the header.
+
+    A sink that raises is detached (the others, the recorder first among them, go on), a
+    ``sink_failed`` event goes into the next tick, and :attr:`sink_failures` lists it.
     """
 
     def __init__(
@@ -161,86 +241,127 @@ class Runner:
         clock: TickClock,
         root: py_trees.behaviour.Behaviour,
         context: MissionContext,
-        links: Mapping[str, SteppedLink],
-        stepped: frozenset[str],
+        agents: Sequence[SteppedAgent] | Mapping[str, SteppedLink],
         faults: list[ScheduledFault],
         options: RunOptions,
-        progress: Progress,
+        sinks: Sequence[TickSink] = (),
         keyboard: Keyboard | None = None,
         time_source: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        info: RunInfo | None = None,
     ) -> None:
         self.name = name
         self.clock = clock
         self.root = root
         self.context = context
-        self.links = links
-        self.stepped = stepped
+        self.agents: list[SteppedAgent] = (
+            list(one_limb_agents(agents)) if isinstance(agents, Mapping) else list(agents)
+        )
         self.faults = sorted(faults, key=lambda f: f.at)
         self.options = options
-        self.progress = progress
         self.keyboard = keyboard
-        self.wall = time_source
+        self.info = info or RunInfo()
+        self.run_clock: RunClock = make_clock(
+            options.clock, options.rate_hz, options.speed, time_source, sleep
+        )
+        self.lockstep = Lockstep(self.agents, options.step_timeout_s)
+        self._agent_of = {limb: agent for agent in self.agents for limb in agent.limbs}
+        self.recorder = Recorder(options.record_dir) if options.record_dir else None
+        self.sinks: list[TickSink] = [*([self.recorder] if self.recorder else []), *sinks]
+        self.sink_failures: list[SinkFailure] = []
         self.tree = py_trees.trees.BehaviourTree(root)
-        self.snapshot = py_trees.visitors.SnapshotVisitor()
-        self.tree.add_visitor(self.snapshot)
+        self._visitor = _TickVisitor()
+        self.tree.visitors.append(self._visitor)
+        self.nodes = assign_node_ids(root)
         self.t = 0.0
         self.ticks = 0
         self.paused = False
         self.outcome: RunOutcome | None = None
-        self.events: list[dict[str, Any]] = []
-        self.wall_start = 0.0
-        self.recorder = Recorder(options.record_dir) if options.record_dir else None
+        self.error: AgentError | None = None
+        self.end: RunEnd | None = None
+        self.events: list[RunEvent] = []
+        self._next_events: list[RunEvent] = []
         self._link_problems: dict[str, str] = {}
-        self._in_flight: dict[str, TransportError | None] | None = None
-        self._next_events: list[dict[str, Any]] = []
+        self._abort_reason: str | None = None
+        self._stats: dict[str, list[Any]] = {node_id: [0, 0.0, None] for node_id in self.nodes}
+        self._bases = MappingProxyType({n: limb.base for n, limb in context.limbs.items()})
 
-    # -- the loop ---------------------------------------------------------------------------
+    # -- the header ---------------------------------------------------------------------------
+
+    def header(self) -> RunHeader:
+        """The run's header: mission, parameters, clock, tree (with ids), robots."""
+        robots = self.info.robots
+        if robots is None:
+            robots = robots_of(self.context.limbs, self.info.agents)
+        return RunHeader(
+            mission=self.name,
+            mission_file=self.info.mission_file,
+            parameters=MappingProxyType(plain(self.info.parameters)),
+            seed=self.options.seed,
+            clock=self.options.clock,
+            rate_hz=self.options.rate_hz,
+            tree=tree_of(self.root),
+            robots=MappingProxyType(dict(robots)),
+        )
+
+    # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> RunOutcome:
-        """Tick until the root succeeds or fails, or the operator aborts."""
-        dt = 1.0 / self.options.rate_hz
-        self.wall_start = self.wall()
-        self.progress.message(
+        """Tick until the root succeeds or fails, or the operator aborts.
+
+        Raises:
+            AgentError: when an agent answered a step with an error (the limbs were told to
+                hold and the record was closed first).
+        """
+        self._emit_start(self.header())
+        self._message(
             f"running {self.name} in the {self.options.clock} clock at {self.options.rate_hz:g} Hz"
         )
+        self.run_clock.start()
         try:
             while self.outcome is None:
                 if self._handle_keys():
                     continue
                 if self.paused:
-                    time.sleep(0.05)
-                    self.progress.update(self)
+                    self.run_clock.idle(0.05)
                     continue
-                if self.options.clock == "sim":
-                    t = self.ticks * dt
-                else:
-                    t = self.wall() - self.wall_start
-                self._tick(t)
-                self._pace(dt)
+                self._tick(self.run_clock.tick_time(self.ticks))
+                self.run_clock.pace(self.ticks)
         except KeyboardInterrupt:
             self._abort("interrupted (Ctrl-C)")
+        except AgentError as exc:
+            self.error = exc
+            self._abort(str(exc))
         finally:
             if self.outcome is None:
                 self.outcome = RunOutcome.ABORTED
             self._hold_all()
-            self.progress.update(self, force=True)
+            self.end = RunEnd(
+                self.outcome, self.t, self.ticks, self.failure_message(), self.summary()
+            )
+            self._emit_end(self.end)
+        if self.error is not None:
+            raise self.error
         return self.outcome
 
     def _tick(self, t: float) -> None:
         self.t = t
         self.clock.set(t)
-        self.events = self._next_events
+        events = self.events = self._next_events
         self._next_events = []
-        if self.options.clock == "sim":
-            if self._in_flight is None:  # the first tick
-                self._inject_faults(t, self.events)
-                self._begin_step(t)
-            self._finish_step(t)
-        for link in self.links.values():
-            link.poll()
+        if self.run_clock.lockstep:
+            if not self.lockstep.started:  # the first tick, or the first after a pause
+                self._inject_faults(t, events)
+                self.lockstep.begin(t)
+            for agent, problem in self.lockstep.finish():
+                for name in agent.limbs:
+                    self._note_link_problem(name, t, problem)
+        for agent in self.agents:
+            agent.poll()
         self.context.telemetry.new_tick()
         for limb in self.context.limbs.values():
             limb.tick_record = CommandRecord()
+        began = time.perf_counter()
         self.tree.tick()
         self._track_faults(t)
         status = self.root.status
@@ -250,102 +371,148 @@ class Runner:
             self.outcome = RunOutcome.FAILURE
         elif t >= self.options.max_time_s:
             self.outcome = RunOutcome.FAILURE
-            self.events.append({"kind": "time_limit", "t": t})
-        entry = None
-        if self.recorder is not None:
-            entry = self.recorder.entry(
-                t=t,
-                index=self.ticks,
-                limbs=self.context.limbs,
-                nodes=self._visited(),
-                skills=self.context.telemetry.tick,
-                events=self.events,
-            )
+            events.append(RunEvent(EventKind.TIME_LIMIT, t))
+        snapshot = self._snapshot(t, began, events)
         self.ticks += 1
-        self.progress.update(self)
-        if self.options.clock == "sim" and self.outcome is None and not self.paused:
+        if self.run_clock.lockstep and self.outcome is None and not self.paused:
             # Pipelined lockstep: ask for the next step now, right behind this tick's
             # commands, so each agent takes both in one wake-up and computes while the
-            # runner writes the record. Nothing below may read the limbs' states.
-            t_next = self.ticks / self.options.rate_hz
+            # sinks take the snapshot. Nothing below may read the limbs' states.
+            t_next = self.run_clock.tick_time(self.ticks)
             self._inject_faults(t_next, self._next_events)
-            self._begin_step(t_next)
-        if entry is not None and self.recorder is not None:
-            self.recorder.write(entry)
+            self.lockstep.begin(t_next)
+        self._emit_tick(snapshot)
 
-    def _begin_step(self, t: float) -> None:
-        """Send ``step(t)`` to every sim agent without waiting: they compute in parallel."""
-        timeout = self.options.step_timeout_s
-        in_flight: dict[str, TransportError | None] = {}
-        for name in sorted(self.stepped):
+    def _snapshot(self, t: float, began: float, events: list[RunEvent]) -> TickSnapshot:
+        """This tick, taken from the tree and the limbs now."""
+        nodes: dict[str, NodeTick] = {}
+        starts: dict[str, float] = {}
+        previous = began
+        stats = self._stats
+        for behaviour, status, message, ended in self._visitor.visits:
+            node_id = behaviour.node_id
+            start = previous
+            for child in behaviour.children:
+                child_start = starts.get(child.node_id)
+                if child_start is not None and child_start < start:
+                    start = child_start
+            starts[node_id] = start
+            previous = ended
+            node_status = _STATUS[status]
+            nodes[node_id] = NodeTick(node_status, message, ended - start)
+            entry = stats[node_id]
+            entry[0] += 1
+            entry[1] += ended - start
+            entry[2] = node_status
+        limbs: dict[str, LimbTick] = {}
+        for name, limb in self.context.limbs.items():
+            record = limb.tick_record
+            command = record.command
+            state = limb.link.state
+            if state is None:
+                limbs[name] = LimbTick(None, command, None, record.joints, 0, True)
+                continue
+            limbs[name] = LimbTick(
+                record.center if command is not None else limb.pose(),
+                command,
+                state.q if type(state.q) is tuple else tuple(state.q),
+                record.joints,
+                int(state.health),
+                limb.link.is_stale,
+            )
+        return TickSnapshot(
+            t=t,
+            tick=self.ticks,
+            nodes=MappingProxyType(nodes),
+            limbs=MappingProxyType(limbs),
+            bases=self._bases,
+            events=tuple(events),
+            skills=MappingProxyType(dict(self.context.telemetry.tick)),
+        )
+
+    # -- the sinks ----------------------------------------------------------------------------
+
+    def _sink_failed(self, sink: TickSink, exc: Exception) -> None:
+        self.sinks.remove(sink)
+        failure = SinkFailure(type(sink).__name__, self.t, f"{type(exc).__name__}: {exc}")
+        self.sink_failures.append(failure)
+        self._next_events.append(
+            RunEvent(
+                EventKind.SINK_FAILED,
+                self.t,
+                detail=f"{failure.sink} detached: {failure.error}",
+            )
+        )
+        self._message(f"t={self.t:7.2f} s  {failure.sink} failed and was detached: {failure.error}")
+
+    def _emit_start(self, header: RunHeader) -> None:
+        for sink in list(self.sinks):
             try:
-                self.links[name].send_step(t, timeout)
-                in_flight[name] = None
-            except TransportError as exc:
-                in_flight[name] = exc
-        self._in_flight = in_flight
+                sink.on_start(header)
+            except Exception as exc:  # a sink's bug must not stop the robot
+                self._sink_failed(sink, exc)
 
-    def _finish_step(self, t: float) -> None:
-        """Collect the step replies; a limb whose step failed goes stale."""
-        in_flight, self._in_flight = self._in_flight or {}, None
-        for name, problem in in_flight.items():
-            if problem is None:
-                try:
-                    self.links[name].finish_step()
-                except TransportError as exc:
-                    problem = exc
-            if problem is not None:
-                # Disassembled, dead or late: the limb's state goes stale, and the skills over
-                # it hold or recover. The run goes on.
-                self._note_link_problem(name, t, problem)
+    def _emit_tick(self, snapshot: TickSnapshot) -> None:
+        for sink in list(self.sinks):
+            try:
+                sink.on_tick(snapshot)
+            except Exception as exc:  # a sink's bug must not stop the robot
+                self._sink_failed(sink, exc)
 
-    def _pace(self, dt: float) -> None:
-        if self.options.clock == "real":
-            target = self.wall_start + self.ticks * dt
-        elif self.options.speed is not None:
-            target = self.wall_start + self.ticks * dt / self.options.speed
-        else:
-            return
-        delay = target - self.wall()
-        if delay > 0:
-            time.sleep(delay)
+    def _emit_end(self, end: RunEnd) -> None:
+        for sink in list(self.sinks):
+            try:
+                sink.on_end(end)
+            except Exception as exc:  # the other sinks still close
+                self._sink_failed(sink, exc)
 
-    def _visited(self) -> dict[str, str]:
-        by_id = {node.id: node for node in self.root.iterate()}
-        return {
-            by_id[node_id].name: status.value
-            for node_id, status in self.snapshot.visited.items()
-            if node_id in by_id
-        }
+    def _emit_pause(self, paused: bool) -> None:
+        for sink in list(self.sinks):
+            try:
+                sink.on_pause(paused, self.t)
+            except Exception as exc:  # a sink's bug must not stop the robot
+                self._sink_failed(sink, exc)
 
-    # -- faults -----------------------------------------------------------------------------
+    def _message(self, text: str) -> None:
+        for sink in list(self.sinks):
+            try:
+                sink.on_message(text)
+            except Exception as exc:  # a sink's bug must not stop the robot
+                self._sink_failed(sink, exc)
 
-    def _inject_faults(self, t: float, events: list[dict[str, Any]]) -> None:
+    # -- faults -------------------------------------------------------------------------------
+
+    def _inject_faults(self, t: float, events: list[RunEvent]) -> None:
         for fault in self.faults:
             if fault.injected or fault.at > t:
                 continue
             params = dict(fault.params)
             if fault.duration is not None:
                 params["duration_s"] = fault.duration
-            try:
-                self.links[fault.limb].fault(fault.kind, self.options.step_timeout_s, **params)
-            except TransportError as exc:
-                events.append({"kind": "fault_refused", "limb": fault.limb, "t": t})
-                self.progress.message(
-                    f"t={t:7.2f} s  could not inject {fault.kind} on {fault.limb}: {exc}"
+            agent = self._agent_of.get(fault.limb)
+            if agent is None:
+                raise AgentError(
+                    (fault.limb,),
+                    f"a fault is scheduled on limb {fault.limb}, which no agent serves; "
+                    f"the agents serve {', '.join(sorted(self._agent_of))}",
                 )
+            try:
+                agent.fault(fault.limb, fault.kind, self.options.step_timeout_s, **params)
+            except TransportError as exc:
+                events.append(
+                    RunEvent(EventKind.FAULT_REFUSED, t, fault.limb, fault.kind, str(exc))
+                )
+                self._message(f"t={t:7.2f} s  could not inject {fault.kind} on {fault.limb}: {exc}")
                 continue
             fault.injected = True
-            events.append(
-                {"kind": "fault_injected", "limb": fault.limb, "fault": fault.kind, "t": t}
-            )
-            self.progress.message(f"t={t:7.2f} s  fault injected: {fault.kind} on {fault.limb}")
+            events.append(RunEvent(EventKind.FAULT_INJECTED, t, fault.limb, fault.kind))
+            self._message(f"t={t:7.2f} s  fault injected: {fault.kind} on {fault.limb}")
 
     def _note_link_problem(self, limb: str, t: float, exc: Exception) -> None:
         kind = type(exc).__name__
         if self._link_problems.get(limb) != kind:
             self._link_problems[limb] = kind
-            self.events.append({"kind": "link", "limb": limb, "t": t, "error": str(exc)})
+            self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
 
     def _track_faults(self, t: float) -> None:
         nominal = self.context.telemetry.nominal_limbs
@@ -353,20 +520,16 @@ class Runner:
             if not fault.injected or fault.recovered_at is not None:
                 continue
             if fault.end <= t < fault.end + 1.0 / self.options.rate_hz:
-                self.events.append(
-                    {"kind": "fault_ended", "limb": fault.limb, "fault": fault.kind, "t": t}
-                )
+                self.events.append(RunEvent(EventKind.FAULT_ENDED, t, fault.limb, fault.kind))
             if t >= fault.end and fault.limb in nominal:
                 fault.recovered_at = t
-                self.events.append(
-                    {"kind": "fault_recovered", "limb": fault.limb, "fault": fault.kind, "t": t}
-                )
-                self.progress.message(
+                self.events.append(RunEvent(EventKind.FAULT_RECOVERED, t, fault.limb, fault.kind))
+                self._message(
                     f"t={t:7.2f} s  recovered from {fault.kind} on {fault.limb} "
                     f"({t - fault.end:.2f} s after it ended)"
                 )
 
-    # -- operator ---------------------------------------------------------------------------
+    # -- operator -----------------------------------------------------------------------------
 
     def _handle_keys(self) -> bool:
         if self.keyboard is None:
@@ -377,42 +540,57 @@ class Runner:
                 return True
             if key == " ":
                 self.paused = not self.paused
-                kind = "paused" if self.paused else "resumed"
-                self.events.append({"kind": kind, "t": self.t})
+                kind = EventKind.PAUSED if self.paused else EventKind.RESUMED
+                self._next_events.append(RunEvent(kind, self.t))
                 if self.paused:
                     self._hold_all()
-                self.progress.message(f"t={self.t:7.2f} s  {kind} (space to toggle, q to abort)")
+                self._emit_pause(self.paused)
+                self._message(f"t={self.t:7.2f} s  {kind.value} (space to toggle, q to abort)")
         return False
 
     def _abort(self, why: str) -> None:
         self.outcome = RunOutcome.ABORTED
-        self.events.append({"kind": "aborted", "t": self.t, "why": why})
-        self.progress.message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
+        self._abort_reason = why
+        self._message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
 
     def _hold_all(self) -> None:
         for limb in self.context.limbs.values():
             limb.link.send_command(CommandMode.HOLD)
 
-    # -- the record -------------------------------------------------------------------------
+    # -- the summary --------------------------------------------------------------------------
 
-    def summary(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+    def node_summaries(self) -> list[dict[str, Any]]:
+        """``summary.json``'s ``nodes``: per node id its name, type, ticks, busy time, status."""
+        out = []
+        for node_id, behaviour in walk(self.root):
+            ticks, busy, last = self._stats.get(node_id, (0, 0.0, None))
+            out.append(
+                {
+                    "id": node_id,
+                    "name": behaviour.name,
+                    "type": getattr(behaviour, "node_type", "") or type(behaviour).__name__,
+                    "ticks": ticks,
+                    "busy_s": busy,
+                    "last_status": None if last is None else last.value,
+                }
+            )
+        return out
+
+    def summary(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The ``summary.json`` content of this run (see ``docs/record.md``)."""
         telemetry: Telemetry = self.context.telemetry
         injected = [f for f in self.faults if f.injected]
-        nodes = {}
-        for node in self.root.iterate():
-            entry: dict[str, Any] = {"type": getattr(node, "node_type", type(node).__name__)}
-            entry["ticks"] = getattr(node, "ticks", None)
-            entry["busy_s"] = getattr(node, "busy_s", None)
-            nodes[node.name] = entry
         return {
-            **extra,
+            "v": 2,
+            "mission": self.name,
+            "mission_file": self.info.mission_file,
+            **(extra or {}),
             "outcome": (self.outcome or RunOutcome.ABORTED).value,
             "seed": self.options.seed,
             "clock": self.options.clock,
             "rate_hz": self.options.rate_hz,
             "sim_time_s": self.t,
-            "wall_time_s": self.wall() - self.wall_start,
+            "wall_time_s": self.run_clock.elapsed(),
             "ticks": self.ticks,
             "faults_injected": len(injected),
             "faults_recovered": sum(1 for f in injected if f.recovered_at is not None),
@@ -429,12 +607,14 @@ class Runner:
                 }
                 for f in injected
             ],
-            "nodes": nodes,
+            "nodes": self.node_summaries(),
             "failure": self.failure_message(),
         }
 
     def failure_message(self) -> str | None:
-        """The feedback of the deepest failed node, when the run failed."""
+        """Why the run did not succeed: the deepest failed node's feedback, or the abort."""
+        if self.outcome is RunOutcome.ABORTED:
+            return self._abort_reason
         if self.outcome is not RunOutcome.FAILURE:
             return None
         failed = [
@@ -446,12 +626,6 @@ class Runner:
             return "the tree failed"
         node = failed[0]
         return f"{node.name}: {node.feedback_message}"
-
-    def close(self, extra: Mapping[str, Any]) -> Path | None:
-        """Write ``summary.json`` and close the log (if recording); returns the summary path."""
-        if self.recorder is None:
-            return None
-        return self.recorder.close(self.summary(extra))
 
 
 def default_log_dir(record_dir: Path | None) -> Path:
@@ -476,9 +650,11 @@ def limb_handles(
 
 __all__ = [
     "Operator",
+    "RunInfo",
     "RunOptions",
     "RunOutcome",
     "Runner",
     "ScheduledFault",
+    "SinkFailure",
     "TickClock",
 ]

@@ -75,5 +75,7 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         raise NotImplementedError
 
     def report(self, telemetry: SkillTelemetry) -> None:
-        """Publish this tick's figures (the core's typed telemetry) to the recorder."""
-        self.context.telemetry.tick[self.name] = telemetry.as_map()
+        """Publish this tick's figures (the core's typed telemetry) under this node's id."""
+        # A behaviour ticked outside a runner (a test, a tool) has no id: its name stands in.
+        key = getattr(self, "node_id", None) or self.name
+        self.context.telemetry.tick[key] = telemetry

@@ -1,0 +1,170 @@
+"""The runner's clocks: when each tick happens, and how the loop is paced.
+
+* :class:`TickClock`: the mission clock every behaviour, decorator and limb client reads
+  (the current tick's time); the runner sets it.
+* :class:`SimClock`: tick ``i`` happens at ``i / rate`` [s]; the loop never waits on the
+  wall clock, unless a ``--speed`` asks for a pace (then it sleeps to keep ``speed`` times
+  real time).
+* :class:`RealClock`: the tick time is the time since the start on a monotonic clock; the
+  loop sleeps until each tick is due.
+
+Both take the wall clock and the sleep as arguments, so nothing in the runner's logic reads
+the wall clock by itself (tests pass fakes).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+
+class TickClock:
+    """The mission clock: the time of the current tick [s], set by the runner.
+
+    Behaviours, decorators and limb clients read it (it is their only clock), so a run in
+    the ``sim`` clock never depends on the wall clock.
+    """
+
+    def __init__(self) -> None:
+        self._t = 0.0
+
+    def now(self) -> float:
+        """The current tick's time [s]."""
+        return self._t
+
+    def set(self, t: float) -> None:
+        """Move to the next tick's time [s]."""
+        self._t = t
+
+
+class RunClock(Protocol):
+    """When ticks happen, and the wall time the run took."""
+
+    #: Whether agents are stepped in lockstep (``sim``) or free-run (``real``).
+    lockstep: bool
+
+    def start(self) -> None:
+        """The run starts now."""
+
+    def tick_time(self, index: int) -> float:
+        """The mission time of tick ``index`` [s]."""
+
+    def pace(self, index: int) -> None:
+        """Wait, if this clock waits, until tick ``index`` is due."""
+
+    def idle(self, seconds: float) -> None:
+        """Wait while paused [s of wall time]."""
+
+    def elapsed(self) -> float:
+        """Wall time since :meth:`start` [s]."""
+
+
+class _WallClock:
+    """What both clocks share: the wall clock and the sleep, injected."""
+
+    lockstep = False
+
+    def __init__(
+        self,
+        rate_hz: float,
+        wall: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not rate_hz > 0:
+            raise ValueError(f"the tick rate must be > 0 Hz, not {rate_hz}")
+        self.dt = 1.0 / rate_hz
+        self.wall = wall
+        self.sleep = sleep
+        self.wall_start = 0.0
+
+    def start(self) -> None:
+        """The run starts now."""
+        self.wall_start = self.wall()
+
+    def idle(self, seconds: float) -> None:
+        """Sleep ``seconds`` of wall time (the operator paused the run)."""
+        self.sleep(seconds)
+
+    def elapsed(self) -> float:
+        """Wall time since :meth:`start` [s]."""
+        return self.wall() - self.wall_start
+
+    def _wait_until(self, target: float) -> None:
+        delay = target - self.wall()
+        if delay > 0:
+            self.sleep(delay)
+
+
+class SimClock(_WallClock):
+    """Lockstep mission time: tick ``i`` at ``i / rate_hz``.
+
+    Args:
+        rate_hz: the tick rate [Hz].
+        speed: pace at ``speed`` times real time, or None for as fast as possible.
+        wall: the wall clock [s], for the pace and ``wall_time_s`` only.
+        sleep: how to wait [s].
+    """
+
+    lockstep = True
+
+    def __init__(
+        self,
+        rate_hz: float,
+        speed: float | None = None,
+        wall: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(rate_hz, wall, sleep)
+        if speed is not None and not speed > 0:
+            raise ValueError(f"speed must be > 0 (times real time) or None, not {speed}")
+        self.speed = speed
+
+    def tick_time(self, index: int) -> float:
+        """``index / rate_hz`` [s]."""
+        return index * self.dt
+
+    def pace(self, index: int) -> None:
+        """With a speed, sleep until tick ``index`` is due at that speed; else return."""
+        if self.speed is not None:
+            self._wait_until(self.wall_start + index * self.dt / self.speed)
+
+
+class RealClock(_WallClock):
+    """Monotonic mission time: the tick time is the wall time since the start.
+
+    Args:
+        rate_hz: the tick rate [Hz].
+        wall: the monotonic clock [s].
+        sleep: how to wait [s].
+    """
+
+    def tick_time(self, index: int) -> float:
+        """Wall time since the start [s]."""
+        return self.wall() - self.wall_start
+
+    def pace(self, index: int) -> None:
+        """Sleep until tick ``index`` is due."""
+        self._wait_until(self.wall_start + index * self.dt)
+
+
+def make_clock(
+    mode: str,
+    rate_hz: float,
+    speed: float | None = None,
+    wall: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> RunClock:
+    """The run clock for ``--clock MODE``.
+
+    Raises:
+        ValueError: for a mode other than ``sim`` or ``real``.
+    """
+    if mode == "sim":
+        return SimClock(rate_hz, speed, wall, sleep)
+    if mode == "real":
+        return RealClock(rate_hz, wall, sleep)
+    raise ValueError(f"unknown clock {mode!r}; choose sim or real")
+
+
+__all__ = ["RealClock", "RunClock", "SimClock", "TickClock", "make_clock"]

@@ -1,0 +1,193 @@
+"""The runner's I/O: stepping the agents in lockstep, and injecting scheduled faults.
+
+The runner talks to agents, not limbs: one :class:`SteppedAgent` per agent process (one
+plant), whichever limbs it serves. :class:`OneLimbAgent` adapts today's per-limb
+:class:`~limbtree.transport.LimbClient` (one agent per limb) to it.
+
+A step's problems split in two:
+
+* the limb is gone (disassembled: ``unavailable``) or its agent is silent (no reply in
+  time): the limb's state goes stale, the skills over it hold or recover, the run goes on
+  (DESIGN.md, "Reliability");
+* the agent answered with an error (its driver raised, it refused the step): that is a bug
+  or a misconfiguration, so the run stops at once with an :class:`~limbtree.trees.errors.AgentError`
+  naming the limb(s); nothing is swallowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from limbtree.transport.errors import (
+    AgentUnreachableError,
+    LimbUnavailableError,
+    RemoteError,
+    RequestTimeoutError,
+    TransportError,
+)
+from limbtree.trees.errors import AgentError
+
+
+class SteppedAgent(Protocol):
+    """One agent process (one plant) as the runner steps it (``docs/brief`` contract)."""
+
+    limbs: tuple[str, ...]
+
+    def poll(self) -> object:
+        """Take in streamed states, never blocks."""
+
+    def send_step(self, t: float, timeout_s: float) -> None:
+        """Ask the agent to advance to ``t`` [s], without waiting."""
+
+    def finish_step(self) -> object:
+        """Wait (bounded) for the step's reply; raises TransportError naming the limb(s)."""
+
+    def fault(self, limb: str, kind: str, timeout_s: float, **params: Any) -> object:
+        """Inject a fault into one of its limbs (simulated agents)."""
+
+
+class SteppedLink(Protocol):
+    """What :class:`OneLimbAgent` needs of a one-limb client (a ``LimbClient``)."""
+
+    def poll(self) -> object:
+        """Take in whatever the agent sent, without blocking."""
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Sim clock: ask the agent to advance to ``t``, without waiting."""
+
+    def finish_step(self) -> object:
+        """Sim clock: wait (bounded) for the step's reply and take the state."""
+
+    def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
+        """Inject a fault (simulated agents)."""
+
+
+class OneLimbAgent:
+    """A one-limb agent (today's wire: one agent per limb) behind :class:`SteppedAgent`.
+
+    Args:
+        limb: the mission's name of the limb.
+        link: its client.
+    """
+
+    def __init__(self, limb: str, link: SteppedLink) -> None:
+        self.limbs: tuple[str, ...] = (limb,)
+        self.link = link
+
+    def poll(self) -> object:
+        """Take in the streamed states."""
+        return self.link.poll()
+
+    def send_step(self, t: float, timeout_s: float) -> None:
+        """Send ``step(t)``."""
+        self.link.send_step(t, timeout_s)
+
+    def finish_step(self) -> object:
+        """Collect the step's reply."""
+        return self.link.finish_step()
+
+    def fault(self, limb: str, kind: str, timeout_s: float, **params: Any) -> object:
+        """Inject a fault.
+
+        Raises:
+            ValueError: when ``limb`` is not this agent's limb.
+        """
+        if limb != self.limbs[0]:
+            raise ValueError(f"this agent serves limb {self.limbs[0]}, not {limb}")
+        return self.link.fault(kind, timeout_s, **params)
+
+
+def one_limb_agents(links: Mapping[str, SteppedLink]) -> list[OneLimbAgent]:
+    """One :class:`OneLimbAgent` per limb client, in name order."""
+    return [OneLimbAgent(name, links[name]) for name in sorted(links)]
+
+
+def goes_stale(exc: TransportError) -> bool:
+    """Whether a step's error only makes the limb stale (gone or silent), not the run fail."""
+    # Any other RemoteError is an answer: the agent is alive and says it failed. Anything
+    # else from the transport is a client-side bug (a step already in flight, a closed client).
+    return isinstance(exc, LimbUnavailableError | RequestTimeoutError | AgentUnreachableError)
+
+
+def agent_error(agent: SteppedAgent, t: float, exc: Exception) -> AgentError:
+    """The error that ends the run when ``agent`` failed its step to ``t``."""
+    limbs = ", ".join(agent.limbs)
+    noun = "limb" if len(agent.limbs) == 1 else "limbs"
+    what = "answered the step" if isinstance(exc, RemoteError) else "failed the step"
+    return AgentError(
+        tuple(agent.limbs),
+        f"{noun} {limbs}: the agent {what} to t={t:.3f} s with an error: {exc} "
+        "(see the agent's log in the record's agents/ folder)",
+    )
+
+
+class Lockstep:
+    """Steps every agent to each tick's time, pipelined: send all, collect all later.
+
+    Args:
+        agents: the agents to step.
+        timeout_s: how long a step may wait for each agent [s].
+    """
+
+    def __init__(self, agents: Sequence[SteppedAgent], timeout_s: float) -> None:
+        self.agents = list(agents)
+        self.timeout_s = timeout_s
+        self.t = 0.0
+        self._in_flight: list[TransportError | None] | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether a step is in flight."""
+        return self._in_flight is not None
+
+    def begin(self, t: float) -> None:
+        """Send ``step(t)`` to every agent without waiting: they compute in parallel."""
+        in_flight: list[TransportError | None] = []
+        for agent in self.agents:
+            try:
+                agent.send_step(t, self.timeout_s)
+                in_flight.append(None)
+            except TransportError as exc:
+                in_flight.append(exc)
+        self.t = t
+        self._in_flight = in_flight
+
+    def finish(self) -> list[tuple[SteppedAgent, TransportError]]:
+        """Collect the replies of the step in flight.
+
+        Returns:
+            The agents whose limbs go stale this tick, with what went wrong.
+
+        Raises:
+            AgentError: when an agent answered with an error (naming its limbs).
+        """
+        in_flight, self._in_flight = self._in_flight or [], None
+        stale: list[tuple[SteppedAgent, TransportError]] = []
+        failure: AgentError | None = None
+        for agent, problem in zip(self.agents, in_flight, strict=False):
+            if problem is None:
+                try:
+                    agent.finish_step()
+                except TransportError as exc:
+                    problem = exc
+            if problem is None:
+                continue
+            if goes_stale(problem):
+                stale.append((agent, problem))
+            elif failure is None:
+                failure = agent_error(agent, self.t, problem)
+        if failure is not None:
+            raise failure
+        return stale
+
+
+__all__ = [
+    "Lockstep",
+    "OneLimbAgent",
+    "SteppedAgent",
+    "SteppedLink",
+    "agent_error",
+    "goes_stale",
+    "one_limb_agents",
+]
