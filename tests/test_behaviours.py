@@ -52,7 +52,7 @@ def test_sync_move_reports_the_synchronizers_typed_figures_each_tick():
 
     def spy(telemetry):
         original(telemetry)
-        seen.append(dict(context.telemetry.tick["move"]))
+        seen.append(context.telemetry.tick["move"].as_map())
 
     move.report = spy
     statuses = run(move, links, clock, 200)
