@@ -10,11 +10,11 @@ imports no robot: the robots' limbs are given to it (:func:`load_mission`'s ``ro
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import yaml
@@ -86,6 +86,8 @@ TOP_KEYS: Final = tuple(spec.key for spec in HEADER_SPECS) + SECTION_KEYS
 _HEADER_KEYS: Final = frozenset(spec.key for spec in HEADER_SPECS)
 #: The keys of a file brought in by ``include``: a library of subtrees.
 LIBRARY_KEYS: Final = ("description", "include", "subtrees")
+
+_T = TypeVar("_T")
 
 #: The keys of one limb of ``limbs``.
 LIMB_SPECS: Final = (
@@ -226,6 +228,12 @@ def load_mission(
     if problems or mission is None:
         raise MissionError(problems)
     return mission
+
+
+def _all_or_none(items: Iterable[_T | None]) -> tuple[_T, ...] | None:
+    """Every item (each one made, so each reports its problems), or None if one failed."""
+    made = list(items)
+    return None if any(item is None for item in made) else tuple(i for i in made if i is not None)
 
 
 def _keys_path(ctx: ValueContext, keys: str | None) -> Path | None:
@@ -561,39 +569,49 @@ class _Loader:
     def _limbs(
         self, ctx: ValueContext, top: Item, entry: Entry | None
     ) -> tuple[LimbDecl, ...] | None:
-        """The declared limbs; sets :attr:`declared` to every name, valid or not."""
-        reader = self.reader
+        """The declared limbs; adds every name, valid or not, to :attr:`declared`."""
+        entries = self._section_entries(top, entry, "limbs (a map name -> limb)", "limb")
+        if entries is None or not entries:
+            return entries
+        item, listed = entries
+        self.declared += tuple(e.key for e in listed)
+        return _all_or_none(self._limb(ctx, item, e) for e in listed)
+
+    def _section_entries(
+        self, top: Item, entry: Entry | None, what: str, noun: str
+    ) -> tuple[Item, Sequence[Entry]] | tuple[()] | None:
+        """A section's map and its entries; ``()`` when absent, None when it is no map."""
         if entry is None:
             return ()
-        item = reader.child(top, entry.node)
-        if item is None:
+        item = self.reader.child(top, entry.node)
+        listed = None if item is None else self.reader.entries(item, what, noun=noun)
+        if item is None or listed is None:
             return None
-        entries = reader.entries(item, "limbs (a map name -> limb)", noun="limb")
-        if entries is None:
+        return item, listed
+
+    def _declaration(
+        self, ctx: ValueContext, parent: Item, entry: Entry, noun: str, specs: Sequence[ParamSpec]
+    ) -> tuple[Item, dict[str, Any], dict[str, Entry]] | None:
+        """One entry of ``limbs`` or ``robots``: its map, read fields and field entries."""
+        reader = self.reader
+        if not NAME.match(entry.key):
+            reader.report(entry.at, f"{noun} name {entry.key!r} must be letters, digits, _")
             return None
-        self.declared += tuple(e.key for e in entries)
-        limbs: list[LimbDecl] = []
-        ok = True
-        for limb_entry in entries:
-            limb = self._limb(ctx, item, limb_entry)
-            if limb is None:
-                ok = False
-            else:
-                limbs.append(limb)
-        return tuple(limbs) if ok else None
+        item = reader.child(parent, entry.node)
+        fields = None if item is None else reader.entries(item, f"{noun} {entry.key}")
+        if item is None or fields is None:
+            return None
+        what = f"{noun} {entry.key}"
+        values = read_fields(ctx, item, fields, specs, what=what, at=entry.at)
+        return item, values, {f.key: f for f in fields}
 
     def _limb(self, ctx: ValueContext, parent: Item, entry: Entry) -> LimbDecl | None:
         reader = self.reader
         name = entry.key
-        if not NAME.match(name):
-            reader.report(entry.at, f"limb name {name!r} must be letters, digits, _")
+        read = self._declaration(ctx, parent, entry, "limb", LIMB_SPECS)
+        if read is None:
             return None
-        item = reader.child(parent, entry.node)
-        fields = None if item is None else reader.entries(item, f"limb {name}")
-        if item is None or fields is None:
-            return None
-        values = read_fields(ctx, item, fields, LIMB_SPECS, what=f"limb {name}", at=entry.at)
-        given = {f.key: f for f in fields}
+        item, values, given = read
         robot, chain = values["robot"], values["limb"]
         ok = INVALID not in values.values()
         if robot is not INVALID and robot not in self.robots:
@@ -628,40 +646,22 @@ class _Loader:
     ) -> tuple[RobotDecl, ...] | None:
         """The declared robots (``robots``); their limbs are kept in :attr:`robot_limbs`.
 
-        Sets :attr:`declared` to every limb name, ``ROBOT.LIMB``, and :attr:`aliases` to the
-        robot's name for a one-limb robot.
+        Adds every limb name, ``ROBOT.LIMB``, to :attr:`declared`, and to :attr:`aliases`
+        the robot's name for a one-limb robot.
         """
-        reader = self.reader
-        if entry is None:
-            return ()
-        item = reader.child(top, entry.node)
-        if item is None:
-            return None
-        entries = reader.entries(item, "robots (a map name -> robot)", noun="robot")
-        if entries is None:
-            return None
-        robots: list[RobotDecl] = []
-        ok = True
-        for robot_entry in entries:
-            robot = self._robot(ctx, item, robot_entry)
-            if robot is None:
-                ok = False
-            else:
-                robots.append(robot)
-        return tuple(robots) if ok else None
+        entries = self._section_entries(top, entry, "robots (a map name -> robot)", "robot")
+        if entries is None or not entries:
+            return entries
+        item, listed = entries
+        return _all_or_none(self._robot(ctx, item, e) for e in listed)
 
     def _robot(self, ctx: ValueContext, parent: Item, entry: Entry) -> RobotDecl | None:
         reader = self.reader
         name = entry.key
-        if not NAME.match(name):
-            reader.report(entry.at, f"robot name {name!r} must be letters, digits, _")
+        read = self._declaration(ctx, parent, entry, "robot", ROBOT_SPECS)
+        if read is None:
             return None
-        item = reader.child(parent, entry.node)
-        fields = None if item is None else reader.entries(item, f"robot {name}")
-        if item is None or fields is None:
-            return None
-        values = read_fields(ctx, item, fields, ROBOT_SPECS, what=f"robot {name}", at=entry.at)
-        given = {f.key: f for f in fields}
+        item, values, given = read
         robot = values["robot"]
         if robot is INVALID:
             return None
