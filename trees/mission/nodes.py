@@ -144,6 +144,11 @@ class NodeSpec:
         keys = [p.key for p in self.params]
         if len(set(keys)) != len(keys) or RESERVED_KEYS & set(keys):
             raise ValueError(f"{self.type}: parameter keys must be distinct and not reserved")
+        unknown = [
+            name for name in self.export.headline if name not in {p.name for p in self.params}
+        ]
+        if unknown:
+            raise ValueError(f"{self.type}: export.headline names no parameter: {unknown}")
         limb_params = [p.name for p in self.params if isinstance(p.type, LimbList | LimbName)]
         for name in self.commands:
             if name not in limb_params:

@@ -160,7 +160,7 @@ def reference_markdown(registry: NodeRegistry) -> str:
                 continue
             out.append(f"### `{node['name']}`")
             out.append("")
-            out.append(node["doc"][:1].upper() + node["doc"][1:] + ".")
+            out.append(node["doc"] + ".")
             out.append("")
             out.extend(f"- {line}" for line in _header(node))
             out.append("")
