@@ -218,6 +218,8 @@ class NodeSource:
 
 #: The source of limbtree's own node types.
 BUILT_IN: Final = NodeSource("limbtree (built in)")
+#: The source of node types added in code (:meth:`NodeRegistry.with_types`).
+IN_CODE: Final = NodeSource("declared in code (NodeRegistry.with_types)")
 
 
 class NodeRegistry(Mapping[str, NodeSpec]):
@@ -248,7 +250,7 @@ class NodeRegistry(Mapping[str, NodeSpec]):
         """
         return cls({}, {}, {}).with_types(*specs, source=source)
 
-    def with_types(self, *specs: NodeSpec, source: NodeSource = BUILT_IN) -> NodeRegistry:
+    def with_types(self, *specs: NodeSpec, source: NodeSource = IN_CODE) -> NodeRegistry:
         """A new registry: this one plus ``specs``.
 
         Raises:

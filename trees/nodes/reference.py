@@ -175,6 +175,12 @@ def reference_markdown(registry: NodeRegistry) -> str:
                 out.append("")
     out.extend(
         [
+            "## Subtrees",
+            "",
+            "`subtree` is no node type: a use `{subtree: NAME, with: {...}, name: ...}` is",
+            "replaced by the subtree's own tree when the mission is loaded, its parameters",
+            "substituted (`docs/missions.md`, Subtrees).",
+            "",
             "## The JSON reference",
             "",
             f"`limbtree nodes --format json` prints one object: `format` (`{REFERENCE_FORMAT}`),",
