@@ -443,3 +443,11 @@ def test_a_node_type_outside_limbtree_exports_from_its_declaration_alone():
     (declared,) = document.find("TreeNodesModel")
     assert (declared.tag, declared.get("ID")) == ("Condition", "Beep")
     assert document.find("BehaviorTree/Condition").get("tone") == "A"
+
+
+def test_node_ids_set_by_the_runner_are_the_ones_exported():
+    root = two_moves_named_alike()
+    second = root.children[1]
+    second.node_id = "0.1"  # what the identity pass assigns
+    assert [n.id for n in describe_tree(root).walk()] == ["0", "0.0", "0.1"]
+    assert describe_tree(second).id == "0.1"  # a subtree rendered alone keeps its identity

@@ -25,13 +25,18 @@ def site(tmp_path_factory):
     target = tmp_path_factory.mktemp("site")
     source = tmp_path_factory.mktemp("plugin") / "plugin_nodes"  # builds leave files behind
     shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    subprocess.run(
+    pip = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
         + ["--no-build-isolation", "--target", str(target), str(source)],
-        check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    if pip.returncode != 0:
+        pytest.fail(
+            "pip could not build tests/plugin_nodes without build isolation; the test extras "
+            "bring the setuptools it needs (pip install -e '.[test]'):\n" + pip.stderr[-2000:]
+        )
     return target
 
 

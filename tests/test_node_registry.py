@@ -197,3 +197,17 @@ def test_the_reference_data_lists_required_parameters_without_a_default():
     wait = next(n for n in data["node_types"] if n["name"] == "wait")
     (duration,) = wait["params"]
     assert duration["required"] and duration["default"] is None
+
+
+def test_a_headline_parameter_must_be_a_parameter_of_the_type():
+    with pytest.raises(ValueError, match="headline names no parameter"):
+        NodeSpec("ask", NodeKind.LEAF, (), (0, 0), export=NodeExport(headline=("p_e",)))
+
+
+@pytest.mark.parametrize("module", ["limbtree.trees.nodes", "limbtree.trees.export"])
+def test_every_public_name_imports(module):
+    import importlib
+
+    api = importlib.import_module(module)
+    for name in api.__all__:
+        assert getattr(api, name) is not None

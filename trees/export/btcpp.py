@@ -9,10 +9,11 @@ parameters as input ports named like the mission file's keys (unit in the name),
 ``<TreeNodesModel>``.
 
 Each element carries its node id in ``_fullpath`` (``_fullpath="0.1.2"``), so two nodes with
-one name stay two nodes. BT.CPP reads an attribute that does not start with a letter as no
-port (``IsAllowedPortName``) and keeps it among the node's other attributes; it writes
-``_fullpath`` itself, with the node's path in the tree, when it sends a tree to Groot2.
-(``_uid``, which it also writes, is its own 16-bit counter, so limbtree leaves it alone.)
+one name stay two nodes. BT.CPP's parser takes an attribute that does not start with a letter
+for no port (``IsAllowedPortName``) and keeps it among the node's other attributes, so the
+file loads; BT.CPP itself writes ``_fullpath`` (a subtree's path) and ``_uid`` in the
+metadata of the trees it sends to Groot2. ``_uid`` is BT.CPP's own 16-bit counter, so
+limbtree leaves it alone.
 """
 
 from __future__ import annotations

@@ -173,6 +173,9 @@ def describe_tree(
     Args:
         root: the tree's root behaviour.
         registry: the node types; None: :func:`limbtree.trees.nodes.default_registry`.
+
+    Node ids are the behaviours' ``node_id`` when set (the runner's identity pass), else
+    the path of child indices from ``root`` (``0``, ``0.1``, ...): the same rule.
     """
     if registry is None:
         from limbtree.trees.nodes import default_registry
@@ -180,7 +183,11 @@ def describe_tree(
         registry = default_registry()
     types = registry
 
-    def visit(behaviour: py_trees.behaviour.Behaviour, node_id: str) -> NodeView:
+    def visit(behaviour: py_trees.behaviour.Behaviour, path: str) -> NodeView:
+        # The runner's identity pass (limbtree.trees.identity) sets node_id by the same rule;
+        # a tree built by hand has none, and gets the path computed here.
+        assigned = getattr(behaviour, "node_id", None)
+        node_id = assigned if isinstance(assigned, str) and assigned else path
         children = tuple(
             visit(child, child_id(node_id, index)) for index, child in enumerate(behaviour.children)
         )

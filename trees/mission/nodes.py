@@ -144,6 +144,11 @@ class NodeSpec:
         keys = [p.key for p in self.params]
         if len(set(keys)) != len(keys) or RESERVED_KEYS & set(keys):
             raise ValueError(f"{self.type}: parameter keys must be distinct and not reserved")
+        unknown = [
+            name for name in self.export.headline if name not in {p.name for p in self.params}
+        ]
+        if unknown:
+            raise ValueError(f"{self.type}: export.headline names no parameter: {unknown}")
         limb_params = [p.name for p in self.params if isinstance(p.type, LimbList | LimbName)]
         for name in self.commands:
             if name not in limb_params:
@@ -213,6 +218,8 @@ class NodeSource:
 
 #: The source of limbtree's own node types.
 BUILT_IN: Final = NodeSource("limbtree (built in)")
+#: The source of node types added in code (:meth:`NodeRegistry.with_types`).
+IN_CODE: Final = NodeSource("declared in code (NodeRegistry.with_types)")
 
 
 class NodeRegistry(Mapping[str, NodeSpec]):
@@ -243,7 +250,7 @@ class NodeRegistry(Mapping[str, NodeSpec]):
         """
         return cls({}, {}, {}).with_types(*specs, source=source)
 
-    def with_types(self, *specs: NodeSpec, source: NodeSource = BUILT_IN) -> NodeRegistry:
+    def with_types(self, *specs: NodeSpec, source: NodeSource = IN_CODE) -> NodeRegistry:
         """A new registry: this one plus ``specs``.
 
         Raises:

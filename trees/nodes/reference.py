@@ -160,7 +160,7 @@ def reference_markdown(registry: NodeRegistry) -> str:
                 continue
             out.append(f"### `{node['name']}`")
             out.append("")
-            out.append(node["doc"][:1].upper() + node["doc"][1:] + ".")
+            out.append(node["doc"] + ".")
             out.append("")
             out.extend(f"- {line}" for line in _header(node))
             out.append("")
@@ -175,6 +175,12 @@ def reference_markdown(registry: NodeRegistry) -> str:
                 out.append("")
     out.extend(
         [
+            "## Subtrees",
+            "",
+            "`subtree` is no node type: a use `{subtree: NAME, with: {...}, name: ...}` is",
+            "replaced by the subtree's own tree when the mission is loaded, its parameters",
+            "substituted (`docs/missions.md`, Subtrees).",
+            "",
             "## The JSON reference",
             "",
             f"`limbtree nodes --format json` prints one object: `format` (`{REFERENCE_FORMAT}`),",
