@@ -31,24 +31,23 @@ from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.errors import AgentError
+from limbtree.trees.header import RunInfo, robots_of, tree_of
 from limbtree.trees.identity import assign_node_ids, walk
-from limbtree.trees.limbs import CommandRecord, LimbHandle
+from limbtree.trees.limbs import CommandRecord
 from limbtree.trees.lockstep import Lockstep, SteppedAgent, SteppedLink, one_limb_agents
 from limbtree.trees.recorder import Recorder
+from limbtree.trees.sinks import SinkFailure, Sinks
 from limbtree.trees.stream import (
     EventKind,
-    LimbInfo,
     LimbTick,
     NodeStatus,
     NodeTick,
-    RobotInfo,
     RunEnd,
     RunEvent,
     RunHeader,
     RunOutcome,
     TickSink,
     TickSnapshot,
-    TreeNode,
     plain,
 )
 
@@ -116,39 +115,6 @@ class RunOptions:
     max_time_s: float = math.inf
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """What the header says about the run beyond its tree and options.
-
-    Attributes:
-        mission_file: the mission file's path ("" for a tree built in code).
-        parameters: the mission's parameters after ``--set``.
-        robots: robot name -> what it is; None to describe each limb as its own robot.
-        agents: limb name -> where its agent is (``sim`` or an endpoint), for the default
-            robots.
-    """
-
-    mission_file: str = ""
-    parameters: Mapping[str, Any] = field(default_factory=dict)
-    robots: Mapping[str, RobotInfo] | None = None
-    agents: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class SinkFailure:
-    """A sink that raised and was detached.
-
-    Attributes:
-        sink: the sink's class name.
-        t: when [s, mission time].
-        error: what it raised.
-    """
-
-    sink: str
-    t: float
-    error: str
-
-
 class _TickVisitor(py_trees.visitors.VisitorBase):  # type: ignore[misc]
     """Collects each ticked node with its status, message and the time its tick ended."""
 
@@ -164,51 +130,6 @@ class _TickVisitor(py_trees.visitors.VisitorBase):  # type: ignore[misc]
     def run(self, behaviour: py_trees.behaviour.Behaviour) -> None:
         """``behaviour`` finished its tick."""
         self.visits.append((behaviour, behaviour.status, behaviour.feedback_message, self.clock()))
-
-
-def limb_info(handle: LimbHandle) -> LimbInfo:
-    """A limb's header entry, from what its agent described."""
-    joints = handle.description.joints
-    return LimbInfo(
-        joints=tuple(j.name for j in joints),
-        max_joint_speed=tuple(float(j.max_speed) for j in joints),
-        lower=tuple(float(j.lower) for j in joints),
-        upper=tuple(float(j.upper) for j in joints),
-        end_effectors=tuple(handle.description.end_effectors),
-        has_gripper=bool(handle.description.has_gripper),
-    )
-
-
-def robots_of(limbs: Mapping[str, LimbHandle], agents: Mapping[str, str]) -> dict[str, RobotInfo]:
-    """Each limb as its own one-limb robot (today's ``limbs:`` section), named like the limb."""
-    plants = {"sim": "kinematic"}
-    return {
-        name: RobotInfo(
-            robot=handle.description.robot,
-            plant=plants.get(handle.description.driver, handle.description.driver),
-            agent=agents.get(name, "?"),
-            limbs=MappingProxyType({name: limb_info(handle)}),
-            base=handle.base,
-        )
-        for name, handle in limbs.items()
-    }
-
-
-def tree_of(root: py_trees.behaviour.Behaviour) -> TreeNode:
-    """The header's tree of a built tree whose ids are assigned."""
-
-    def node(node_id: str, behaviour: py_trees.behaviour.Behaviour) -> TreeNode:
-        params = getattr(behaviour, "node_params", None)
-        if params is None:
-            params = getattr(behaviour, "params", {})
-        kind = getattr(behaviour, "node_type", "") or type(behaviour).__name__
-        children = tuple(
-            node(f"{node_id}.{index}", child) for index, child in enumerate(behaviour.children)
-        )
-        frozen = MappingProxyType(plain(params) if isinstance(params, Mapping) else {})
-        return TreeNode(node_id, behaviour.name, kind, frozen, children)
-
-    return node("0", root)
 
 
 class Runner:
@@ -267,8 +188,12 @@ class Runner:
         self.lockstep = Lockstep(self.agents, options.step_timeout_s)
         self._agent_of = {limb: agent for agent in self.agents for limb in agent.limbs}
         self.recorder = Recorder(options.record_dir) if options.record_dir else None
-        self.sinks: list[TickSink] = [*([self.recorder] if self.recorder else []), *sinks]
-        self.sink_failures: list[SinkFailure] = []
+        self.sinks = Sinks(
+            [*([self.recorder] if self.recorder else []), *sinks],
+            lambda: self.t,
+            self._sink_failed,
+        )
+        self.sink_failures = self.sinks.failures
         self.tree = py_trees.trees.BehaviourTree(root)
         self._visitor = _TickVisitor()
         self.tree.visitors.append(self._visitor)
@@ -313,7 +238,7 @@ class Runner:
             AgentError: when an agent answered a step with an error (the limbs were told to
                 hold and the record was closed first).
         """
-        self._emit_start(self.header())
+        self.sinks.start(self.header())
         self._message(
             f"running {self.name} in the {self.options.clock} clock at {self.options.rate_hz:g} Hz"
         )
@@ -339,7 +264,7 @@ class Runner:
             self.end = RunEnd(
                 self.outcome, self.t, self.ticks, self.failure_message(), self.summary()
             )
-            self._emit_end(self.end)
+            self.sinks.end(self.end)
         if self.error is not None:
             raise self.error
         return self.outcome
@@ -381,7 +306,7 @@ class Runner:
             t_next = self.run_clock.tick_time(self.ticks)
             self._inject_faults(t_next, self._next_events)
             self.lockstep.begin(t_next)
-        self._emit_tick(snapshot)
+        self.sinks.tick(snapshot)
 
     def _snapshot(self, t: float, began: float, events: list[RunEvent]) -> TickSnapshot:
         """This tick, taken from the tree and the limbs now."""
@@ -432,53 +357,15 @@ class Runner:
 
     # -- the sinks ----------------------------------------------------------------------------
 
-    def _sink_failed(self, sink: TickSink, exc: Exception) -> None:
-        self.sinks.remove(sink)
-        failure = SinkFailure(type(sink).__name__, self.t, f"{type(exc).__name__}: {exc}")
-        self.sink_failures.append(failure)
+    def _sink_failed(self, failure: SinkFailure) -> None:
         self._next_events.append(
             RunEvent(
-                EventKind.SINK_FAILED,
-                self.t,
-                detail=f"{failure.sink} detached: {failure.error}",
+                EventKind.SINK_FAILED, failure.t, detail=f"{failure.sink} detached: {failure.error}"
             )
         )
-        self._message(f"t={self.t:7.2f} s  {failure.sink} failed and was detached: {failure.error}")
-
-    def _emit_start(self, header: RunHeader) -> None:
-        for sink in list(self.sinks):
-            try:
-                sink.on_start(header)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._sink_failed(sink, exc)
-
-    def _emit_tick(self, snapshot: TickSnapshot) -> None:
-        for sink in list(self.sinks):
-            try:
-                sink.on_tick(snapshot)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._sink_failed(sink, exc)
-
-    def _emit_end(self, end: RunEnd) -> None:
-        for sink in list(self.sinks):
-            try:
-                sink.on_end(end)
-            except Exception as exc:  # the other sinks still close
-                self._sink_failed(sink, exc)
-
-    def _emit_pause(self, paused: bool) -> None:
-        for sink in list(self.sinks):
-            try:
-                sink.on_pause(paused, self.t)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._sink_failed(sink, exc)
 
     def _message(self, text: str) -> None:
-        for sink in list(self.sinks):
-            try:
-                sink.on_message(text)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._sink_failed(sink, exc)
+        self.sinks.message(text)
 
     # -- faults -------------------------------------------------------------------------------
 
@@ -544,7 +431,7 @@ class Runner:
                 self._next_events.append(RunEvent(kind, self.t))
                 if self.paused:
                     self._hold_all()
-                self._emit_pause(self.paused)
+                self.sinks.pause(self.paused, self.t)
                 self._message(f"t={self.t:7.2f} s  {kind.value} (space to toggle, q to abort)")
         return False
 
@@ -633,19 +520,6 @@ def default_log_dir(record_dir: Path | None) -> Path:
     if record_dir is not None:
         return record_dir / "agents"
     return Path(tempfile.mkdtemp(prefix="limbtree-agents-"))
-
-
-def limb_handles(
-    descriptions: Mapping[str, Any],
-    links: Mapping[str, Any],
-    bases: Mapping[str, Any],
-    postures: Mapping[str, Mapping[str, tuple[float, ...]]],
-) -> dict[str, LimbHandle]:
-    """One :class:`LimbHandle` per limb."""
-    return {
-        name: LimbHandle(name, descriptions[name], links[name], bases[name], postures[name])
-        for name in descriptions
-    }
 
 
 __all__ = [

@@ -1,0 +1,84 @@
+"""The run's header: what the run is, built from the tree and the limbs before the first tick.
+
+:func:`tree_of` describes a built tree with its node ids (:mod:`limbtree.trees.identity`),
+:func:`robots_of` the limbs as one-limb robots (today's ``limbs:`` section: one agent per
+limb), for :class:`~limbtree.trees.stream.RunHeader`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import py_trees
+
+from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.stream import LimbInfo, RobotInfo, TreeNode, plain
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the header says about the run beyond its tree and options.
+
+    Attributes:
+        mission_file: the mission file's path ("" for a tree built in code).
+        parameters: the mission's parameters after ``--set``.
+        robots: robot name -> what it is; None to describe each limb as its own robot.
+        agents: limb name -> where its agent is (``sim`` or an endpoint), for the default
+            robots.
+    """
+
+    mission_file: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    robots: Mapping[str, RobotInfo] | None = None
+    agents: Mapping[str, str] = field(default_factory=dict)
+
+
+def limb_info(handle: LimbHandle) -> LimbInfo:
+    """A limb's header entry, from what its agent described."""
+    joints = handle.description.joints
+    return LimbInfo(
+        joints=tuple(j.name for j in joints),
+        max_joint_speed=tuple(float(j.max_speed) for j in joints),
+        lower=tuple(float(j.lower) for j in joints),
+        upper=tuple(float(j.upper) for j in joints),
+        end_effectors=tuple(handle.description.end_effectors),
+        has_gripper=bool(handle.description.has_gripper),
+    )
+
+
+def robots_of(limbs: Mapping[str, LimbHandle], agents: Mapping[str, str]) -> dict[str, RobotInfo]:
+    """Each limb as its own one-limb robot (today's ``limbs:`` section), named like the limb."""
+    plants = {"sim": "kinematic"}
+    return {
+        name: RobotInfo(
+            robot=handle.description.robot,
+            plant=plants.get(handle.description.driver, handle.description.driver),
+            agent=agents.get(name, "?"),
+            limbs=MappingProxyType({name: limb_info(handle)}),
+            base=handle.base,
+        )
+        for name, handle in limbs.items()
+    }
+
+
+def tree_of(root: py_trees.behaviour.Behaviour) -> TreeNode:
+    """The header's tree of a built tree whose ids are assigned."""
+
+    def node(node_id: str, behaviour: py_trees.behaviour.Behaviour) -> TreeNode:
+        params = getattr(behaviour, "node_params", None)
+        if params is None:
+            params = getattr(behaviour, "params", {})
+        kind = getattr(behaviour, "node_type", "") or type(behaviour).__name__
+        children = tuple(
+            node(f"{node_id}.{index}", child) for index, child in enumerate(behaviour.children)
+        )
+        frozen = MappingProxyType(plain(params) if isinstance(params, Mapping) else {})
+        return TreeNode(node_id, behaviour.name, kind, frozen, children)
+
+    return node("0", root)
+
+
+__all__ = ["RunInfo", "limb_info", "robots_of", "tree_of"]
