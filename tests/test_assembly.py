@@ -213,6 +213,7 @@ def test_the_state_keeps_the_simulated_limbs_own_detail():
     assert limb.state().detail["faults"] == ["slowdown"]
 
 
+@pytest.mark.slow
 def test_mocap_noise_is_unbiased_with_the_default_spread_of_0_3_mm_and_0_1_degree():
     limb = limb_at_wheel(seed=4)
     truth = limb.true_ee_pose()
@@ -263,6 +264,7 @@ def test_a_given_motion_capture_sets_rate_and_noise():
     assert observed(state, "ee").isclose(limb.true_ee_pose(), atol_m=1e-12, atol_rad=1e-9)
 
 
+@pytest.mark.slow
 def test_the_sim_config_sets_the_captures_noise():
     # seed 002: Limb V2's "higher sensor jitter" (missions/self_assembly_minimal.yaml).
     limb = limb_at_wheel(seed=2, mocap_noise_m=0.0012, mocap_rot_noise_rad=0.004)

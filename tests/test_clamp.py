@@ -26,6 +26,7 @@ def _dense_feasible(problem, lo, hi, count=GRID):
     return ts, problem.stacked(ts) <= 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clamp_cases())
 def test_exact_clamp_meets_the_three_requirements(case):
@@ -50,6 +51,7 @@ def test_exact_clamp_meets_the_three_requirements(case):
         assert not inside.any()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clamp_cases())
 def test_exact_and_sampled_agree_to_the_sampling_resolution(case):

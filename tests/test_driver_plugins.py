@@ -86,6 +86,7 @@ def _agent(port: int, *args: str) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_limbtree_agent_serves_a_hardware_driver_from_the_command_line(free_port):
     port = free_port()

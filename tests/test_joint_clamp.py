@@ -11,6 +11,7 @@ from limbtree.kinematics.joint_clamp import joint_clamp
 vectors = st.lists(st.floats(-1, 1), min_size=3, max_size=3).map(np.array)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(vectors, vectors, vectors), min_size=1, max_size=4),

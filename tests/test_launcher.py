@@ -30,6 +30,7 @@ def test_port_pairs_are_distinct_and_do_not_overlap():
     assert len(set(taken)) == len(taken) == 128
 
 
+@pytest.mark.slow
 def test_an_agent_whose_port_was_taken_is_started_again_on_another(tmp_path, monkeypatch):
     # Another program binds the port between the search and the agent's start.
     squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -54,6 +55,7 @@ def test_an_agent_whose_port_was_taken_is_started_again_on_another(tmp_path, mon
         squatter.close()
 
 
+@pytest.mark.slow
 def test_an_agent_that_cannot_start_is_named_with_its_log(tmp_path):
     spec = SimAgentSpec("arm", "light_limb", None, seed=1, clock="sim",
                         options=(("flex", "-1"),))  # fmt: skip

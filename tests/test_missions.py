@@ -17,6 +17,9 @@ import pytest
 from limbtree.trees.recorder import node_ids_named, read_header, read_log
 from limbtree.trees.report import make_report
 
+#: Every test here runs a mission in processes: seconds each.
+pytestmark = pytest.mark.slow
+
 MISSIONS = Path(__file__).resolve().parent.parent / "missions"
 
 

@@ -152,6 +152,7 @@ def finished(tmp_path_factory):
     return make_report(write_run(tmp_path_factory.mktemp("run")))
 
 
+@pytest.mark.slow
 def test_a_finished_run_gets_every_limb_plot_the_skill_plot_and_its_numbers(finished):
     result = finished
     assert names(result) == [
@@ -177,6 +178,7 @@ def test_a_finished_run_gets_every_limb_plot_the_skill_plot_and_its_numbers(fini
     assert "No summary" not in text
 
 
+@pytest.mark.slow
 def test_the_text_lists_faults_limbs_skills_and_per_node_tick_counts(finished):
     text = finished.text
     fault = next(line for line in text.splitlines() if "power_off" in line).split()
@@ -204,6 +206,7 @@ def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):
     assert run.limbs["light"].state[10] == pytest.approx((0.1, 1.0, 0.5))
 
 
+@pytest.mark.slow
 def test_a_killed_run_with_a_truncated_log_is_reported_from_the_log_alone(tmp_path):
     directory = write_run(tmp_path, summary=False, limbs=("light",))
     log = directory / "log.msgpack"
@@ -217,6 +220,7 @@ def test_a_killed_run_with_a_truncated_log_is_reported_from_the_log_alone(tmp_pa
     assert "limb_light_time.png" in names(result)
 
 
+@pytest.mark.slow
 def test_a_log_damaged_half_way_is_reported_up_to_the_damage(tmp_path):
     directory = write_run(tmp_path, summary=False, limbs=("light",))
     with open(directory / "log.msgpack", "ab") as log:
@@ -226,6 +230,7 @@ def test_a_log_damaged_half_way_is_reported_up_to_the_damage(tmp_path):
     assert result.images
 
 
+@pytest.mark.slow
 def test_alignment_internals_add_the_error_and_speed_plots(tmp_path):
     def alignment(index):
         return {
@@ -242,6 +247,7 @@ def test_alignment_internals_add_the_error_and_speed_plots(tmp_path):
     assert run.skills["Square"].extra["dd_mm"][0] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_an_alignment_reporting_its_path_adds_the_path_plot_unrolled_along_its_line(tmp_path):
     # The end-effector goes from (0, 0, 0) to (300, 0, 0) mm, bulging 20 mm in y halfway;
     # the capture is blind for the first 5 ticks; the goal it reports moves at first.
@@ -264,6 +270,7 @@ def test_an_alignment_reporting_its_path_adds_the_path_plot_unrolled_along_its_l
     assert max(across) == pytest.approx(20.0, abs=0.1)
 
 
+@pytest.mark.slow
 def test_without_a_path_there_is_no_path_plot(tmp_path):
     result = make_report(write_run(tmp_path, skills_extra=lambda i: {"dd_mm": 5.0}))
     assert "alignment.png" in names(result)

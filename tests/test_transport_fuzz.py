@@ -124,6 +124,7 @@ def test_random_bytes_get_error_replies(fuzzer: Fuzzer, data: bytes) -> None:
         assert reply["seq"] == 0
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -146,6 +147,7 @@ def test_random_envelopes_come_back_around_the_reply(
     fuzzer.throw([*envelope, data])
 
 
+@pytest.mark.slow
 def test_after_the_fuzz_the_agent_still_serves_and_counted_every_rejection(
     fuzzer: Fuzzer,
 ) -> None:

@@ -25,6 +25,7 @@ def wait_for_state(client: LimbClient, timeout_s: float = STARTUP_S) -> None:
     assert wait_until(lambda: client.poll() or not client.is_stale, timeout_s), "no state came"
 
 
+@pytest.mark.slow
 def test_agent_process_is_commanded_and_streams_its_motion(
     agent_process: StartAgent, make_client: MakeClient, free_port: Callable[[], int]
 ) -> None:
@@ -43,6 +44,7 @@ def test_agent_process_is_commanded_and_streams_its_motion(
     assert client.last_error is None
 
 
+@pytest.mark.slow
 def test_client_marks_a_killed_agent_stale_and_recovers_when_it_restarts(
     agent_process: StartAgent, make_client: MakeClient, free_port: Callable[[], int]
 ) -> None:
@@ -103,6 +105,7 @@ def test_sim_clock_agent_process_steps_in_lockstep(
     assert states[-1].q == pytest.approx((1.0, 1.0, 1.0))
 
 
+@pytest.mark.slow
 def test_shutdown_request_ends_the_agent_process(
     agent_process: StartAgent, make_client: MakeClient, free_port: Callable[[], int]
 ) -> None:
@@ -114,6 +117,7 @@ def test_shutdown_request_ends_the_agent_process(
     assert proc.wait(timeout=10) == 0
 
 
+@pytest.mark.slow
 def test_sigterm_ends_the_agent_process_cleanly(
     agent_process: StartAgent, make_client: MakeClient, free_port: Callable[[], int]
 ) -> None:

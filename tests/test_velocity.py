@@ -3,6 +3,7 @@
 import weakref
 
 import numpy as np
+import pytest
 
 from limbtree.kinematics import Pose, SE3Metric
 from limbtree.skills import Mode, Outcome, SpeedSegment, StepTimer, SyncObservation, VelocityMove
@@ -26,6 +27,7 @@ def follow(command):
     return Pose(p, command.quaternion)
 
 
+@pytest.mark.slow
 def test_command_stops_at_the_edge_of_reach_and_comes_back_down_the_same_path():
     profile = [SpeedSegment(10.0, (0.0, 0.0, 0.03)), SpeedSegment(10.0, (0.0, 0.0, -0.03))]
     move = VelocityMove([SE3Metric(p_e=0.05, r_e=0.5)], profile, ["heavy"])

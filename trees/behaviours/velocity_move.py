@@ -8,7 +8,7 @@ from typing import Any
 import py_trees
 
 from limbtree.kinematics import Pose
-from limbtree.skills import SpeedSegment, StepTimer, SyncObservation, VelocityMove
+from limbtree.skills import SpeedSegment, SyncObservation, VelocityMove
 from limbtree.trees.behaviours.base import STATUS, CannotStart
 from limbtree.trees.behaviours.sync_move import PoseMoveBehaviour
 from limbtree.trees.context import MissionContext
@@ -22,12 +22,10 @@ class VelocityMoveBehaviour(PoseMoveBehaviour):
     def __init__(self, name: str, context: MissionContext, params: Mapping[str, Any]) -> None:
         super().__init__(name, context, params)
         self.velocity_core: VelocityMove | None = None
-        self._velocity_timer = StepTimer()
 
     def start(self) -> None:
         """A fresh profile each time the node starts."""
-        super().start()
-        self._velocity_timer = StepTimer()
+        super().start()  # a fresh step timer too
         profile = [
             SpeedSegment(float(s["duration"]), tuple(s["velocity"]))  # type: ignore[arg-type]
             for s in self.params["profile"]
@@ -46,7 +44,7 @@ class VelocityMoveBehaviour(PoseMoveBehaviour):
             raise CannotStart(f"{self.name} was ticked before it was initialised")
         now = self.context.clock()
         states: tuple[Pose | None, ...] = tuple(limb.pose() for limb in self.limbs)
-        result = core.step(SyncObservation(now, states), self._velocity_timer.dt(now))
+        result = core.step(SyncObservation(now, states), self._timer.dt(now))
         self._send(result)
         self.feedback_message = result.message or f"profile {100 * result.t:.0f}% done"
         return STATUS[result.outcome]
