@@ -27,6 +27,7 @@ from limbtree.transport.driver import (
     LimbState,
 )
 from limbtree.transport.errors import ProtocolError
+from limbtree.transport.faults import FaultKind as FaultKind  # re-exported: the wire names it
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this code speaks (wire field ``v``)."""
@@ -117,24 +118,6 @@ class ErrorCode(StrEnum):
     """The driver does not know this fault kind."""
     INTERNAL = "internal"
     """The driver raised something unexpected; the agent logged it and goes on serving."""
-
-
-class FaultKind(StrEnum):
-    """Well-known ``fault`` kinds (seed 000 Table II).
-
-    The schema accepts any string: the driver decides and answers ``unknown_fault`` for kinds
-    it does not simulate. Only :attr:`REASSEMBLE` means something to the agent itself: it is
-    the one request (besides ``shutdown``) that a disassembled limb's agent still serves.
-    """
-
-    BLOCKAGE = "blockage"
-    SLOWDOWN = "slowdown"
-    DISASSEMBLY = "disassembly"
-    REASSEMBLE = "reassemble"
-    POWER_OFF = "power_off"
-    POWER_ON = "power_on"
-    IK_ERROR = "ik_error"
-    CLEAR = "clear"
 
 
 class Request(NamedTuple):
