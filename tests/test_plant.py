@@ -51,7 +51,7 @@ def test_a_driver_is_a_one_limb_plant_with_a_fixed_base():
 
 def test_an_unknown_limb_is_refused_naming_the_plants_limbs():
     plant = DriverPlant(SimulatedLimb(HEAVY), "arm")
-    with pytest.raises(DriverError, match="no limb 'leg'.*arm") as info:
+    with pytest.raises(DriverError, match=r"no limb 'leg'.*arm") as info:
         plant.command("leg", CommandMode.HOLD, {})
     assert info.value.code == "bad_value"
 

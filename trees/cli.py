@@ -40,27 +40,33 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
 def _agent(args: argparse.Namespace) -> int:
     import logging
 
-    from limbtree.robots.factory import make_driver
+    from limbtree.robots.factory import make_plant, world_from_json
     from limbtree.robots.sim import SimConfig
     from limbtree.transport import serve_forever
+    from limbtree.transport.plant import PlantLimbDriver
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None
-    from limbtree.robots.factory import world_from_json
-
     world = world_from_json(args.world) if args.world else None
-    driver = make_driver(
+    plant = make_plant(
         args.robot,
-        args.limb,
+        [args.limb] if args.limb else None,
         driver=args.driver,
         seed=args.seed,
         config=config,
         world=world,
         options=_key_values(args.driver_option, "--driver-option"),
     )
+    names = plant.describe().limb_names
+    if len(names) != 1:
+        plant.close()
+        raise SystemExit(
+            f"limbtree: robot {args.robot} has limbs {', '.join(names)}; give --limb "
+            "(this agent serves one limb)"
+        )
     serve_forever(
-        driver,
+        PlantLimbDriver(plant, names[0]),
         args.bind,
         clock=args.clock,
         stream_rate_hz=args.rate,
