@@ -109,6 +109,7 @@ def _clients(
         for limb in mission.limbs:
             clients[limb.name] = LimbClient(
                 endpoints[limb.name],
+                limb=limb.limb,
                 keys_dir=limb.keys,
                 stale_after_s=stale_after,
                 clock=clock,
