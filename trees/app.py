@@ -151,6 +151,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             world=world_json(
                 mission, Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
             ),
+            base=tuple(limb.base_pose) if limb.base_pose else None,
         )
         for i, limb in enumerate(sim_limbs)
     ]
