@@ -452,7 +452,9 @@ class PlantAgent:
             self._stream(limb, state, now, base)
 
     def _pack_base(self) -> bytes:
-        """The packed base state, re-packed only when it changed."""
+        """The packed base state, re-packed only when it changed (a fixed base: never)."""
+        if self._base_state is not None and not self._description.floating_base:
+            return self._base_bytes
         base = self._plant.base_state()
         if base != self._base_state:
             self._base_state = base
@@ -483,8 +485,9 @@ class PlantAgent:
             + STATE_KEY
             + body
         )
-        try:  # noqa: SIM105 - hot path
-            self._pub.send_multipart((limb.topic, message), _NOBLOCK)
+        try:
+            self._pub.send(limb.topic, _SNDMORE)
+            self._pub.send(message, _NOBLOCK)
         except zmq.Again:  # PUB drops rather than blocks; this is only a safety net
             pass
         return body
@@ -721,7 +724,9 @@ class PlantAgent:
         self._sim_time = t
         plant = self._plant
         plant.advance(t)
-        if self._all_gone():
+        available = plant.available
+        live = [limb for name, limb in self._limbs.items() if available(name)]
+        if not live:
             return self._unavailable(request)
         self._state_seq += 1
         base = self._pack_base()
@@ -734,23 +739,21 @@ class PlantAgent:
             BASE_KEY,
             base,
             LIMBS_KEY,
+            _map_header(len(live)),
         ]
-        unavailable: list[str] = []
-        bodies: list[bytes] = []
-        for name, limb in self._limbs.items():
-            if not plant.available(name):
-                unavailable.append(name)
-                continue
-            state = plant.limb_state(name)
-            if self._publish_on_step:
-                body = self._stream(limb, state, t, base)
-            else:
-                body = self._pack_state(state, t)
-            bodies.append(limb.packed_name)
-            bodies.append(body)
-        parts.append(_map_header(len(bodies) // 2))
-        parts.extend(bodies)
-        parts.append(UNAVAILABLE_KEY + packb(unavailable) if unavailable else self._no_unavailable)
+        limb_state = plant.limb_state
+        publish = self._publish_on_step
+        for limb in live:
+            state = limb_state(limb.name)
+            parts.append(limb.packed_name)
+            parts.append(
+                self._stream(limb, state, t, base) if publish else self._pack_state(state, t)
+            )
+        if len(live) == len(self._limbs):
+            parts.append(self._no_unavailable)
+        else:
+            gone = [name for name in self._limbs if not available(name)]
+            parts.append(UNAVAILABLE_KEY + packb(gone))
         return b"".join(parts)
 
     def _on_fault(self, request: Request) -> bytes | None:

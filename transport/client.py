@@ -484,8 +484,10 @@ class AgentClient:
             sample = state_from_map(raw, seq)
             self._accept(name, sample)
             states[name] = sample.state
-        unavailable_raw = reply.get("unavailable", ())
-        unavailable = tuple(u for u in unavailable_raw if type(u) is str)
+        unavailable_raw = reply.get("unavailable")
+        unavailable: tuple[str, ...] = (
+            tuple(u for u in unavailable_raw if type(u) is str) if unavailable_raw else ()
+        )
         base = self._base if self._base is not None else BaseState()
         return AgentStep(float(reply.get("t", 0.0)), base, states, unavailable)
 
