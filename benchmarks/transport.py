@@ -217,7 +217,7 @@ def round_trips(n: int, blocks: int) -> None:
         probe = context.socket(zmq.DEALER)
         probe.linger = 0
         probe.connect(f"tcp://127.0.0.1:{agent_port}")
-        probe.send(msgpack.packb({"v": 1, "type": "step", "seq": 1, "t": 0.0}))
+        probe.send(msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.0}))
         reply_size = len(probe.recv())
         probe.close()
         payload = os.urandom(reply_size)

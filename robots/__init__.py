@@ -6,7 +6,9 @@ are looked for in the directories of ``LIMBTREE_ROBOT_PATH`` and then among the 
 (``docs/robots.md`` shows how to add your own).
 
 The drivers a limb agent serves are here too (``docs/drivers.md``): :class:`HardwareDriver`,
-the base class of real limbs, :class:`SimulatedLimb` with its faults and non-idealities,
+the base class of real limbs, :class:`SimulatedLimb` with its non-idealities,
+the plants an agent serves (:class:`KinematicPlant`, :func:`make_plant`) and the fault decorator
+around them (:class:`FaultyPlant`),
 :class:`MotionCapture`, and :func:`make_driver`. The self-assembly world of seed 002
 (``docs/world.md``): modules to grasp (:func:`load_module`) and :class:`AssemblyLimb`, a
 simulated limb that grasps them and publishes motion-capture observations.
@@ -21,7 +23,9 @@ from limbtree.robots.errors import (
     UnknownPostureError,
     UnknownRobotError,
 )
-from limbtree.robots.factory import UnknownDriverError, make_driver
+from limbtree.robots.factory import UnknownDriverError, make_driver, make_plant
+from limbtree.robots.faulty import FaultyPlant
+from limbtree.robots.kinematic import KinematicPlant
 from limbtree.robots.listing import format_robot_table
 from limbtree.robots.mocap import MocapFrame, MotionCapture, MotionCaptureError
 from limbtree.robots.modules import (
@@ -49,18 +53,21 @@ from limbtree.robots.registry import (
     robot_names,
     robot_search_path,
 )
-from limbtree.robots.sim import ScheduledFault, SimConfig, SimConfigError, SimulatedLimb
+from limbtree.robots.sim import SimConfig, SimConfigError, SimulatedLimb
+from limbtree.transport.faults import ScheduledFault
 
 __all__ = [
     "METADATA_FILE",
     "ROBOT_PATH_ENV",
     "AssemblyLimb",
+    "FaultyPlant",
     "GraspPoint",
     "GraspTolerance",
     "HardwareDriver",
     "JointKind",
     "JointReading",
     "JointSpec",
+    "KinematicPlant",
     "LimbSpec",
     "MocapFrame",
     "ModuleDescriptionError",
@@ -90,6 +97,7 @@ __all__ = [
     "load_robot_file",
     "load_robots",
     "make_driver",
+    "make_plant",
     "module_names",
     "robot_names",
     "robot_search_path",

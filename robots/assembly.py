@@ -151,6 +151,8 @@ class AssemblyLimb(SimulatedLimb):
             grasp-point bodies. Default: 180 Hz, 0.3 mm and 0.1 degree noise (standard
             deviations per axis; ``config.mocap_noise_m`` and ``mocap_rot_noise_rad`` change
             them), seeded with ``seed``.
+        base: the limb's base in the world, for the direction of gravity (see
+            :class:`~limbtree.robots.sim.SimulatedLimb`).
 
     Raises:
         WorldError: for an unknown module (it lists the valid ones) or a name used twice.
@@ -168,8 +170,9 @@ class AssemblyLimb(SimulatedLimb):
         config: SimConfig | None = None,
         world: Sequence[WorldModule] = (),
         mocap: MotionCapture | None = None,
+        base: Pose | None = None,
     ) -> None:
-        super().__init__(robot, limb, seed=seed, config=config)
+        super().__init__(robot, limb, seed=seed, config=config, base=base)
         self._world = tuple(world)
         self._placed: dict[str, _Placed] = {}
         for index, item in enumerate(self._world):

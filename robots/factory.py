@@ -14,16 +14,22 @@ It is built as ``ClassName(robot, limb, **options)``, the options being the text
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Final
 
+from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import AssemblyLimb, WorldModule, world_from_json
 from limbtree.robots.errors import RobotsError
+from limbtree.robots.faulty import FaultyPlant
+from limbtree.robots.kinematic import KinematicPlant
+from limbtree.robots.registry import load_robot
 from limbtree.robots.sim import SimConfig, SimulatedLimb
 from limbtree.transport.driver import LimbDriver
+from limbtree.transport.plant import DriverPlant, Plant
 
 __all__ = [
     "DRIVERS",
@@ -33,6 +39,7 @@ __all__ = [
     "UnknownDriverError",
     "driver_class",
     "make_driver",
+    "make_plant",
     "registered_drivers",
     "world_from_json",
 ]
@@ -150,23 +157,9 @@ def make_driver(
         limbtree.robots.assembly.WorldError: for an unknown module or a name used twice.
     """
     if driver == "sim":
-        if options:
-            raise DriverOptionError(
-                f"driver options ({', '.join(options)}) are for hardware drivers; "
-                "the simulated limb takes simulator settings (--sim-option)"
-            )
+        _check_sim_options(config, world, options)
         if world is not None:
             return AssemblyLimb(robot, limb, seed=seed, config=config, world=world)
-        capture = [
-            name
-            for name in ("mocap_noise_m", "mocap_rot_noise_rad")
-            if config is not None and getattr(config, name) is not None
-        ]
-        if capture:
-            raise DriverOptionError(
-                f"{' and '.join(capture)} set the noise of a simulated world's motion capture, "
-                "and this limb has no world: give --world (even '[]') or drop them"
-            )
         return SimulatedLimb(robot, limb, seed=seed, config=config)
     cls = driver_class(driver)
     if config is not None or world is not None:
@@ -191,3 +184,84 @@ def make_driver(
         raise DriverStartError(
             f"driver {driver} could not start: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _check_sim_options(
+    config: SimConfig | None, world: Sequence[WorldModule] | None, options: Mapping[str, str] | None
+) -> None:
+    if options:
+        raise DriverOptionError(
+            f"driver options ({', '.join(options)}) are for hardware drivers; "
+            "the simulated limb takes simulator settings (--sim-option)"
+        )
+    capture = [
+        name
+        for name in ("mocap_noise_m", "mocap_rot_noise_rad")
+        if world is None and config is not None and getattr(config, name) is not None
+    ]
+    if capture:
+        raise DriverOptionError(
+            f"{' and '.join(capture)} set the noise of a simulated world's motion capture, "
+            "and this limb has no world: give --world (even '[]') or drop them"
+        )
+
+
+def make_plant(
+    robot: str,
+    limbs: Sequence[str] | None = None,
+    *,
+    driver: str = "sim",
+    seed: int = 0,
+    config: SimConfig | None = None,
+    world: Sequence[WorldModule] | None = None,
+    options: Mapping[str, str] | None = None,
+    base: Pose | None = None,
+) -> Plant:
+    """Make the plant an agent serves (``limbtree agent --robot NAME [--limb L]``).
+
+    ``sim``: a :class:`~limbtree.robots.kinematic.KinematicPlant` of the robot's limbs (all,
+    or the ones named) inside the fault decorator
+    (:class:`~limbtree.robots.faulty.FaultyPlant`, running ``config.faults``). A hardware
+    driver: one limb's driver as a one-limb plant
+    (:class:`~limbtree.transport.plant.DriverPlant`); it takes no faults.
+
+    Args:
+        robot: the robot's name (``limbtree robots`` lists them).
+        limbs: the robot's limbs the plant holds; None for all of them.
+        driver: ``"sim"``, a name in the ``limbtree.drivers`` entry-point group, or
+            ``package.module:ClassName``.
+        seed: the simulated plant's seed (its i-th limb gets ``seed + i``).
+        config: the simulated limbs' non-idealities and scheduled faults.
+        world: modules in the base frame (see :func:`make_driver`).
+        options: a hardware driver's constructor keyword arguments (text).
+        base: the plant's base in the world frame (gravity acts in the world).
+
+    Returns:
+        The plant, ready to be advanced.
+
+    Raises:
+        DriverOptionError: for settings that do not fit the driver, or several limbs for a
+            hardware driver (which drives one limb).
+        UnknownDriverError, DriverStartError: as :func:`make_driver`.
+        limbtree.robots.errors.UnknownRobotError: for an unknown robot.
+        limbtree.robots.errors.UnknownLimbError: for an unknown limb.
+        limbtree.transport.driver.DriverError: for a wrong scheduled fault.
+    """
+    if driver == "sim":
+        _check_sim_options(config, world, options)
+        schedule = () if config is None else config.faults
+        if config is not None and config.faults:
+            config = dataclasses.replace(config, faults=())
+        plant = KinematicPlant(robot, limbs, seed=seed, config=config, base=base, world=world)
+        return FaultyPlant(plant, schedule)
+    spec = load_robot(robot)
+    names = tuple(spec.limb_names if limbs is None else limbs)
+    if len(names) != 1:
+        raise DriverOptionError(
+            f"driver {driver} drives one limb, and robot {robot!r} has "
+            f"{', '.join(names)}: give --limb"
+        )
+    limb = spec.limb(names[0]).name
+    one = make_driver(robot, limb, driver=driver, config=config, world=world, options=options)
+    pose = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) if base is None else base.as_array().tolist()
+    return DriverPlant(one, limb, pose)

@@ -12,10 +12,16 @@ runs, and this module adds only the physics behind the bus:
   motor side, so its joints and forward kinematics see neither backlash nor flex; only an
   external motion capture (:mod:`limbtree.robots.mocap`, via :meth:`SimulatedLimb.true_ee_pose`)
   does, which is the point of seed 002;
-- the faults of seed 000 Table II, injected live with :meth:`SimulatedLimb.fault` or
-  scheduled in :attr:`SimConfig.faults`: ``blockage``, ``slowdown``, ``disassembly``
-  (ended by ``reassemble``), ``power_off`` (the limb falls; ended by ``power_on``),
-  ``ik_error``, and ``clear`` to end them all. Each takes an optional ``duration_s``.
+- what the faults of seed 000 Table II leave of the limb's actuation
+  (:class:`~limbtree.transport.plant.Actuation`: blocked or slowed joints, power cut, limb
+  detached, IK failing). The faults themselves (kinds, parameters, durations, schedules) are
+  the fault decorator's, :class:`limbtree.robots.faulty.FaultyPlant`, which wraps any plant;
+  it sets the actuation through :meth:`SimulatedLimb.actuate` and fires its events at their
+  exact times through :meth:`SimulatedLimb.set_fault_clock`.
+
+Gravity acts in the world frame: :attr:`SimConfig.gravity` is its direction in the world, and
+the limb turns it into its own base frame from its ``base`` pose in the world, so a tilted or
+upside-down limb sags the right way.
 
 Time passes only through :meth:`SimulatedLimb.advance`; randomness comes only from
 ``numpy.random.default_rng`` seeded by the constructor's ``seed``. The same seed, config and
@@ -27,8 +33,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from types import MappingProxyType
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -42,37 +47,17 @@ from limbtree.robots.tracking import (
     FloatArray,
     rotated,
 )
-from limbtree.transport.driver import DriverError, GripperAction, Health
-from limbtree.transport.schema import FaultKind
+from limbtree.transport.driver import DriverError, GripperAction
+from limbtree.transport.faults import ScheduledFault
+from limbtree.transport.plant import HEALTHY, Actuation, FaultClock
 
 if TYPE_CHECKING:
     from limbtree.kinematics.chain import IKResult
 
 #: Posture the joints fall towards when the power is cut (``robot.yaml`` postures).
 SLUMPED_POSTURE: Final = "slumped"
-#: Faults that only end others; they take no ``duration_s``.
-_ENDING_FAULTS: Final = (FaultKind.REASSEMBLE, FaultKind.POWER_ON, FaultKind.CLEAR)
-#: The parameters each fault kind accepts.
-FAULT_PARAMS: Final[Mapping[FaultKind, tuple[str, ...]]] = MappingProxyType(
-    {
-        FaultKind.BLOCKAGE: ("joints", "duration_s"),
-        FaultKind.SLOWDOWN: ("factor", "joints", "duration_s"),
-        FaultKind.DISASSEMBLY: ("duration_s",),
-        FaultKind.REASSEMBLE: (),
-        FaultKind.POWER_OFF: ("duration_s",),
-        FaultKind.POWER_ON: (),
-        FaultKind.IK_ERROR: ("count", "duration_s"),
-        FaultKind.CLEAR: (),
-    }
-)
-#: Speed factor of a ``slowdown`` without ``factor``.
-DEFAULT_SLOWDOWN_FACTOR: Final = 0.5
-#: A ``slowdown`` factor must lie strictly above this [1] ...
-SLOWDOWN_FACTOR_LOW: Final = 0.0
-#: ... and strictly below this [1] (a factor of 1 would be no slowdown at all).
-SLOWDOWN_FACTOR_HIGH: Final = 1.0
 #: A fault ending this close after an event [s] is taken to end at it (float round-off).
-_TIME_EPS: Final = 1e-12
+TIME_EPS: Final = 1e-12
 
 
 class SimConfigError(RobotsError, ValueError):
@@ -85,27 +70,6 @@ class SimConfigError(RobotsError, ValueError):
     def __init__(self, option: str, message: str) -> None:
         super().__init__(f"{option}: {message}")
         self.option = option
-
-
-@dataclass(frozen=True)
-class ScheduledFault:
-    """A fault that starts by itself at a driver time.
-
-    Attributes:
-        at_s: when it starts [s], driver time.
-        kind: a :class:`~limbtree.transport.schema.FaultKind` value.
-        params: its parameters, as for :meth:`SimulatedLimb.fault` (``duration_s`` included).
-    """
-
-    at_s: float
-    kind: str
-    params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.at_s, int | float) and math.isfinite(self.at_s)):
-            raise SimConfigError("faults.at_s", f"must be a finite time [s], got {self.at_s!r}")
-        object.__setattr__(self, "at_s", float(self.at_s))
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 
 @dataclass(frozen=True)
@@ -136,12 +100,15 @@ class SimConfig:
             capture a simulated world publishes (:class:`~limbtree.robots.assembly.AssemblyLimb`);
             None for the capture's default (0.3 mm). Only a limb with a world has a capture.
         mocap_rot_noise_rad: the same for its rotation noise [rad]; None for 0.1 degree.
-        gravity: direction of gravity in the limb base frame (normalised; for ``flex``).
+        gravity: direction of gravity in the WORLD frame (normalised; for ``flex``). A limb
+            turns it into its base frame from its base pose in the world.
         initial_posture: the posture the limb starts in (``robot.yaml`` postures).
         fall_time_s: time constant [s] of the fall towards the ``slumped`` posture when
             the power is cut.
         ik_searches: IK searches per ``ee_pose`` command.
-        faults: faults that start by themselves.
+        faults: faults that start by themselves; the fault decorator
+            (:class:`~limbtree.robots.faulty.FaultyPlant`) that
+            :func:`~limbtree.robots.factory.make_plant` puts around the simulator runs them.
     """
 
     latency_s: float = 0.0
@@ -238,6 +205,23 @@ def _check_number(name: str, value: object, *, low: float, strict: bool = False)
         raise SimConfigError(name, f"must be {'>' if strict else '>='} {low}, got {value!r}")
 
 
+def gravity_in_base(gravity_world: Sequence[float], base: Pose | None) -> FloatArray:
+    """The direction of gravity in a limb's base frame.
+
+    Args:
+        gravity_world: ``(3,)`` unit vector of gravity in the world frame.
+        base: the limb base in the world; None (or no rotation) for the world's axes.
+
+    Returns:
+        ``(3,)`` ``R_wb^T g_w``: the same physical direction, seen from the limb's base.
+    """
+    g = np.array(gravity_world, dtype=np.float64)
+    if base is None or abs(float(base.quaternion[3])) == 1.0:
+        return g
+    rotated_g: FloatArray = base.rotation.T @ g
+    return rotated_g / float(np.linalg.norm(rotated_g))
+
+
 def sagged_pose(pose: Pose, flex: float, gravity: FloatArray, load: float = 1.0) -> Pose:
     """The pose of an end-effector after link flex: sunk along gravity and tilted down.
 
@@ -267,15 +251,6 @@ def sagged_pose(pose: Pose, flex: float, gravity: FloatArray, load: float = 1.0)
     return Pose(p + sag * gravity, rotated(pose, axis * math.atan(2.0 * sag / h)))
 
 
-@dataclass
-class _Fault:
-    kind: FaultKind
-    end_s: float | None = None
-    joints: FloatArray | None = None  # bool mask as 0/1, or None for every joint
-    factor: float = 1.0
-    count: int | None = None
-
-
 class SimulatedLimb(HardwareDriver):
     """A limb of the registry, simulated; deterministic for a seed.
 
@@ -283,14 +258,17 @@ class SimulatedLimb(HardwareDriver):
         robot: the robot, or its name in the registry.
         limb: the limb's name; None for a robot with a single limb.
         seed: seed of the sensor noise and the IK restarts.
-        config: the non-idealities and scheduled faults (default: ideal, no faults).
+        config: the non-idealities (default: ideal); its ``faults`` must be empty (they are
+            the fault decorator's).
+        base: the limb's base in the world frame, for the direction of gravity; None for the
+            world origin.
 
     Raises:
         limbtree.robots.errors.UnknownRobotError: for an unknown robot name.
         limbtree.robots.errors.UnknownLimbError: if the robot has no such limb.
         limbtree.robots.errors.UnknownPostureError: for an unknown ``initial_posture``.
-        SimConfigError: for a negative seed, or a ``backlash_rad`` of the wrong length.
-        DriverError: ``unknown_fault`` or ``bad_value`` for a wrong scheduled fault.
+        SimConfigError: for a negative seed, a ``backlash_rad`` of the wrong length, or
+            scheduled faults in ``config``.
     """
 
     driver_name = "sim"
@@ -302,10 +280,18 @@ class SimulatedLimb(HardwareDriver):
         *,
         seed: int = 0,
         config: SimConfig | None = None,
+        base: Pose | None = None,
     ) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise SimConfigError("seed", f"must be an int >= 0, got {seed!r}")
         config = SimConfig() if config is None else config
+        if config.faults:
+            raise SimConfigError(
+                "faults",
+                "scheduled faults are run by the fault decorator around the plant, not by the "
+                "simulated limb: build it with limbtree.robots.make_plant (or wrap the plant in "
+                "FaultyPlant(plant, schedule=...))",
+            )
         super().__init__(robot, limb, ik_searches=config.ik_searches, ik_seed=seed)
         self.config: Final[SimConfig] = config
         spec = self.tracker.limb
@@ -320,7 +306,7 @@ class SimulatedLimb(HardwareDriver):
             )
         half_backlash = np.asarray(backlash, dtype=np.float64) / 2.0
         self._half_backlash: list[float] = np.broadcast_to(half_backlash, (n,)).tolist()
-        self._gravity = np.array(config.gravity, dtype=np.float64)
+        self._gravity = gravity_in_base(config.gravity, base)
         self._load = 1.0 + (config.payload_kg / spec.mass_kg if spec.mass_kg > 0.0 else 0.0)
         slumped = spec.postures.get(SLUMPED_POSTURE)
         self._slumped = None if slumped is None else np.array(slumped, dtype=np.float64)
@@ -342,11 +328,9 @@ class SimulatedLimb(HardwareDriver):
         )
         self._powered = True
         self._disassembled = False
-        self._faults: dict[FaultKind, _Fault] = {}
+        self._actuation = HEALTHY
+        self._fault_clock: FaultClock | None = None
         self._free, self._speed = self._servo_limits()
-        for scheduled in config.faults:
-            self._parse(scheduled.kind, scheduled.params, start_s=scheduled.at_s)
-        self._schedule = deque(sorted(config.faults, key=lambda f: f.at_s))
         # The servos start holding the initial posture (not a noisy reading of it).
         self.tracker.hold(q0)
 
@@ -376,29 +360,9 @@ class SimulatedLimb(HardwareDriver):
         """False while disassembled: the agent then stops answering and publishing."""
         return not self._disassembled
 
-    def extra_health(self) -> Health:
-        """``BLOCKED``, ``SLOWED`` and ``DISASSEMBLED`` while those faults last."""
-        flags = Health.OK
-        if FaultKind.BLOCKAGE in self._faults:
-            flags |= Health.BLOCKED
-        if FaultKind.SLOWDOWN in self._faults:
-            flags |= Health.SLOWED
-        if self._disassembled:
-            flags |= Health.DISASSEMBLED
-        return flags
-
-    def extra_detail(self) -> Mapping[str, Any]:
-        """``faults``: the names of the faults in force."""
-        return {"faults": sorted(kind.value for kind in self._faults)}
-
     def solve_ik(self, target: Pose, q0: FloatArray) -> IKResult:
-        """Seeded IK, unless an ``ik_error`` fault makes it fail."""
-        fault = self._faults.get(FaultKind.IK_ERROR)
-        if fault is not None:
-            if fault.count is not None:
-                fault.count -= 1
-                if fault.count <= 0:
-                    self._end(FaultKind.IK_ERROR)
+        """Seeded IK, unless the actuation says IK fails (an ``ik_error`` fault)."""
+        if self._actuation.ik_error:
             raise DriverError(
                 "ik_failed",
                 "IK computation error (injected fault 'ik_error'); the limb did not move",
@@ -426,133 +390,48 @@ class SimulatedLimb(HardwareDriver):
         pose = self.tracker.chain.fk(self._output)
         return sagged_pose(pose, self.config.flex, self._gravity, self._load)
 
-    # ------------------------------------------------------------------ faults
+    # ------------------------------------------------------------------ faults' effects
 
-    def fault(self, kind: str, params: Mapping[str, Any]) -> None:
-        """Inject a fault now (seed 000 Table II); it lasts ``duration_s`` or until ended.
+    @property
+    def actuation(self) -> Actuation:
+        """What faults leave of the limb's actuation now (healthy by default)."""
+        return self._actuation
 
-        Kinds and parameters (all take ``duration_s`` [s] > 0 except the three that end
-        faults):
+    def actuate(self, actuation: Actuation) -> None:
+        """Set what faults leave of the limb's actuation, from now on.
 
-        - ``blockage``: ``joints`` (indices or names; default all) stop moving. ``BLOCKED``.
-        - ``slowdown``: ``factor`` in (0, 1) (default 0.5) scales the speed of ``joints``
-          (default all). ``SLOWED``.
-        - ``disassembly``: the limb detaches: it stops moving, its state freezes and
-          :attr:`available` is False. ``DISASSEMBLED``. Ended by ``reassemble``.
-        - ``power_off``: the state stops updating (``POWER_OFF``), commands are ignored and
-          the joints fall towards the ``slumped`` posture. Ended by ``power_on``, after which
-          the state shows the fallen joints and the limb holds there.
-        - ``ik_error``: every ``ee_pose`` command fails with ``ik_failed`` (``IK_FAILED``),
-          or only the next ``count`` ones.
-        - ``clear``: ends every fault.
+        When the power is cut or the limb detaches, the servos lose their queued setpoints;
+        when it comes back, they hold where the limb now is.
 
-        A fault of a kind already in force replaces it.
+        Args:
+            actuation: the new actuation (:class:`~limbtree.transport.plant.Actuation`).
 
         Raises:
-            DriverError: ``unknown_fault`` (listing the valid kinds) or ``bad_value`` (naming
-                the parameter).
+            SimConfigError: for a joint mask or speed factors of the wrong length.
         """
-        self._start(self._parse(kind, params, start_s=self.time))
-
-    def _parse(self, kind: str, params: Mapping[str, Any], *, start_s: float) -> _Fault:
-        try:
-            fault_kind = FaultKind(kind)
-        except ValueError:
-            valid = ", ".join(k.value for k in FaultKind)
-            raise DriverError("unknown_fault", f"unknown fault {kind!r}; valid: {valid}") from None
-        if not isinstance(params, Mapping):
-            raise DriverError("bad_value", f"fault {kind!r}: params must be a map, got {params!r}")
-        allowed = FAULT_PARAMS[fault_kind]
-        for name in params:
-            if name not in allowed:
-                raise DriverError(
-                    "bad_value",
-                    f"fault {kind!r} has no parameter {name!r}; "
-                    f"valid: {', '.join(allowed) or '(none)'}",
-                )
-        fault = _Fault(fault_kind)
-        if "duration_s" in params:
-            duration = params["duration_s"]
-            if not _is_number(duration) or not duration > 0.0:
-                raise DriverError(
-                    "bad_value", f"fault {kind!r}: duration_s must be > 0 [s], got {duration!r}"
-                )
-            fault.end_s = start_s + float(duration)
-        if "joints" in params:
-            fault.joints = self._joint_mask(kind, params["joints"])
-        if "factor" in params:
-            factor = params["factor"]
-            if not _is_number(factor) or not SLOWDOWN_FACTOR_LOW < factor < SLOWDOWN_FACTOR_HIGH:
-                raise DriverError(
-                    "bad_value",
-                    f"fault {kind!r}: factor must be in ({SLOWDOWN_FACTOR_LOW:g}, "
-                    f"{SLOWDOWN_FACTOR_HIGH:g}), got {factor!r}",
-                )
-            fault.factor = float(factor)
-        elif fault_kind is FaultKind.SLOWDOWN:
-            fault.factor = DEFAULT_SLOWDOWN_FACTOR
-        if "count" in params:
-            count = params["count"]
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise DriverError(
-                    "bad_value", f"fault {kind!r}: count must be an int >= 1, got {count!r}"
-                )
-            fault.count = count
-        return fault
-
-    def _joint_mask(self, kind: str, joints: Any) -> FloatArray:
-        names = self.tracker.limb.joint_names
-        valid = f"indices 0..{len(names) - 1} or names {', '.join(names)}"
-        if isinstance(joints, str | int) and not isinstance(joints, bool):
-            joints = [joints]
-        if not isinstance(joints, Sequence) or isinstance(joints, str) or not joints:
-            raise DriverError(
-                "bad_value", f"fault {kind!r}: joints must be a non-empty list of {valid}"
-            )
-        mask = np.zeros(len(names))
-        for joint in joints:
-            if isinstance(joint, int) and not isinstance(joint, bool) and 0 <= joint < len(names):
-                mask[joint] = 1.0
-            elif isinstance(joint, str) and joint in names:
-                mask[names.index(joint)] = 1.0
-            else:
-                raise DriverError(
-                    "bad_value", f"fault {kind!r}: joints has {joint!r}; valid: {valid}"
-                )
-        return mask
-
-    def _start(self, fault: _Fault) -> None:
-        kind = fault.kind
-        if kind is FaultKind.CLEAR:
-            for active in list(self._faults):
-                self._end(active)
-            return
-        if kind is FaultKind.REASSEMBLE:
-            self._end(FaultKind.DISASSEMBLY)
-            return
-        if kind is FaultKind.POWER_ON:
-            self._end(FaultKind.POWER_OFF)
-            return
-        self._faults[kind] = fault
+        n = self.tracker.n
+        for name in ("free", "speed_scale"):
+            values = getattr(actuation, name)
+            if values is not None and len(values) != n:
+                raise SimConfigError(name, f"needs {n} values (one per joint), got {values!r}")
+        cut = (not actuation.powered and self._powered) or (
+            not actuation.attached and not self._disassembled
+        )
+        restored = (actuation.powered and not self._powered) or (
+            actuation.attached and self._disassembled
+        )
+        self._actuation = actuation
         self._free, self._speed = self._servo_limits()
-        if kind is FaultKind.DISASSEMBLY:
-            self._disassembled = True
-        elif kind is FaultKind.POWER_OFF:
-            self._powered = False
-        if kind in (FaultKind.DISASSEMBLY, FaultKind.POWER_OFF):
-            # The servos lose their setpoints: when back, they hold where the limb is.
+        self._disassembled = not actuation.attached
+        self._powered = actuation.powered
+        if cut:
             self._pending.clear()
-
-    def _end(self, kind: FaultKind) -> None:
-        if self._faults.pop(kind, None) is None:
-            return
-        self._free, self._speed = self._servo_limits()
-        if kind is FaultKind.DISASSEMBLY:
-            self._disassembled = False
-        elif kind is FaultKind.POWER_OFF:
-            self._powered = True
-        if kind in (FaultKind.DISASSEMBLY, FaultKind.POWER_OFF):
+        if restored:
             self._setpoint = self._motor.copy()
+
+    def set_fault_clock(self, clock: FaultClock | None) -> None:
+        """Fire ``clock``'s fault events at their exact times while the limb integrates."""
+        self._fault_clock = clock
 
     # ------------------------------------------------------------------ physics
 
@@ -567,20 +446,20 @@ class SimulatedLimb(HardwareDriver):
         self._integrate(t)
 
     def _next_event_s(self) -> float | None:
-        times = [f.end_s for f in self._faults.values() if f.end_s is not None]
-        if self._schedule:
-            times.append(self._schedule[0].at_s)
+        times = []
+        clock = self._fault_clock
+        if clock is not None:
+            fault_s = clock.next_event_s()
+            if fault_s is not None:
+                times.append(fault_s)
         if self._pending:
             times.append(self._pending[0][0])
         return min(times) if times else None
 
     def _fire(self, now_s: float) -> None:
-        for kind, fault in list(self._faults.items()):
-            if fault.end_s is not None and fault.end_s <= now_s + _TIME_EPS:
-                self._end(kind)
-        while self._schedule and self._schedule[0].at_s <= now_s:
-            scheduled = self._schedule.popleft()
-            self._start(self._parse(scheduled.kind, scheduled.params, start_s=scheduled.at_s))
+        clock = self._fault_clock
+        if clock is not None:
+            clock.fire(now_s)
         while self._pending and self._pending[0][0] <= now_s:
             self._setpoint = self._pending.popleft()[1]
 
@@ -638,15 +517,11 @@ class SimulatedLimb(HardwareDriver):
 
         Computed when a fault starts or ends rather than every tick.
         """
-        free = np.ones(self.tracker.n)
-        blockage = self._faults.get(FaultKind.BLOCKAGE)
-        if blockage is not None:
-            free = free - (1.0 if blockage.joints is None else blockage.joints)
+        actuation = self._actuation
+        free = np.ones(self.tracker.n) if actuation.free is None else np.array(actuation.free)
         speed = self._max_speed * free
-        slowdown = self._faults.get(FaultKind.SLOWDOWN)
-        if slowdown is not None:
-            slowed = 1.0 if slowdown.joints is None else slowdown.joints
-            speed = speed * (1.0 - slowed * (1.0 - slowdown.factor))
+        if actuation.speed_scale is not None:
+            speed = speed * np.array(actuation.speed_scale)
         return free, speed.tolist()
 
 

@@ -18,6 +18,8 @@ from limbtree.robots.assembly import (
     world_from_json,
 )
 from limbtree.robots.factory import DriverOptionError, make_driver
+from limbtree.robots.faulty import FaultyPlant
+from limbtree.robots.kinematic import KinematicPlant
 from limbtree.robots.mocap import MotionCapture, MotionCaptureError
 from limbtree.robots.modules import load_module
 from limbtree.robots.sim import SimConfig, SimConfigError, SimulatedLimb
@@ -180,9 +182,10 @@ def test_the_nearest_grasp_point_in_tolerance_is_the_one_grasped():
 
 def test_while_the_power_is_off_closing_does_not_grasp():
     limb = limb_at_wheel()
-    limb.advance(0.0)
-    limb.fault("power_off", {})
-    limb.gripper(GripperAction.CLOSE)
+    plant = FaultyPlant(KinematicPlant.from_limbs(V2.name, {"arm": limb}))
+    plant.advance(0.0)
+    plant.fault("arm", "power_off", {})
+    plant.gripper("arm", GripperAction.CLOSE)
     assert limb.attached is None
 
 
@@ -206,11 +209,13 @@ def test_the_state_publishes_the_end_effector_and_every_grasp_point_as_7_floats(
 
 
 def test_the_state_keeps_the_simulated_limbs_own_detail():
-    limb = limb_at_wheel()
-    limb.advance(0.0)
-    limb.fault("slowdown", {})
-    limb.advance(0.02)
-    assert limb.state().detail["faults"] == ["slowdown"]
+    plant = FaultyPlant(KinematicPlant.from_limbs(V2.name, {"arm": limb_at_wheel()}))
+    plant.advance(0.0)
+    plant.fault("arm", "slowdown", {})
+    plant.advance(0.02)
+    detail = plant.limb_state("arm").detail
+    assert detail["faults"] == ["slowdown"]
+    assert set(detail["mocap"]) == {"ee", "wheel/grasp", "wheel/grasp_back"}
 
 
 @pytest.mark.slow

@@ -1,12 +1,19 @@
-"""Tests of the simulated faults of seed 000 Table II, injected live and scheduled."""
+"""Tests of the faults of seed 000 Table II, injected live and scheduled.
+
+The fault decorator (``FaultyPlant``) wraps a one-limb kinematic plant; each test drives the
+limb through a one-limb view of that plant.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from limbtree.kinematics import Pose
-from limbtree.robots import builtin_robot_dir, load_robot, robot_names
-from limbtree.robots.sim import ScheduledFault, SimConfig, SimulatedLimb
+from limbtree.robots import FaultyPlant, KinematicPlant, builtin_robot_dir, load_robot, robot_names
+from limbtree.robots.sim import ScheduledFault, SimConfig
 from limbtree.transport.driver import CommandMode, DriverError, GripperAction, Health
+from limbtree.transport.plant import PlantLimbDriver
 
 SHIPPED = [builtin_robot_dir()]
 SPECS = {name: load_robot(name, SHIPPED) for name in robot_names(SHIPPED)}
@@ -15,8 +22,19 @@ LEG = ("moonbot_zero", "leg_0")
 SLUMPED = np.array(SPECS["moonbot_zero"].limb("leg_0").postures["slumped"])
 
 
+class FaultyLimb(PlantLimbDriver):
+    """One limb of a faulty kinematic plant; the simulated limb's ground truth shows through."""
+
+    def __getattr__(self, name):
+        return getattr(self.plant.inner.limb(self.limb), name)
+
+
 def sim(robot="moonbot_zero", limb="leg_0", **config):
-    return SimulatedLimb(SPECS[robot], limb, config=SimConfig(**config))
+    spec = SPECS[robot]
+    name = limb or spec.limb_names[0]
+    settings = SimConfig(**config)
+    plant = KinematicPlant(spec, [name], config=dataclasses.replace(settings, faults=()))
+    return FaultyLimb(FaultyPlant(plant, settings.faults), name)
 
 
 def run(limb, seconds, dt=DT):

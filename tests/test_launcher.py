@@ -65,3 +65,14 @@ def test_an_agent_that_cannot_start_is_named_with_its_log(tmp_path):
     assert "limb arm (light_limb) exited" in message
     log = Path(message.rsplit("see ", 1)[1])
     assert "flex" in log.read_text()
+
+
+def test_a_limb_on_a_turned_base_is_served_with_its_base_in_the_world(tmp_path):
+    base = (0.0, 1.5, 0.0, 0.0, 0.0, 1.0, 0.0)  # turned 180 degrees about z
+    spec = SimAgentSpec("leg", "moonbot_zero", "leg_2", seed=1, clock="sim", base=base)
+    with SimAgents([spec], tmp_path) as agents:
+        endpoint = agents.start(answers)["leg"]
+        with LimbClient(endpoint, limb="leg_2", subscribe=False) as client:
+            plant = client.describe(timeout_s=10).plant
+    assert plant.limb_names == ("leg_2",)
+    assert plant.base_pose == pytest.approx(base)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from limbtree.robots.sim import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
+from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
 from limbtree.trees.mission import check_mission
 
 ROBOTS = {"heavy_limb": ("arm",)}

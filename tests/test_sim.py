@@ -8,6 +8,8 @@ import pytest
 from limbtree.kinematics import Pose
 from limbtree.robots import builtin_robot_dir, load_robot, robot_names
 from limbtree.robots.factory import DRIVERS, UnknownDriverError, make_driver
+from limbtree.robots.faulty import FaultyPlant
+from limbtree.robots.kinematic import KinematicPlant
 from limbtree.robots.sim import (
     ScheduledFault,
     SimConfig,
@@ -23,6 +25,7 @@ from limbtree.transport.driver import (
     Health,
     LimbDriver,
 )
+from limbtree.transport.plant import PlantLimbDriver
 
 SHIPPED = [builtin_robot_dir()]
 SPECS = {name: load_robot(name, SHIPPED) for name in robot_names(SHIPPED)}
@@ -354,16 +357,18 @@ def test_the_same_seed_and_inputs_give_identical_states():
             "joint_noise_rad": 0.001,
             "backlash_rad": 0.05,
             "latency_s": 0.03,
-            "faults": (ScheduledFault(0.4, "slowdown", {"factor": 0.3, "duration_s": 0.3}),),
         }
-        driver = sim("light_limb", seed=seed, **config)
+        schedule = (ScheduledFault(0.4, "slowdown", {"factor": 0.3, "duration_s": 0.3}),)
+        limb = sim("light_limb", seed=seed, **config)
+        plant = FaultyPlant(KinematicPlant.from_limbs("light_limb", {"arm": limb}), schedule)
+        driver = PlantLimbDriver(plant, "arm")
         start = ee(driver.state())
         target = Pose(start.position + [0.05, 0.02, -0.03], start.quaternion)
         driver.command(CommandMode.EE_POSE, {"pose": target.as_array().tolist()})
         states = run(driver, 1.0)
         driver.command(CommandMode.EE_TWIST, {"twist": [0.0, 0.0, 0.02, 0.0, 0.1, 0.0]})
         states += run(driver, 0.5)
-        return states, driver.true_ee_pose().as_array()
+        return states, limb.true_ee_pose().as_array()
 
     first, second, other = trial(7), trial(7), trial(8)
     assert first[0] == second[0]

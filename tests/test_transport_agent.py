@@ -66,18 +66,18 @@ def test_describe_reports_the_limb_and_the_agent(
 def test_a_dealer_client_gets_a_single_frame_reply_echoing_its_seq(make_agent: MakeAgent) -> None:
     agent = make_agent(FakeDriver(), clock="sim")
     with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
-        sock.send(msgpack.packb({"v": 1, "type": "ping", "seq": 41}))
+        sock.send(msgpack.packb({"v": 2, "type": "ping", "seq": 41}))
         frames = sock.recv_multipart()
     assert len(frames) == 1
     reply = msgpack.unpackb(frames[0])
-    assert (reply["type"], reply["seq"], reply["v"]) == ("ping_reply", 41, 1)
+    assert (reply["type"], reply["seq"], reply["v"]) == ("ping_reply", 41, 2)
 
 
 def test_a_req_client_gets_its_envelope_back(make_agent: MakeAgent) -> None:
     agent = make_agent(FakeDriver(), clock="sim")
     with raw_socket(zmq.REQ, agent.request_endpoint) as sock:
         for seq in (1, 2):
-            assert ask(sock, {"v": 1, "type": "ping", "seq": seq})["seq"] == seq
+            assert ask(sock, {"v": 2, "type": "ping", "seq": seq})["seq"] == seq
 
 
 def test_agent_logs_one_line_saying_what_it_serves(
@@ -86,7 +86,7 @@ def test_agent_logs_one_line_saying_what_it_serves(
     with caplog.at_level(logging.INFO, logger="limbtree.transport.agent"):
         agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=50)
         make_client(agent.request_endpoint).ping(timeout_s=5)
-    lines = [r.getMessage() for r in caplog.records if "limb agent" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if "plant agent" in r.getMessage()]
     assert len(lines) == 1
     for words in (
         "fake_point",
@@ -182,10 +182,11 @@ def test_bad_input_gets_error_replies_is_counted_and_flags_health(
     with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
         assert ask(sock, b"\xc1")["code"] == "undecodable"
         assert ask(sock, b"x" * (MAX_MESSAGE_BYTES + 1))["code"] == "too_large"
-        bad_version = ask(sock, {"v": 2, "type": "ping", "seq": 5})
+        bad_version = ask(sock, {"v": 1, "type": "ping", "seq": 5})
         assert (bad_version["code"], bad_version["seq"]) == ("bad_version", 5)
-        assert ask(sock, {"v": 1, "type": "nap", "seq": 6})["code"] == "unknown_type"
-        bad_field = ask(sock, {"v": 1, "type": "step", "seq": 7, "t": "now"})
+        assert "speaks version 2" in bad_version["message"]
+        assert ask(sock, {"v": 2, "type": "nap", "seq": 6})["code"] == "unknown_type"
+        bad_field = ask(sock, {"v": 2, "type": "step", "seq": 7, "t": "now"})
         assert (bad_field["code"], bad_field["field"]) == ("bad_field", "t")
     info = client.describe(timeout_s=5)
     assert info.errors_received == {
@@ -201,9 +202,9 @@ def test_bad_input_gets_error_replies_is_counted_and_flags_health(
 def test_too_many_frames_are_refused_without_losing_the_framing(make_agent: MakeAgent) -> None:
     agent = make_agent(FakeDriver(), clock="sim")
     with raw_socket(zmq.DEALER, agent.request_endpoint) as sock:
-        sock.send_multipart([b""] * 20 + [msgpack.packb({"v": 1, "type": "ping", "seq": 1})])
+        sock.send_multipart([b""] * 20 + [msgpack.packb({"v": 2, "type": "ping", "seq": 1})])
         assert msgpack.unpackb(sock.recv_multipart()[-1])["code"] == "undecodable"
-        assert ask(sock, {"v": 1, "type": "ping", "seq": 2})["type"] == "ping_reply"
+        assert ask(sock, {"v": 2, "type": "ping", "seq": 2})["type"] == "ping_reply"
 
 
 def test_a_frame_past_the_socket_limit_drops_only_that_peer(

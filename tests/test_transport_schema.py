@@ -117,7 +117,7 @@ def test_description_survives_a_round_trip() -> None:
 def test_packed_header_plus_seq_and_state_decodes_as_one_map() -> None:
     body = msgpack.packb({"seq": 3})
     data = packed_header(MessageType.STEP_REPLY, 4) + msgpack.packb(12) + STATE_KEY + body
-    assert decode(data) == {"v": 1, "type": "step_reply", "seq": 12, "state": {"seq": 3}}
+    assert decode(data) == {"v": 2, "type": "step_reply", "seq": 12, "state": {"seq": 3}}
 
 
 def test_every_request_type_has_a_reply_type() -> None:
@@ -199,7 +199,7 @@ def test_invalid_utf8_is_undecodable() -> None:
 
 
 def test_msgpack_extension_types_are_refused() -> None:
-    data = msgpack.packb({"v": 1, "type": "ping", "seq": 1, "x": msgpack.ExtType(5, b"abc")})
+    data = msgpack.packb({"v": 2, "type": "ping", "seq": 1, "x": msgpack.ExtType(5, b"abc")})
     error = rejection(data)
     assert error.code == ErrorCode.UNDECODABLE
     assert "extension" in str(error)
@@ -304,7 +304,7 @@ def test_huge_but_finite_joint_values_are_accepted() -> None:
 def test_error_reply_carries_code_message_field_and_seq() -> None:
     reply = decode(encode(error_reply(9, ErrorCode.BAD_FIELD, "q is wrong", "q")))
     assert reply == {
-        "v": 1,
+        "v": 2,
         "type": "error",
         "seq": 9,
         "code": "bad_field",

@@ -2,15 +2,26 @@
 
 ``docs/protocol.md`` is the wire reference. The pieces:
 
-- :class:`LimbDriver` (``driver.py``): the contract between an agent and what moves the limb.
-- :class:`LimbAgent`: serves one driver on ``tcp://HOST:N`` (requests) and ``N+1`` (state).
-- :class:`LimbClient`: the runner's non-blocking side of one agent; :func:`ping_endpoint`.
+- :class:`Plant` (``plant.py``): the contract between an agent and what moves (one
+  mechanically coupled group of limbs); :class:`LimbDriver` (``driver.py``) for one limb,
+  served as a one-limb plant (:class:`DriverPlant`).
+- :mod:`~limbtree.transport.faults`: the one definition of fault kinds, limits and schedules.
+- :class:`PlantAgent`: serves one plant on ``tcp://HOST:N`` (requests) and ``N+1`` (state).
+- :class:`AgentClient`: the runner's non-blocking side of one agent; :class:`LimbClient`, one
+  limb of it; :func:`ping_endpoint`.
 - :class:`MonotonicClock`, :class:`SimClock`: the ``real`` and ``sim`` clocks.
 - :func:`generate_keys`: CURVE key pairs for ``--keys DIR``.
 """
 
-from limbtree.transport.agent import LimbAgent, serve_forever
-from limbtree.transport.client import AgentDescription, LimbClient, ping_endpoint, step_all
+from limbtree.transport.agent import LimbAgent, PlantAgent, serve_forever
+from limbtree.transport.client import (
+    AgentClient,
+    AgentDescription,
+    AgentStep,
+    LimbClient,
+    ping_endpoint,
+    step_all,
+)
 from limbtree.transport.clock import Clock, ClockMode, MonotonicClock, SimClock
 from limbtree.transport.driver import (
     CommandMode,
@@ -33,11 +44,20 @@ from limbtree.transport.errors import (
     RequestTimeoutError,
     TransportError,
 )
+from limbtree.transport.faults import FaultKind, ScheduledFault
+from limbtree.transport.plant import (
+    BaseState,
+    DriverPlant,
+    Plant,
+    PlantDescription,
+    PlantLimb,
+    PlantState,
+)
 from limbtree.transport.schema import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     ErrorCode,
-    FaultKind,
     MessageType,
     StateSample,
 )
@@ -46,13 +66,18 @@ from limbtree.transport.security import KeyFiles, generate_keys
 __all__ = [
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS",
+    "AgentClient",
     "AgentDescription",
+    "AgentStep",
     "AgentUnreachableError",
+    "BaseState",
     "Clock",
     "ClockMode",
     "CommandMode",
     "ConfigError",
     "DriverError",
+    "DriverPlant",
     "ErrorCode",
     "FaultKind",
     "GripperAction",
@@ -68,9 +93,15 @@ __all__ = [
     "LimbUnavailableError",
     "MessageType",
     "MonotonicClock",
+    "Plant",
+    "PlantAgent",
+    "PlantDescription",
+    "PlantLimb",
+    "PlantState",
     "ProtocolError",
     "RemoteError",
     "RequestTimeoutError",
+    "ScheduledFault",
     "SimClock",
     "StateSample",
     "TransportError",

@@ -1,14 +1,15 @@
-"""The limb agent: serves one :class:`LimbDriver` over ZeroMQ.
+"""The plant agent: serves one :class:`~limbtree.transport.plant.Plant` over ZeroMQ (wire v2).
 
-An agent binds a ROUTER socket on ``tcp://HOST:N`` for requests and a PUB socket on
-``tcp://HOST:N+1`` for its state stream, and serves both from one loop (``zmq.Poller``) in one
+An agent serves all the limbs of one plant (a lone limb, a quadruped's four legs). It binds
+a ROUTER socket on ``tcp://HOST:N`` for requests and a PUB socket on ``tcp://HOST:N+1`` for
+its state stream, and serves both from one loop (``zmq.Poller``) in one
 thread. ``docs/protocol.md`` describes the wire.
 
-- ``real`` clock: the agent calls ``driver.advance`` with its own time (from the injected time
-  source, seconds since :meth:`LimbAgent.run` started) and publishes the state at
-  ``stream_rate_hz``.
-- ``sim`` clock: the driver moves only on ``step(t)`` requests; the reply carries the state,
-  which is also published.
+- ``real`` clock: the agent calls ``plant.advance`` with its own time (from the injected time
+  source, seconds since :meth:`PlantAgent.run` started) and publishes each limb's state at
+  ``stream_rate_hz``, one ZeroMQ topic per limb (the limb's name).
+- ``sim`` clock: the plant moves only on ``step(t)`` requests; the reply carries every limb's
+  state and the base state, which are also published.
 
 A malformed request gets an ``error`` reply, is counted (``errors_received`` in the
 ``describe`` reply, :attr:`Health.BAD_INPUT` in the state) and the agent goes on serving.
@@ -23,31 +24,48 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Final, cast
 
+import msgpack
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
 from limbtree.transport.clock import ClockMode
-from limbtree.transport.driver import CommandMode, DriverError, Health, LimbDriver, LimbState
+from limbtree.transport.driver import (
+    CommandMode,
+    DriverError,
+    Health,
+    LimbDescription,
+    LimbDriver,
+    LimbState,
+)
 from limbtree.transport.endpoint import split_endpoint
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
+from limbtree.transport.faults import FaultKind
+from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
+    BASE_KEY,
+    LIMB_KEY,
+    LIMBS_KEY,
     MAX_ENVELOPE_FRAMES,
     MAX_FRAME_BYTES,
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
     STATE_KEY,
+    SUPPORTED_VERSIONS,
+    T_KEY,
+    UNAVAILABLE_KEY,
     ErrorCode,
-    FaultKind,
     MessageType,
     Request,
-    description_to_map,
+    base_to_map,
     error_reply,
     make_packer,
     packed_header,
     parse_request,
+    plant_description_to_map,
     state_to_map,
 )
 from limbtree.transport.security import (
@@ -83,12 +101,39 @@ _POWER_OFF: Final = int(Health.POWER_OFF)
 _Socket = zmq.Socket[bytes]
 
 
-class LimbAgent:
-    """Serves one limb driver on a request port and a state-stream port.
+@dataclass
+class _Limb:
+    """What the agent knows of one limb of its plant, computed once."""
+
+    name: str
+    description: LimbDescription
+    topic: bytes = b""
+    packed_name: bytes = b""
+    modes: frozenset[CommandMode] = frozenset()
+    modes_text: str = ""
+    n_joints: int = 0
+    ees: frozenset[str] = frozenset()
+    default_ee: str = ""
+    published_power_off: bool = False
+
+    def __post_init__(self) -> None:
+        desc = self.description
+        self.topic = self.name.encode()
+        self.packed_name = msgpack.packb(self.name)
+        self.modes = frozenset(desc.command_modes)
+        self.modes_text = ", ".join(m.value for m in desc.command_modes) or "none"
+        self.n_joints = len(desc.joints)
+        self.ees = frozenset(desc.end_effectors)
+        self.default_ee = desc.end_effectors[0] if desc.end_effectors else ""
+
+
+class PlantAgent:
+    """Serves one plant (all its limbs) on a request port and a state-stream port.
 
     Args:
-        driver: what moves the limb; the agent calls it from its loop thread only, and
-            closes it when the agent closes.
+        plant: what moves; the agent calls it from its loop thread only, and closes it when
+            the agent closes. A bare :class:`~limbtree.transport.driver.LimbDriver` is served
+            as a one-limb plant whose limb is named after its robot.
         bind: ``tcp://HOST:N``; requests on port N, state stream on N+1 (both must be free).
         clock: ``"real"`` (free-running, streaming) or ``"sim"`` (lockstep ``step`` requests).
         stream_rate_hz: state stream rate in the real clock [Hz]; above about 1000 Hz the loop
@@ -105,7 +150,7 @@ class LimbAgent:
 
     def __init__(
         self,
-        driver: LimbDriver,
+        plant: Plant | LimbDriver,
         bind: str = "tcp://127.0.0.1:5555",
         clock: ClockMode | str = ClockMode.REAL,
         stream_rate_hz: float = 100.0,
@@ -125,21 +170,22 @@ class LimbAgent:
         host, port = split_endpoint(bind)
         self._request_endpoint = f"tcp://{host}:{port}"
         self._state_endpoint = f"tcp://{host}:{port + 1}"
-        self._driver = driver
+        if isinstance(plant, LimbDriver):
+            plant = DriverPlant(plant, plant.describe().robot)
+        self._plant = plant
         self._real = self._clock is ClockMode.REAL
-        self._description = driver.describe()
+        self._description = plant.describe()
         self._stream_rate_hz = float(stream_rate_hz)
         self._time = time_source
         self._publish_on_step = publish_on_step
 
         # Limb facts used to check commands, computed once.
-        desc = self._description
-        self._modes = frozenset(desc.command_modes)
-        self._modes_text = ", ".join(m.value for m in desc.command_modes) or "none"
-        self._n_joints = len(desc.joints)
-        self._ees = frozenset(desc.end_effectors)
-        self._default_ee = desc.end_effectors[0] if desc.end_effectors else ""
-        self._description_map = description_to_map(desc)
+        self._limbs = {
+            limb.name: _Limb(limb.name, limb.description) for limb in self._description.limbs
+        }
+        self._only = next(iter(self._limbs.values())) if len(self._limbs) == 1 else None
+        self._limb_names_text = ", ".join(self._limbs)
+        self._description_map = plant_description_to_map(self._description)
 
         # Run state.
         self._start: float | None = None
@@ -149,7 +195,6 @@ class LimbAgent:
         self._session = int.from_bytes(os.urandom(4), "little")
         self._errors: dict[str, int] = {}
         self._extra_health = 0
-        self._published_power_off = False
         self._tick_failures = 0
         self._stop_requested = False
         self._shutdown = False
@@ -161,8 +206,11 @@ class LimbAgent:
         # Pre-packed reply headers.
         self._packer = make_packer()
         self._packb: Callable[[object], bytes] = self._packer.pack
-        self._stream_prefix = packed_header(MessageType.STATE, 4)
-        self._step_prefix = packed_header(MessageType.STEP_REPLY, 4)
+        self._stream_prefix = packed_header(MessageType.STATE, 6)
+        self._step_prefix = packed_header(MessageType.STEP_REPLY, 7)
+        self._no_unavailable = UNAVAILABLE_KEY + self._packb([])
+        self._base_state: BaseState | None = None
+        self._base_bytes = b""
         self._ack_prefix = {
             mtype: packed_header(MessageType(f"{mtype}_reply"), 3)
             for mtype in (
@@ -172,7 +220,7 @@ class LimbAgent:
                 MessageType.SHUTDOWN,
             )
         }
-        self._handlers: dict[MessageType, Callable[[Request], bytes]] = {
+        self._handlers: dict[MessageType, Callable[[Request], bytes | None]] = {
             MessageType.DESCRIBE: self._on_describe,
             MessageType.PING: self._on_ping,
             MessageType.COMMAND: self._on_command,
@@ -228,6 +276,11 @@ class LimbAgent:
         return self._curve
 
     @property
+    def plant(self) -> Plant:
+        """The plant served."""
+        return self._plant
+
+    @property
     def errors_received(self) -> dict[str, int]:
         """A copy of the per-code counts of requests the agent rejected."""
         return dict(self._errors)
@@ -249,8 +302,9 @@ class LimbAgent:
             if self._curve
             else "CURVE off"
         )
+        limbs = ", ".join(f"{n} ({limb.n_joints} joints)" for n, limb in self._limbs.items())
         return (
-            f"limb agent: robot {desc.robot!r} (driver {desc.driver}, {self._n_joints} joints), "
+            f"plant agent: robot {desc.robot!r} ({desc.kind} plant, limbs {limbs}), "
             f"requests on {self._request_endpoint}, state on {self._state_endpoint}, "
             f"{clock}, {curve}"
         )
@@ -283,7 +337,7 @@ class LimbAgent:
             The started thread.
         """
         thread = threading.Thread(
-            target=self.run, name=f"limb-agent {self._request_endpoint}", daemon=True
+            target=self.run, name=f"plant-agent {self._request_endpoint}", daemon=True
         )
         self._thread = thread
         thread.start()
@@ -307,7 +361,7 @@ class LimbAgent:
             self.close()
 
     def close(self) -> None:
-        """Close the sockets, the authenticator, the context and the driver (idempotent).
+        """Close the sockets, the authenticator, the context and the plant (idempotent).
 
         Call from the loop's thread, or after the loop has ended.
         """
@@ -316,12 +370,12 @@ class LimbAgent:
         self._closing = True
         self._close_sockets()
         try:
-            self._driver.close()
+            self._plant.close()
         except Exception:
-            _log.exception("driver.close() failed")
+            _log.exception("plant.close() failed")
         self._closed = True
 
-    def __enter__(self) -> LimbAgent:
+    def __enter__(self) -> PlantAgent:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -374,41 +428,65 @@ class LimbAgent:
             self._shutdown = True
 
     def _tick(self, now: float) -> None:
-        driver = self._driver
+        plant = self._plant
         try:
-            driver.advance(now)
-            if not driver.available:
-                return
-            state = driver.state()
+            plant.advance(now)
+            states = [
+                (limb, plant.limb_state(name))
+                for name, limb in self._limbs.items()
+                if plant.available(name)
+            ]
+            base = self._pack_base()
         except Exception as exc:
             self._tick_failures += 1
             if self._tick_failures % _TICK_LOG_EVERY == 1:
                 _log.error(
-                    "driver failed at t=%.6f s (%d failures so far): %r",
+                    "plant failed at t=%.6f s (%d failures so far): %r",
                     now,
                     self._tick_failures,
                     exc,
                 )
             return
-        self._stream(state, now)
+        self._state_seq += 1
+        for limb, state in states:
+            self._stream(limb, state, now, base)
 
-    def _stream(self, state: LimbState, agent_time: float) -> bytes | None:
-        """Encode and publish a state; returns the packed state map.
+    def _pack_base(self) -> bytes:
+        """The packed base state, re-packed only when it changed (a fixed base: never)."""
+        if self._base_state is not None and not self._description.floating_base:
+            return self._base_bytes
+        base = self._plant.base_state()
+        if base != self._base_state:
+            self._base_state = base
+            self._base_bytes = self._packb(base_to_map(base))
+        return self._base_bytes
+
+    def _stream(self, limb: _Limb, state: LimbState, agent_time: float, base: bytes) -> bytes:
+        """Encode and publish one limb's state (topic: the limb's name); returns the state map.
 
         While the limb reports power off, the stream publishes that state once and then stays
-        quiet, so clients see the reason and then mark the limb stale.
+        quiet about it, so clients see the reason and then mark the limb stale.
         """
         powered_off = int(state.health) & _POWER_OFF
-        self._state_seq += 1
         body = self._pack_state(state, agent_time)
         if powered_off:
-            if self._published_power_off:
+            if limb.published_power_off:
                 return body
-            self._published_power_off = True
+            limb.published_power_off = True
         else:
-            self._published_power_off = False
-        message = self._stream_prefix + self._packb(self._state_seq) + STATE_KEY + body
-        try:  # noqa: SIM105 - hot path
+            limb.published_power_off = False
+        message = (
+            self._stream_prefix
+            + self._packb(self._state_seq)
+            + LIMB_KEY
+            + limb.packed_name
+            + BASE_KEY
+            + base
+            + STATE_KEY
+            + body
+        )
+        try:
+            self._pub.send(limb.topic, _SNDMORE)
             self._pub.send(message, _NOBLOCK)
         except zmq.Again:  # PUB drops rather than blocks; this is only a safety net
             pass
@@ -475,9 +553,13 @@ class LimbAgent:
         except zmq.Again:  # ROUTER drops rather than blocks; this is only a safety net
             pass
 
+    def _all_gone(self) -> bool:
+        """Whether every limb is disassembled (the agent then answers only to bring one back)."""
+        available = self._plant.available
+        return not any(available(name) for name in self._limbs)
+
     def _handle(self, payload: bytes, extra_frames: int = 0) -> bytes | None:
-        """Answer one request; None means stay silent (disassembled limb, real clock)."""
-        silent = self._real and not self._driver.available
+        """Answer one request; None means stay silent (disassembled limbs, real clock)."""
         seq = 0
         try:
             if extra_frames:
@@ -489,13 +571,11 @@ class LimbAgent:
                 )
             request = parse_request(payload)
             seq = request.seq
-            if silent and not _serves_while_disassembled(request):
-                return None
             return self._handlers[request.type](request)
         except ProtocolError as exc:
             self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
             self._extra_health = Health.BAD_INPUT
-            if silent:
+            if self._real and self._all_gone():
                 return None
             return self._pack(error_reply(exc.seq, exc.code, str(exc), exc.field))
         except DriverError as exc:
@@ -503,6 +583,29 @@ class LimbAgent:
         except Exception as exc:
             _log.exception("request failed inside the agent")
             return self._pack(error_reply(seq, ErrorCode.INTERNAL, f"agent error: {exc!r}"))
+
+    def _limb(self, request: Request) -> _Limb:
+        """The limb a request is about (its ``limb`` field, or the agent's only limb)."""
+        name: str | None = request.fields.pop("limb", None)
+        if name is None:
+            if self._only is not None:
+                return self._only
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_LIMB,
+                f"{request.type.value} needs field 'limb': this agent serves limbs "
+                f"{self._limb_names_text}",
+                seq=request.seq,
+                field="limb",
+            )
+        limb = self._limbs.get(name)
+        if limb is None:
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_LIMB,
+                f"no limb {name!r} here: this agent serves limbs {self._limb_names_text}",
+                seq=request.seq,
+                field="limb",
+            )
+        return limb
 
     def _pack(self, message: dict[str, Any]) -> bytes:
         return self._packb(message)
@@ -515,18 +618,22 @@ class LimbAgent:
     def _ack(self, request: Request) -> bytes:
         return self._ack_prefix[request.type] + self._packb(request.seq)
 
-    def _unavailable(self, request: Request) -> bytes:
-        return self._pack(
-            error_reply(
-                request.seq,
-                ErrorCode.UNAVAILABLE,
-                f"limb {self._description.robot!r} is disassembled; "
-                f"send fault {FaultKind.REASSEMBLE.value!r} to bring it back",
-            )
+    def _unavailable(self, request: Request, limb: str | None = None) -> bytes | None:
+        """The ``unavailable`` error reply (sim clock); silence in the real clock."""
+        if self._real:
+            return None
+        what = f"limb {limb!r} is" if limb is not None else "every limb of this agent is"
+        reply = error_reply(
+            request.seq,
+            ErrorCode.UNAVAILABLE,
+            f"{what} disassembled; send fault {FaultKind.REASSEMBLE.value!r} to bring it back",
         )
+        if limb is not None:
+            reply["limb"] = limb
+        return self._pack(reply)
 
-    def _on_describe(self, request: Request) -> bytes:
-        if not self._driver.available:
+    def _on_describe(self, request: Request) -> bytes | None:
+        if self._all_gone():
             return self._unavailable(request)
         reply: dict[str, Any] = {
             "v": PROTOCOL_VERSION,
@@ -535,6 +642,7 @@ class LimbAgent:
         }
         reply.update(self._description_map)
         reply.update(
+            versions=list(SUPPORTED_VERSIONS),
             clock=self._clock.value,
             stream_rate_hz=self._stream_rate_hz,
             curve=self._curve,
@@ -546,8 +654,8 @@ class LimbAgent:
         )
         return self._pack(reply)
 
-    def _on_ping(self, request: Request) -> bytes:
-        if not self._driver.available:
+    def _on_ping(self, request: Request) -> bytes | None:
+        if self._all_gone():
             return self._unavailable(request)
         return self._pack(
             {
@@ -558,44 +666,45 @@ class LimbAgent:
             }
         )
 
-    def _on_command(self, request: Request) -> bytes:
-        if not self._driver.available:
-            return self._unavailable(request)
+    def _on_command(self, request: Request) -> bytes | None:
+        limb = self._limb(request)
+        if not self._plant.available(limb.name):
+            return self._unavailable(request, limb.name)
         fields = request.fields
         mode: CommandMode = fields.pop("mode")
         seq = request.seq
-        if mode not in self._modes:
+        if mode not in limb.modes:
             raise ProtocolError(
                 ErrorCode.UNSUPPORTED_MODE,
-                f"limb {self._description.robot!r} does not accept {mode.value!r}; "
-                f"it accepts {self._modes_text}",
+                f"limb {limb.name!r} ({limb.description.robot}) does not accept "
+                f"{mode.value!r}; it accepts {limb.modes_text}",
                 seq=seq,
                 field="mode",
             )
         for name in ("q", "tau"):
             values = fields.get(name)
-            if values is not None and len(values) != self._n_joints:
+            if values is not None and len(values) != limb.n_joints:
                 raise ProtocolError(
                     ErrorCode.BAD_VALUE,
                     f"field {name!r} has {len(values)} values; limb "
-                    f"{self._description.robot!r} has {self._n_joints} joints",
+                    f"{limb.name!r} ({limb.description.robot}) has {limb.n_joints} joints",
                     seq=seq,
                     field=name,
                 )
         if mode is CommandMode.EE_POSE or mode is CommandMode.EE_TWIST:
-            ee = fields.setdefault("ee", self._default_ee)
-            if ee not in self._ees:
+            ee = fields.setdefault("ee", limb.default_ee)
+            if ee not in limb.ees:
                 raise ProtocolError(
                     ErrorCode.BAD_VALUE,
-                    f"no end-effector {ee!r}; valid end-effectors are "
-                    f"{', '.join(self._description.end_effectors) or 'none'}",
+                    f"no end-effector {ee!r}; valid end-effectors of limb {limb.name!r} are "
+                    f"{', '.join(limb.description.end_effectors) or 'none'}",
                     seq=seq,
                     field="ee",
                 )
-        self._driver.command(mode, fields)
+        self._plant.command(limb.name, mode, fields)
         return self._ack(request)
 
-    def _on_step(self, request: Request) -> bytes:
+    def _on_step(self, request: Request) -> bytes | None:
         if self._clock is not ClockMode.SIM:
             raise ProtocolError(
                 ErrorCode.WRONG_CLOCK,
@@ -613,31 +722,53 @@ class LimbAgent:
             )
         self._last_step_t = t
         self._sim_time = t
-        driver = self._driver
-        driver.advance(t)
-        if not driver.available:
+        plant = self._plant
+        plant.advance(t)
+        available = plant.available
+        live = [limb for name, limb in self._limbs.items() if available(name)]
+        if not live:
             return self._unavailable(request)
-        state = driver.state()
-        if self._publish_on_step:
-            body = self._stream(state, t)
+        self._state_seq += 1
+        base = self._pack_base()
+        packb = self._packb
+        parts = [
+            self._step_prefix,
+            packb(request.seq),
+            T_KEY,
+            packb(t),
+            BASE_KEY,
+            base,
+            LIMBS_KEY,
+            _map_header(len(live)),
+        ]
+        limb_state = plant.limb_state
+        publish = self._publish_on_step
+        for limb in live:
+            state = limb_state(limb.name)
+            parts.append(limb.packed_name)
+            parts.append(
+                self._stream(limb, state, t, base) if publish else self._pack_state(state, t)
+            )
+        if len(live) == len(self._limbs):
+            parts.append(self._no_unavailable)
         else:
-            self._state_seq += 1
-            body = None
-        if body is None:
-            body = self._pack_state(state, t)
-        return self._step_prefix + self._packb(request.seq) + STATE_KEY + body
+            gone = [name for name in self._limbs if not available(name)]
+            parts.append(UNAVAILABLE_KEY + packb(gone))
+        return b"".join(parts)
 
-    def _on_fault(self, request: Request) -> bytes:
+    def _on_fault(self, request: Request) -> bytes | None:
+        limb = self._limb(request)
         kind: str = request.fields["kind"]
-        if not self._driver.available and kind != FaultKind.REASSEMBLE:
-            return self._unavailable(request)
-        self._driver.fault(kind, request.fields["params"])
+        if not self._plant.available(limb.name) and kind != FaultKind.REASSEMBLE:
+            return self._unavailable(request, limb.name)
+        self._plant.fault(limb.name, kind, request.fields["params"])
         return self._ack(request)
 
-    def _on_gripper(self, request: Request) -> bytes:
-        if not self._driver.available:
-            return self._unavailable(request)
-        self._driver.gripper(request.fields["action"])
+    def _on_gripper(self, request: Request) -> bytes | None:
+        limb = self._limb(request)
+        if not self._plant.available(limb.name):
+            return self._unavailable(request, limb.name)
+        self._plant.gripper(limb.name, request.fields["action"])
         return self._ack(request)
 
     def _on_shutdown(self, request: Request) -> bytes:
@@ -679,14 +810,19 @@ class LimbAgent:
         self._context.term()
 
 
-def _serves_while_disassembled(request: Request) -> bool:
-    if request.type is MessageType.SHUTDOWN:
-        return True
-    return request.type is MessageType.FAULT and request.fields["kind"] == FaultKind.REASSEMBLE
+def _map_header(n: int) -> bytes:
+    """The msgpack header of a map of ``n`` entries."""
+    if n < 16:
+        return bytes((0x80 | n,))
+    return b"\xde" + n.to_bytes(2, "big")
+
+
+LimbAgent = PlantAgent
+"""The wave-1 name of :class:`PlantAgent` (an agent then served one limb)."""
 
 
 def serve_forever(
-    driver: LimbDriver,
+    plant: Plant | LimbDriver,
     bind: str,
     *,
     clock: ClockMode | str = ClockMode.REAL,
@@ -699,7 +835,7 @@ def serve_forever(
     Signal handlers are installed only when called from the main thread.
 
     Args:
-        driver: the limb driver to serve.
+        plant: the plant to serve (a bare limb driver is served as a one-limb plant).
         bind: ``tcp://HOST:N``.
         clock: ``"real"`` or ``"sim"``.
         stream_rate_hz: state stream rate in the real clock [Hz].
@@ -711,8 +847,8 @@ def serve_forever(
         ConfigError: for bad settings or ports in use.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
-    agent = LimbAgent(
-        driver,
+    agent = PlantAgent(
+        plant,
         bind,
         clock=clock,
         stream_rate_hz=stream_rate_hz,

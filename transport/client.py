@@ -1,26 +1,32 @@
-"""The limb client: the runner's side of one limb agent.
+"""The runner's side of the agents: one connection per agent, one link per limb (wire v2).
 
-A :class:`LimbClient` holds the latest state of one limb without ever blocking: the runner
-calls :meth:`LimbClient.poll` once per tick, reads :attr:`LimbClient.state` and
-:attr:`LimbClient.is_stale`, and sends commands with :meth:`LimbClient.send_command`, which
-drops (and counts) rather than waits. The request/reply helpers (:meth:`~LimbClient.describe`,
-:meth:`~LimbClient.ping`, :meth:`~LimbClient.step`, ...) wait for their reply up to a timeout
-and are meant for setup and for sim-clock lockstep.
+An :class:`AgentClient` talks to one agent (one plant, one or several limbs) over one DEALER
+socket for requests and one SUB socket for the state stream (one topic per limb). It holds
+every limb's latest state without ever blocking: the runner calls :meth:`AgentClient.poll`
+once per tick. In ``sim`` it steps the agent once per tick (:meth:`~AgentClient.send_step`
+then :meth:`~AgentClient.finish_step`), and the reply brings every limb's state at once.
 
-Requests go through a DEALER socket and are matched to replies by ``seq``; a reply that comes
-after its request timed out is discarded. ZeroMQ reconnects by itself when an agent comes back
-(after a crash, on the same endpoint); commands are never queued for a disconnected agent.
+A :class:`LimbClient` is one limb of an agent with the wave-1 surface behaviours use
+(:attr:`~LimbClient.state`, :attr:`~LimbClient.is_stale`, :meth:`~LimbClient.send_command`,
+:meth:`~LimbClient.send_gripper`, :meth:`~LimbClient.describe`, ...). Made from an endpoint it
+opens its own connection (a limb on its own computer); :meth:`AgentClient.link` gives the
+links of one agent's limbs over the agent's single connection.
+
+Requests are matched to replies by ``seq``; a reply that comes after its request timed out is
+discarded. ZeroMQ reconnects by itself when an agent comes back (after a crash, on the same
+endpoint); commands are never queued for a disconnected agent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import msgpack
 import zmq
@@ -37,6 +43,7 @@ from limbtree.transport.errors import (
     RequestTimeoutError,
     TransportError,
 )
+from limbtree.transport.plant import BaseState, PlantDescription
 from limbtree.transport.schema import (
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
@@ -44,11 +51,12 @@ from limbtree.transport.schema import (
     ErrorCode,
     MessageType,
     StateSample,
+    base_from_map,
     check_header,
     decode,
-    description_from_map,
     make_packer,
     packed_header,
+    plant_description_from_map,
     request,
     state_from_map,
     unpack,
@@ -73,7 +81,8 @@ class AgentDescription:
     """An agent's answer to ``describe``.
 
     Attributes:
-        limb: what the limb is.
+        plant: what the agent serves: its limbs, their joints and limits, the base, whether
+            it floats.
         clock: the agent's clock mode.
         stream_rate_hz: its state stream rate in the real clock [Hz].
         curve: whether it requires CURVE authentication.
@@ -82,9 +91,11 @@ class AgentDescription:
         agent_time: its clock when it answered [s].
         state_seq: the sequence number of its latest state.
         session: the agent run's random id (it changes when the agent restarts).
+        versions: the protocol versions it speaks.
+        limb_name: the limb this description was asked for (a :class:`LimbClient`'s), or None.
     """
 
-    limb: LimbDescription
+    plant: PlantDescription
     clock: ClockMode
     stream_rate_hz: float
     curve: bool
@@ -93,21 +104,47 @@ class AgentDescription:
     agent_time: float
     state_seq: int
     session: int
+    versions: tuple[int, ...] = (PROTOCOL_VERSION,)
+    limb_name: str | None = None
+
+    @property
+    def limb(self) -> LimbDescription:
+        """The description of :attr:`limb_name`'s limb (the plant's first when None)."""
+        name = self.limb_name if self.limb_name is not None else self.plant.limbs[0].name
+        return self.plant.limb(name).description
 
 
-class LimbClient:
-    """Talks to one limb agent.
+class AgentStep(NamedTuple):
+    """The reply to one ``step``.
+
+    Attributes:
+        t: the time the agent stepped to [s].
+        base: the plant's base in the world.
+        states: limb name -> its state at ``t`` (the available limbs).
+        unavailable: the limbs that are disassembled (no state).
+    """
+
+    t: float
+    base: BaseState
+    states: Mapping[str, LimbState]
+    unavailable: tuple[str, ...]
+
+
+class AgentClient:
+    """Talks to one agent: every limb of its plant over one connection.
 
     Args:
         endpoint: the agent's request endpoint ``tcp://HOST:N`` (the stream is on N+1).
         keys_dir: a keys folder with ``client.key_secret`` and ``agent.key`` to talk CURVE,
             or None for plain TCP.
-        stale_after_s: the state is stale when no update came for this long [s].
+        stale_after_s: a limb's state is stale when no update came for this long [s].
         clock: time source for staleness [s], e.g. ``time.monotonic`` or ``SimClock.now``.
         context: a ZeroMQ context to share between many clients; by default the client
             makes (and terminates) its own.
         send_hwm: most outgoing messages queued per connection before sends are dropped.
         subscribe: whether to subscribe to the state stream (``ping_endpoint`` does not).
+        limbs: the limbs to follow (stream topics), when known; None: every limb the agent
+            serves (learnt from ``describe`` and from the stream).
 
     Raises:
         ConfigError: for a malformed endpoint or a non-positive ``stale_after_s``.
@@ -124,6 +161,7 @@ class LimbClient:
         context: zmq.Context[_Socket] | None = None,
         send_hwm: int = 1000,
         subscribe: bool = True,
+        limbs: Sequence[str] | None = None,
     ) -> None:
         host, port = split_endpoint(endpoint)
         if not stale_after_s > 0.0:
@@ -134,6 +172,7 @@ class LimbClient:
         self._clock = clock
         curve = load_client_keys(keys_dir) if keys_dir is not None else None
         self._curve = curve is not None
+        self._limbs: tuple[str, ...] = () if limbs is None else tuple(limbs)
 
         self._owns_context = context is None
         self._context: zmq.Context[_Socket] = zmq.Context() if context is None else context
@@ -152,10 +191,10 @@ class LimbClient:
                 sub = self._context.socket(zmq.SUB)
                 self._sub = sub
                 _common_options(sub)
-                sub.setsockopt(zmq.CONFLATE, 1)
                 if curve is not None:
                     make_curve_client(sub, curve)
-                sub.setsockopt(zmq.SUBSCRIBE, b"")
+                for topic in [name.encode() for name in self._limbs] or [b""]:
+                    sub.setsockopt(zmq.SUBSCRIBE, topic)
                 sub.connect(self._state_endpoint)
         except BaseException:
             self.close()
@@ -171,17 +210,15 @@ class LimbClient:
         self._seq = 0
         self._awaiting = -1
         self._reply: dict[str, Any] | None = None
-        self._pending_commands: dict[int, str] = {}
+        self._pending_commands: dict[int, LimbClient | None] = {}
         self._step_in_flight: tuple[int, float, float] | None = None
 
-        self._sample: StateSample | None = None
-        self._received_at: float | None = None
+        self._samples: dict[str, StateSample] = {}
+        self._received_at: dict[str, float] = {}
+        self._base: BaseState | None = None
+        self._base_raw: object = None
+        self._links: dict[str, LimbClient] = {}
 
-        self._commands_sent = 0
-        self._last_command_seq = 0
-        self._commands_dropped = 0
-        self._command_errors = 0
-        self._last_error: RemoteError | None = None
         self._stale_replies = 0
         self._bad_messages = 0
         self._restarts = 0
@@ -200,30 +237,615 @@ class LimbClient:
         return self._state_endpoint
 
     @property
-    def state(self) -> LimbState | None:
-        """The latest state received, or None before the first one."""
-        return None if self._sample is None else self._sample.state
-
-    @property
-    def sample(self) -> StateSample | None:
-        """The latest state with its agent sequence number and agent time, or None."""
-        return self._sample
-
-    @property
-    def received_at(self) -> float | None:
-        """When (by the client's clock) the latest state arrived [s], or None."""
-        return self._received_at
-
-    @property
-    def is_stale(self) -> bool:
-        """True when no state has arrived for ``stale_after_s`` (or none ever has)."""
-        received = self._received_at
-        return received is None or self._clock() - received > self._stale_after_s
+    def limbs(self) -> tuple[str, ...]:
+        """The limbs this client follows (given, or learnt from ``describe``)."""
+        return self._limbs
 
     @property
     def stale_after_s(self) -> float:
         """The staleness threshold [s]."""
         return self._stale_after_s
+
+    @property
+    def base(self) -> BaseState | None:
+        """The latest base state received, or None."""
+        return self._base
+
+    def sample(self, limb: str) -> StateSample | None:
+        """The latest state of ``limb`` with its agent sequence number and time, or None."""
+        return self._samples.get(limb)
+
+    def state(self, limb: str) -> LimbState | None:
+        """The latest state of ``limb``, or None before the first one."""
+        sample = self._samples.get(limb)
+        return None if sample is None else sample.state
+
+    def received_at(self, limb: str) -> float | None:
+        """When (by the client's clock) ``limb``'s latest state arrived [s], or None."""
+        return self._received_at.get(limb)
+
+    def is_stale(self, limb: str) -> bool:
+        """True when no state of ``limb`` has arrived for ``stale_after_s`` (or none ever)."""
+        received = self._received_at.get(limb)
+        return received is None or self._clock() - received > self._stale_after_s
+
+    @property
+    def stale_replies(self) -> int:
+        """Replies discarded because their request had timed out or was unknown."""
+        return self._stale_replies
+
+    @property
+    def bad_messages(self) -> int:
+        """Messages from the agent that could not be decoded (and were ignored)."""
+        return self._bad_messages
+
+    @property
+    def restarts(self) -> int:
+        """How many times the agent was seen restarting (its state ``session`` changed)."""
+        return self._restarts
+
+    def link(self, limb: str) -> LimbClient:
+        """The link to one limb of this agent, over this client's connection.
+
+        Args:
+            limb: the limb's name in the agent's plant.
+        """
+        link = self._links.get(limb)
+        if link is None:
+            link = LimbClient(agent=self, limb=limb)
+            self._links[limb] = link
+            if limb not in self._limbs:
+                self._limbs = (*self._limbs, limb)
+        return link
+
+    # ----------------------------------------------------------------------------------------
+    # Non-blocking side
+
+    def poll(self) -> bool:
+        """Take in whatever has arrived, without blocking (call once per tick).
+
+        Returns:
+            True when a newer state of some limb arrived.
+        """
+        # Plain ints: pyzmq's flag enums cost microseconds per operation on this hot path.
+        dealer = self._dealer
+        while cast(int, dealer.getsockopt(_EVENTS)) & _POLLIN:
+            self._on_reply(dealer.recv(_NOBLOCK))
+        sub = self._sub
+        new = False
+        if sub is not None:
+            while cast(int, sub.getsockopt(_EVENTS)) & _POLLIN:
+                new = self._on_stream(sub.recv_multipart(_NOBLOCK)) or new
+        return new
+
+    def send_command(
+        self,
+        limb: str | None,
+        mode: CommandMode | str,
+        *,
+        _link: LimbClient | None = None,
+        **fields: Any,
+    ) -> bool:
+        """Send a command to one limb without waiting.
+
+        Arrays (``q``, ``pose``, ``twist``, ``tau``) may be any sequence of numbers, numpy
+        arrays included. The agent's reply is taken in by :meth:`poll`; a refusal shows in
+        the limb link's ``last_error``.
+
+        Args:
+            limb: the limb's name; None for the agent's only limb.
+            mode: the command mode.
+            **fields: the mode's fields (see :class:`CommandMode`).
+
+        Returns:
+            True when it went out; False when it was dropped (no connection to the agent, or
+            its queue is full).
+
+        Raises:
+            ProtocolError: when the command itself is malformed (a bug in the caller).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        if limb is not None:
+            message["limb"] = limb
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        seq = self._next_seq()
+        msg = request(MessageType.COMMAND, seq, **message)
+        validate_request(msg)
+        return self._send_async(msg, seq, _link or self._link_for(limb))
+
+    def send_gripper(
+        self, limb: str | None, action: GripperAction | str, *, _link: LimbClient | None = None
+    ) -> bool:
+        """Ask for one limb's gripper to open or close, without waiting.
+
+        Returns:
+            True when it went out; False when it was dropped.
+
+        Raises:
+            ProtocolError: for an unknown action.
+        """
+        seq = self._next_seq()
+        fields: dict[str, Any] = {"action": str(action)}
+        if limb is not None:
+            fields["limb"] = limb
+        msg = request(MessageType.GRIPPER, seq, **fields)
+        validate_request(msg)
+        return self._send_async(msg, seq, _link or self._link_for(limb))
+
+    # ----------------------------------------------------------------------------------------
+    # Request/reply helpers (blocking up to a timeout)
+
+    def describe(self, timeout_s: float = 1.0) -> AgentDescription:
+        """Ask the agent what it serves (and learn its limbs' names).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+            ProtocolError: when the reply is malformed.
+        """
+        reply = self._call(MessageType.DESCRIBE, timeout_s, {})
+        seq: int = reply["seq"]
+        errors = reply.get("errors_received")
+        if type(errors) is not dict or any(type(n) is not int for n in errors.values()):
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, "errors_received must be a map of ints", seq=seq
+            )
+        try:
+            clock = ClockMode(str(reply.get("clock")))
+            description = AgentDescription(
+                plant=plant_description_from_map(reply, seq),
+                clock=clock,
+                stream_rate_hz=float(reply["stream_rate_hz"]),
+                curve=bool(reply["curve"]),
+                max_message_bytes=int(reply["max_message_bytes"]),
+                errors_received=errors,
+                agent_time=float(reply["agent_time"]),
+                state_seq=int(reply["state_seq"]),
+                session=int(reply["session"]),
+                versions=tuple(int(v) for v in reply.get("versions", (PROTOCOL_VERSION,))),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, f"malformed describe_reply: {exc!r}", seq=seq
+            ) from None
+        if not self._limbs:
+            self._limbs = description.plant.limb_names
+        return description
+
+    def ping(self, timeout_s: float = 1.0) -> float:
+        """Measure the round trip to the agent.
+
+        Returns:
+            The round-trip time [s], measured with ``time.perf_counter``.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+        """
+        start = time.perf_counter()
+        self._call(MessageType.PING, timeout_s, {})
+        return time.perf_counter() - start
+
+    def step(self, t: float, timeout_s: float = 1.0) -> AgentStep:
+        """Advance a sim-clock agent to time ``t`` and return every limb's state (lockstep).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            LimbUnavailableError: when every limb of the agent is disassembled.
+            RemoteError: for other refusals (``wrong_clock``, ``bad_value``, ...).
+        """
+        self.send_step(t, timeout_s)
+        return self.finish_step()
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Send ``step(t)`` without waiting for the reply; :meth:`finish_step` collects it.
+
+        Lets a runner step many agents at once: send to all, then collect from all.
+
+        Args:
+            t: the time to step to [s].
+            timeout_s: the time allowed from now until the reply is in [s].
+
+        Raises:
+            TransportError: when a step is already in flight on this client.
+            RequestTimeoutError: when no connection came up in time.
+        """
+        if self._step_in_flight is not None:
+            raise TransportError(f"{self._where()}: a step is already in flight")
+        seq = self._next_seq()
+        frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
+        start = self._begin(MessageType.STEP, frame, timeout_s)
+        self._step_in_flight = (seq, start, timeout_s)
+
+    def finish_step(self) -> AgentStep:
+        """Wait for the reply to the step sent with :meth:`send_step`; take every limb's state.
+
+        Raises:
+            TransportError: when no step is in flight.
+            RequestTimeoutError: when the reply did not come in time (naming the limbs).
+            LimbUnavailableError: when every limb of the agent is disassembled.
+            RemoteError: for other refusals.
+        """
+        in_flight = self._step_in_flight
+        if in_flight is None:
+            raise TransportError(f"{self._where()}: no step in flight")
+        self._step_in_flight = None
+        seq, start, timeout_s = in_flight
+        reply = self._finish(MessageType.STEP, seq, start, timeout_s)
+        limbs_raw = reply.get("limbs")
+        if type(limbs_raw) is not dict:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, f"{self._where()}: step_reply without a limbs map", seq=seq
+            )
+        self._take_base(reply.get("base"), seq)
+        states: dict[str, LimbState] = {}
+        for name, raw in limbs_raw.items():
+            sample = state_from_map(raw, seq)
+            self._accept(name, sample)
+            states[name] = sample.state
+        unavailable_raw = reply.get("unavailable")
+        unavailable: tuple[str, ...] = (
+            tuple(u for u in unavailable_raw if type(u) is str) if unavailable_raw else ()
+        )
+        base = self._base if self._base is not None else BaseState()
+        return AgentStep(float(reply.get("t", 0.0)), base, states, unavailable)
+
+    def fault(self, limb: str | None, kind: str, timeout_s: float = 1.0, **params: Any) -> None:
+        """Inject a fault into one simulated limb.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``not_simulated``, ``unknown_fault``, ``unknown_limb``, ...
+        """
+        fields: dict[str, Any] = {"kind": str(kind), "params": params}
+        if limb is not None:
+            fields["limb"] = limb
+        self._call(MessageType.FAULT, timeout_s, fields)
+
+    def gripper(
+        self, limb: str | None, action: GripperAction | str, timeout_s: float = 1.0
+    ) -> None:
+        """Open or close one limb's gripper and wait for the agent to accept it.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``unsupported_mode`` when the limb has no gripper.
+        """
+        fields: dict[str, Any] = {"action": str(action)}
+        if limb is not None:
+            fields["limb"] = limb
+        self._call(MessageType.GRIPPER, timeout_s, fields)
+
+    def command(
+        self, limb: str | None, mode: CommandMode | str, timeout_s: float = 1.0, **fields: Any
+    ) -> None:
+        """Send a command to one limb and wait for the agent to accept it (setup and tests).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent refused it (``ik_failed``, ``bad_value``, ...).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        if limb is not None:
+            message["limb"] = limb
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        self._call(MessageType.COMMAND, timeout_s, message)
+
+    def shutdown(self, timeout_s: float = 1.0) -> None:
+        """Ask the agent process to stop serving.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+        """
+        self._call(MessageType.SHUTDOWN, timeout_s, {})
+
+    # ----------------------------------------------------------------------------------------
+    # Life cycle
+
+    def close(self) -> None:
+        """Close the sockets (and the context, when the client made it). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for socket in (getattr(self, "_dealer", None), self._sub):
+            if socket is not None:
+                socket.close(linger=0)
+        if self._owns_context:
+            self._context.term()
+
+    def __enter__(self) -> AgentClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------------
+    # Internals
+
+    def _where(self) -> str:
+        """The endpoint and the limbs, for messages."""
+        if not self._limbs:
+            return self._endpoint
+        return f"{self._endpoint} (limb {', '.join(self._limbs)})"
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _send(self, frame: bytes) -> bool:
+        try:
+            self._dealer.send(frame, _NOBLOCK)
+        except zmq.Again:
+            return False
+        return True
+
+    def _send_async(self, msg: dict[str, Any], seq: int, link: LimbClient | None) -> bool:
+        if self._closed:
+            raise TransportError(f"{self._where()}: this client is closed")
+        if not self._send(self._packb(msg)):
+            if link is not None:
+                link._commands_dropped += 1
+            return False
+        if link is not None:
+            link._commands_sent += 1
+            link._last_command_seq = seq
+        pending = self._pending_commands
+        pending[seq] = link
+        if len(pending) > MAX_PENDING_COMMANDS:
+            del pending[next(iter(pending))]
+        return True
+
+    def _link_for(self, limb: str | None) -> LimbClient | None:
+        if limb is None:
+            return next(iter(self._links.values()), None) if len(self._links) == 1 else None
+        return self._links.get(limb)
+
+    def _call(self, mtype: MessageType, timeout_s: float, fields: dict[str, Any]) -> dict[str, Any]:
+        seq = self._next_seq()
+        msg = request(mtype, seq, **fields)
+        validate_request(msg)
+        return self._exchange(mtype, seq, self._packb(msg), timeout_s)
+
+    def _exchange(
+        self, mtype: MessageType, seq: int, frame: bytes, timeout_s: float
+    ) -> dict[str, Any]:
+        start = self._begin(mtype, frame, timeout_s)
+        return self._finish(mtype, seq, start, timeout_s)
+
+    def _begin(self, mtype: MessageType, frame: bytes, timeout_s: float) -> float:
+        """Send a request (waiting up to ``timeout_s`` for a connection); returns the start."""
+        if self._closed:
+            raise TransportError(f"{self._where()}: this client is closed")
+        start = time.perf_counter()
+        if not self._send(frame):
+            self._send_when_connected(frame, mtype, start, timeout_s)
+        return start
+
+    def _finish(
+        self, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Wait for the reply to ``seq`` until ``start + timeout_s``; raise error replies."""
+        dealer = self._dealer
+        timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
+        if timeout_ms != self._rcvtimeo_ms:
+            dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
+        try:
+            raw = dealer.recv()
+        except zmq.Again:
+            raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+        # Fast path: the next message is the reply (the usual case in lockstep).
+        reply = _reply_to(raw, seq)
+        if reply is None:
+            reply = self._wait_reply(raw, mtype, seq, start, timeout_s)
+        rtype = reply["type"]
+        if rtype == _EXPECTED_REPLY[mtype]:
+            return reply
+        if rtype == MessageType.ERROR:
+            raise _remote_error(reply, self._where())
+        raise ProtocolError(
+            ErrorCode.UNKNOWN_TYPE,
+            f"{self._where()} answered {mtype.value} with {rtype!r}, "
+            f"expected {_EXPECTED_REPLY[mtype]!r}",
+            seq=seq,
+        )
+
+    def _send_when_connected(
+        self, frame: bytes, mtype: MessageType, start: float, timeout_s: float
+    ) -> None:
+        """Retry a send until a connection is up (nothing is queued for absent agents)."""
+        while not self._send(frame):
+            remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
+            if remaining_ms <= 0.0:
+                raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
+            self._out_poller.poll(min(math.ceil(remaining_ms), 10))
+
+    def _wait_reply(
+        self, raw: bytes, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Take in other messages (command replies, late replies) until ``seq``'s reply."""
+        dealer = self._dealer
+        self._awaiting = seq
+        self._reply = None
+        try:
+            while True:
+                self._on_reply(raw)
+                reply = self._reply
+                if reply is not None:
+                    return reply
+                remaining_ms = math.ceil((start + timeout_s - time.perf_counter()) * 1000.0)
+                if remaining_ms <= 0:
+                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
+                if remaining_ms != self._rcvtimeo_ms:
+                    dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
+                try:
+                    raw = dealer.recv()
+                except zmq.Again:
+                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+        finally:
+            self._awaiting = -1
+            self._reply = None
+
+    def _on_reply(self, frame: bytes) -> None:
+        try:
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+        except ProtocolError:
+            self._bad_messages += 1
+            return
+        if seq == self._awaiting:
+            self._reply = obj
+            return
+        pending = self._pending_commands
+        if seq in pending:
+            link = pending.pop(seq)
+            if mtype == MessageType.ERROR and link is not None:
+                link._command_errors += 1
+                link._last_error = _remote_error(obj, self._where())
+            return
+        self._stale_replies += 1
+
+    def _on_stream(self, frames: list[bytes]) -> bool:
+        try:
+            if len(frames) != 2:
+                raise ProtocolError(ErrorCode.UNDECODABLE, "a state message is [topic, message]")
+            topic, frame = frames
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+            if mtype != MessageType.STATE:
+                raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{mtype!r} on the state stream")
+            limb = obj.get("limb")
+            if type(limb) is not str or limb.encode() != topic:
+                raise ProtocolError(ErrorCode.BAD_FIELD, "limb does not match the topic")
+            if self._limbs and limb not in self._limbs:
+                return False
+            sample = state_from_map(obj.get("state"), seq)
+            self._take_base(obj.get("base"), seq)
+        except ProtocolError:
+            self._bad_messages += 1
+            return False
+        return self._accept(limb, sample)
+
+    def _take_base(self, raw: object, seq: int) -> None:
+        if raw is None or raw == self._base_raw:
+            return
+        self._base = base_from_map(raw, seq)
+        self._base_raw = raw
+
+    def _accept(self, limb: str, sample: StateSample) -> bool:
+        """Keep a sample if it is newer; a new agent session (a restart) always wins."""
+        self._received_at[limb] = self._clock()
+        current = self._samples.get(limb)
+        if current is None or sample.seq > current.seq or sample.session != current.session:
+            if current is not None and sample.session != current.session:
+                self._restarts += 1
+            self._samples[limb] = sample
+            return True
+        return False
+
+
+class LimbClient:
+    """One limb of an agent: the surface behaviours and the wave-1 runner use.
+
+    Made from an endpoint, it opens its own connection to that agent (a limb on its own
+    computer; every keyword of :class:`AgentClient` applies). Made by
+    :meth:`AgentClient.link`, it shares its agent's connection.
+
+    Args:
+        endpoint: the agent's request endpoint ``tcp://HOST:N``; None with ``agent``.
+        limb: the limb's name in the agent's plant; None for the agent's only limb (learnt
+            from ``describe`` or the stream).
+        agent: an existing agent client to share (then ``endpoint`` and the keywords are
+            not used).
+        **options: :class:`AgentClient`'s keywords.
+
+    Raises:
+        ConfigError: for a malformed endpoint, or neither an endpoint nor an agent.
+        KeysError: when ``keys_dir`` lacks the client's keys.
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        limb: str | None = None,
+        agent: AgentClient | None = None,
+        **options: Any,
+    ) -> None:
+        self._owns_agent = agent is None
+        if agent is None:
+            if endpoint is None:
+                raise ConfigError("a LimbClient needs an endpoint or an AgentClient")
+            agent = AgentClient(endpoint, limbs=None if limb is None else (limb,), **options)
+            agent._links[limb or ""] = self
+        self._agent = agent
+        self._limb = limb
+        self._commands_sent = 0
+        self._last_command_seq = 0
+        self._commands_dropped = 0
+        self._command_errors = 0
+        self._last_error: RemoteError | None = None
+
+    # ----------------------------------------------------------------------------------------
+    # State
+
+    @property
+    def agent(self) -> AgentClient:
+        """The agent client underneath."""
+        return self._agent
+
+    @property
+    def limb(self) -> str | None:
+        """The limb's name in the agent's plant (None until learnt, for an only limb)."""
+        if self._limb is None and len(self._agent.limbs) == 1:
+            self._limb = self._agent.limbs[0]
+        return self._limb
+
+    @property
+    def endpoint(self) -> str:
+        """The agent's request endpoint."""
+        return self._agent.endpoint
+
+    @property
+    def state_endpoint(self) -> str:
+        """The agent's state stream endpoint."""
+        return self._agent.state_endpoint
+
+    def _name(self) -> str | None:
+        name = self.limb
+        if name is None and len(self._agent._samples) == 1:
+            name = next(iter(self._agent._samples))
+        return name
+
+    @property
+    def state(self) -> LimbState | None:
+        """The latest state received, or None before the first one."""
+        name = self._name()
+        return None if name is None else self._agent.state(name)
+
+    @property
+    def sample(self) -> StateSample | None:
+        """The latest state with its agent sequence number and agent time, or None."""
+        name = self._name()
+        return None if name is None else self._agent.sample(name)
+
+    @property
+    def received_at(self) -> float | None:
+        """When (by the client's clock) the latest state arrived [s], or None."""
+        name = self._name()
+        return None if name is None else self._agent.received_at(name)
+
+    @property
+    def is_stale(self) -> bool:
+        """True when no state has arrived for ``stale_after_s`` (or none ever has)."""
+        name = self._name()
+        return name is None or self._agent.is_stale(name)
+
+    @property
+    def stale_after_s(self) -> float:
+        """The staleness threshold [s]."""
+        return self._agent.stale_after_s
 
     @property
     def commands_sent(self) -> int:
@@ -253,17 +875,17 @@ class LimbClient:
     @property
     def stale_replies(self) -> int:
         """Replies discarded because their request had timed out or was unknown."""
-        return self._stale_replies
+        return self._agent.stale_replies
 
     @property
     def bad_messages(self) -> int:
         """Messages from the agent that could not be decoded (and were ignored)."""
-        return self._bad_messages
+        return self._agent.bad_messages
 
     @property
     def restarts(self) -> int:
         """How many times the agent was seen restarting (its state ``session`` changed)."""
-        return self._restarts
+        return self._agent.restarts
 
     def clear_error(self) -> None:
         """Forget :attr:`last_error`."""
@@ -273,133 +895,53 @@ class LimbClient:
     # Non-blocking side
 
     def poll(self) -> bool:
-        """Take in whatever has arrived, without blocking (call once per tick).
-
-        Returns:
-            True when a newer state arrived.
-        """
-        # Plain ints: pyzmq's flag enums cost microseconds per operation on this hot path.
-        dealer = self._dealer
-        while cast(int, dealer.getsockopt(_EVENTS)) & _POLLIN:
-            self._on_reply(dealer.recv(_NOBLOCK))
-        sub = self._sub
-        new = False
-        if sub is not None:
-            while cast(int, sub.getsockopt(_EVENTS)) & _POLLIN:
-                new = self._on_stream(sub.recv(_NOBLOCK)) or new
-        return new
+        """Take in whatever the agent sent, without blocking (call once per tick)."""
+        return self._agent.poll()
 
     def send_command(self, mode: CommandMode | str, **fields: Any) -> bool:
-        """Send a command without waiting.
-
-        Arrays (``q``, ``pose``, ``twist``, ``tau``) may be any sequence of numbers, numpy
-        arrays included. The agent's reply is taken in by :meth:`poll`; a refusal shows in
-        :attr:`last_error` and :attr:`command_errors`.
-
-        Args:
-            mode: the command mode.
-            **fields: the mode's fields (see :class:`CommandMode`).
-
-        Returns:
-            True when it went out; False when it was dropped (no connection to the agent, or
-            its queue is full), counted in :attr:`commands_dropped`.
-
-        Raises:
-            ProtocolError: when the command itself is malformed (a bug in the caller).
-        """
-        message: dict[str, Any] = {"mode": str(mode)}
-        for name, value in fields.items():
-            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
-        seq = self._next_seq()
-        msg = request(MessageType.COMMAND, seq, **message)
-        validate_request(msg)
-        return self._send_async(msg, seq, message["mode"])
+        """Send a command without waiting (see :meth:`AgentClient.send_command`)."""
+        return self._agent.send_command(self.limb, mode, _link=self, **fields)
 
     def send_gripper(self, action: GripperAction | str) -> bool:
-        """Ask for the gripper to open or close, without waiting.
-
-        Args:
-            action: ``"open"`` or ``"close"``.
-
-        Returns:
-            True when it went out; False when it was dropped.
-
-        Raises:
-            ProtocolError: for an unknown action.
-        """
-        seq = self._next_seq()
-        msg = request(MessageType.GRIPPER, seq, action=str(action))
-        validate_request(msg)
-        return self._send_async(msg, seq, MessageType.GRIPPER.value)
+        """Ask for the gripper to open or close, without waiting."""
+        return self._agent.send_gripper(self.limb, action, _link=self)
 
     # ----------------------------------------------------------------------------------------
     # Request/reply helpers (blocking up to a timeout)
 
     def describe(self, timeout_s: float = 1.0) -> AgentDescription:
-        """Ask the agent what it serves.
-
-        Args:
-            timeout_s: how long to wait for the reply [s].
-
-        Returns:
-            The description.
+        """Ask the agent what it serves; the result's ``limb`` is this limb's description.
 
         Raises:
             RequestTimeoutError: when no reply came in time.
-            RemoteError: when the agent answered with an error.
+            RemoteError: when the agent answered with an error (or has no such limb).
             ProtocolError: when the reply is malformed.
         """
-        reply = self._call(MessageType.DESCRIBE, timeout_s, {})
-        seq: int = reply["seq"]
-        errors = reply.get("errors_received")
-        if type(errors) is not dict or any(type(n) is not int for n in errors.values()):
-            raise ProtocolError(
-                ErrorCode.BAD_FIELD, "errors_received must be a map of ints", seq=seq
+        description = self._agent.describe(timeout_s)
+        name = self.limb or description.plant.limbs[0].name
+        if len(description.plant.limbs) > 1 and self.limb is None:
+            raise RemoteError(
+                ErrorCode.UNKNOWN_LIMB,
+                f"this agent serves limbs {', '.join(description.plant.limb_names)}: "
+                "give the LimbClient a limb",
+                endpoint=self.endpoint,
+                field="limb",
             )
         try:
-            clock = ClockMode(str(reply.get("clock")))
-            return AgentDescription(
-                limb=description_from_map(reply, seq),
-                clock=clock,
-                stream_rate_hz=float(reply["stream_rate_hz"]),
-                curve=bool(reply["curve"]),
-                max_message_bytes=int(reply["max_message_bytes"]),
-                errors_received=errors,
-                agent_time=float(reply["agent_time"]),
-                state_seq=int(reply["state_seq"]),
-                session=int(reply["session"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(
-                ErrorCode.BAD_FIELD, f"malformed describe_reply: {exc!r}", seq=seq
+            description.plant.limb(name)
+        except Exception as exc:
+            raise RemoteError(
+                ErrorCode.UNKNOWN_LIMB, str(exc), endpoint=self.endpoint, field="limb"
             ) from None
+        self._limb = name
+        return dataclasses.replace(description, limb_name=name)
 
     def ping(self, timeout_s: float = 1.0) -> float:
-        """Measure the round trip to the agent.
-
-        Args:
-            timeout_s: how long to wait for the reply [s].
-
-        Returns:
-            The round-trip time [s], measured with ``time.perf_counter``.
-
-        Raises:
-            RequestTimeoutError: when no reply came in time.
-            RemoteError: when the agent answered with an error.
-        """
-        start = time.perf_counter()
-        self._call(MessageType.PING, timeout_s, {})
-        return time.perf_counter() - start
+        """Measure the round trip to the agent [s]."""
+        return self._agent.ping(timeout_s)
 
     def step(self, t: float, timeout_s: float = 1.0) -> LimbState:
-        """Advance a sim-clock agent to time ``t`` and return its state (lockstep).
-
-        Args:
-            t: the time to step to [s]; never earlier than the previous step.
-            timeout_s: how long to wait for the reply [s].
-
-        Returns:
-            The limb state at ``t`` (also kept as :attr:`state`).
+        """Advance a sim-clock agent to ``t`` and return this limb's state (lockstep).
 
         Raises:
             RequestTimeoutError: when no reply came in time.
@@ -410,260 +952,59 @@ class LimbClient:
         return self.finish_step()
 
     def send_step(self, t: float, timeout_s: float = 1.0) -> None:
-        """Send ``step(t)`` without waiting for the reply; :meth:`finish_step` collects it.
-
-        Lets a runner step many agents at once: send to all, then collect from all (see
-        :func:`step_all`).
-
-        Args:
-            t: the time to step to [s].
-            timeout_s: the time allowed from now until the reply is in [s].
-
-        Raises:
-            TransportError: when a step is already in flight on this client.
-            RequestTimeoutError: when no connection came up in time.
-        """
-        if self._step_in_flight is not None:
-            raise TransportError(f"{self._endpoint}: a step is already in flight")
-        seq = self._next_seq()
-        frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
-        start = self._begin(MessageType.STEP, frame, timeout_s)
-        self._step_in_flight = (seq, start, timeout_s)
+        """Send ``step(t)`` to the agent without waiting (one limb per agent only)."""
+        self._agent.send_step(t, timeout_s)
 
     def finish_step(self) -> LimbState:
-        """Wait for the reply to the step sent with :meth:`send_step` and return the state.
+        """Collect the step's reply and return this limb's state.
 
         Raises:
-            TransportError: when no step is in flight.
-            RequestTimeoutError: when the reply did not come in time.
             LimbUnavailableError: when the limb is disassembled.
-            RemoteError: for other refusals.
+            TransportError: as :meth:`AgentClient.finish_step`.
         """
-        in_flight = self._step_in_flight
-        if in_flight is None:
-            raise TransportError(f"{self._endpoint}: no step in flight")
-        self._step_in_flight = None
-        seq, start, timeout_s = in_flight
-        reply = self._finish(MessageType.STEP, seq, start, timeout_s)
-        sample = state_from_map(reply.get("state"), seq)
-        self._accept(sample)
-        return sample.state
+        step = self._agent.finish_step()
+        name = self.limb
+        if name is None and len(step.states) == 1:
+            name = next(iter(step.states))
+            self._limb = name
+        state = None if name is None else step.states.get(name)
+        if state is None:
+            raise LimbUnavailableError(
+                ErrorCode.UNAVAILABLE,
+                f"limb {name!r} is disassembled",
+                endpoint=self.endpoint,
+            )
+        return state
 
     def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> None:
-        """Inject a fault into a simulated limb.
-
-        Args:
-            kind: the fault kind (see :class:`~limbtree.transport.schema.FaultKind`).
-            timeout_s: how long to wait for the reply [s].
-            **params: the fault's parameters (the driver documents them).
-
-        Raises:
-            RequestTimeoutError: when no reply came in time.
-            RemoteError: ``not_simulated``, ``unknown_fault``, ``bad_value``, ...
-        """
-        self._call(MessageType.FAULT, timeout_s, {"kind": str(kind), "params": params})
+        """Inject a fault into the simulated limb (see :meth:`AgentClient.fault`)."""
+        self._agent.fault(self.limb, kind, timeout_s, **params)
 
     def gripper(self, action: GripperAction | str, timeout_s: float = 1.0) -> None:
-        """Open or close the gripper and wait for the agent to accept it.
-
-        Raises:
-            RequestTimeoutError: when no reply came in time.
-            RemoteError: ``unsupported_mode`` when the limb has no gripper.
-        """
-        self._call(MessageType.GRIPPER, timeout_s, {"action": str(action)})
+        """Open or close the gripper and wait for the agent to accept it."""
+        self._agent.gripper(self.limb, action, timeout_s)
 
     def command(self, mode: CommandMode | str, timeout_s: float = 1.0, **fields: Any) -> None:
-        """Send a command and wait for the agent to accept it (setup and tests).
-
-        Raises:
-            RequestTimeoutError: when no reply came in time.
-            RemoteError: when the agent refused it (``ik_failed``, ``bad_value``, ...).
-        """
-        message: dict[str, Any] = {"mode": str(mode)}
-        for name, value in fields.items():
-            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
-        self._call(MessageType.COMMAND, timeout_s, message)
+        """Send a command and wait for the agent to accept it (setup and tests)."""
+        self._agent.command(self.limb, mode, timeout_s, **fields)
 
     def shutdown(self, timeout_s: float = 1.0) -> None:
-        """Ask the agent process to stop serving.
-
-        Raises:
-            RequestTimeoutError: when no reply came in time.
-        """
-        self._call(MessageType.SHUTDOWN, timeout_s, {})
+        """Ask the agent process to stop serving."""
+        self._agent.shutdown(timeout_s)
 
     # ----------------------------------------------------------------------------------------
     # Life cycle
 
     def close(self) -> None:
-        """Close the sockets (and the context, when the client made it). Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        for socket in (getattr(self, "_dealer", None), self._sub):
-            if socket is not None:
-                socket.close(linger=0)
-        if self._owns_context:
-            self._context.term()
+        """Close the connection when this link made it. Idempotent."""
+        if self._owns_agent:
+            self._agent.close()
 
     def __enter__(self) -> LimbClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # ----------------------------------------------------------------------------------------
-    # Internals
-
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
-
-    def _send(self, frame: bytes) -> bool:
-        try:
-            self._dealer.send(frame, _NOBLOCK)
-        except zmq.Again:
-            return False
-        return True
-
-    def _send_async(self, msg: dict[str, Any], seq: int, what: str) -> bool:
-        if self._closed:
-            raise TransportError(f"{self._endpoint}: this client is closed")
-        if not self._send(self._packb(msg)):
-            self._commands_dropped += 1
-            return False
-        self._commands_sent += 1
-        self._last_command_seq = seq
-        pending = self._pending_commands
-        pending[seq] = what
-        if len(pending) > MAX_PENDING_COMMANDS:
-            del pending[next(iter(pending))]
-        return True
-
-    def _call(self, mtype: MessageType, timeout_s: float, fields: dict[str, Any]) -> dict[str, Any]:
-        seq = self._next_seq()
-        msg = request(mtype, seq, **fields)
-        validate_request(msg)
-        return self._exchange(mtype, seq, self._packb(msg), timeout_s)
-
-    def _exchange(
-        self, mtype: MessageType, seq: int, frame: bytes, timeout_s: float
-    ) -> dict[str, Any]:
-        start = self._begin(mtype, frame, timeout_s)
-        return self._finish(mtype, seq, start, timeout_s)
-
-    def _begin(self, mtype: MessageType, frame: bytes, timeout_s: float) -> float:
-        """Send a request (waiting up to ``timeout_s`` for a connection); returns the start."""
-        if self._closed:
-            raise TransportError(f"{self._endpoint}: this client is closed")
-        start = time.perf_counter()
-        if not self._send(frame):
-            self._send_when_connected(frame, mtype, start, timeout_s)
-        return start
-
-    def _finish(
-        self, mtype: MessageType, seq: int, start: float, timeout_s: float
-    ) -> dict[str, Any]:
-        """Wait for the reply to ``seq`` until ``start + timeout_s``; raise error replies."""
-        dealer = self._dealer
-        timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
-        if timeout_ms != self._rcvtimeo_ms:
-            dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
-        try:
-            raw = dealer.recv()
-        except zmq.Again:
-            raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s) from None
-        # Fast path: the next message is the reply (the usual case in lockstep).
-        reply = _reply_to(raw, seq)
-        if reply is None:
-            reply = self._wait_reply(raw, mtype, seq, start, timeout_s)
-        rtype = reply["type"]
-        if rtype == _EXPECTED_REPLY[mtype]:
-            return reply
-        if rtype == MessageType.ERROR:
-            raise _remote_error(reply, self._endpoint)
-        raise ProtocolError(
-            ErrorCode.UNKNOWN_TYPE,
-            f"{self._endpoint} answered {mtype.value} with {rtype!r}, "
-            f"expected {_EXPECTED_REPLY[mtype]!r}",
-            seq=seq,
-        )
-
-    def _send_when_connected(
-        self, frame: bytes, mtype: MessageType, start: float, timeout_s: float
-    ) -> None:
-        """Retry a send until a connection is up (nothing is queued for absent agents)."""
-        while not self._send(frame):
-            remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
-            if remaining_ms <= 0.0:
-                raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
-            self._out_poller.poll(min(math.ceil(remaining_ms), 10))
-
-    def _wait_reply(
-        self, raw: bytes, mtype: MessageType, seq: int, start: float, timeout_s: float
-    ) -> dict[str, Any]:
-        """Take in other messages (command replies, late replies) until ``seq``'s reply."""
-        dealer = self._dealer
-        self._awaiting = seq
-        self._reply = None
-        try:
-            while True:
-                self._on_reply(raw)
-                reply = self._reply
-                if reply is not None:
-                    return reply
-                remaining_ms = math.ceil((start + timeout_s - time.perf_counter()) * 1000.0)
-                if remaining_ms <= 0:
-                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s)
-                if remaining_ms != self._rcvtimeo_ms:
-                    dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
-                try:
-                    raw = dealer.recv()
-                except zmq.Again:
-                    raise RequestTimeoutError(self._endpoint, mtype.value, timeout_s) from None
-        finally:
-            self._awaiting = -1
-            self._reply = None
-
-    def _on_reply(self, frame: bytes) -> None:
-        try:
-            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
-            mtype, seq = check_header(obj)
-        except ProtocolError:
-            self._bad_messages += 1
-            return
-        if seq == self._awaiting:
-            self._reply = obj
-            return
-        if self._pending_commands.pop(seq, None) is not None:
-            if mtype == MessageType.ERROR:
-                self._command_errors += 1
-                self._last_error = _remote_error(obj, self._endpoint)
-            return
-        self._stale_replies += 1
-
-    def _on_stream(self, frame: bytes) -> bool:
-        try:
-            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
-            mtype, seq = check_header(obj)
-            if mtype != MessageType.STATE:
-                raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{mtype!r} on the state stream")
-            sample = state_from_map(obj.get("state"), seq)
-        except ProtocolError:
-            self._bad_messages += 1
-            return False
-        return self._accept(sample)
-
-    def _accept(self, sample: StateSample) -> bool:
-        """Keep a sample if it is newer; a new agent session (a restart) always wins."""
-        self._received_at = self._clock()
-        current = self._sample
-        if current is None or sample.seq > current.seq or sample.session != current.session:
-            if current is not None and sample.session != current.session:
-                self._restarts += 1
-            self._sample = sample
-            return True
-        return False
 
 
 def _reply_to(raw: bytes, seq: int) -> dict[str, Any] | None:
@@ -720,7 +1061,7 @@ def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
 
 
 def step_all(clients: Sequence[LimbClient], t: float, timeout_s: float = 1.0) -> list[LimbState]:
-    """Step several sim-clock agents to ``t`` in parallel (send to all, then collect).
+    """Step several one-limb sim-clock agents to ``t`` in parallel (send to all, then collect).
 
     Args:
         clients: one client per agent.
@@ -778,7 +1119,7 @@ def ping_endpoint(
         KeysError: when ``keys_dir`` lacks the client's keys.
     """
     start = time.perf_counter()
-    with LimbClient(endpoint, keys_dir=keys_dir, subscribe=False) as client:
+    with AgentClient(endpoint, keys_dir=keys_dir, subscribe=False) as client:
         try:
             client.ping(timeout_s)
             rtt = client.ping(max(timeout_s - (time.perf_counter() - start), 0.1))

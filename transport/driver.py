@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import IntFlag, StrEnum
 from typing import Any
 
+from limbtree.errors import LimbtreeError
+
 
 class CommandMode(StrEnum):
     """What a ``command`` request asks the limb to do (wire field ``mode``)."""
@@ -132,7 +134,7 @@ class LimbState:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
 
-class DriverError(Exception):
+class DriverError(LimbtreeError):
     """A driver refused a request; ``code`` is the wire error code sent back to the client.
 
     Attributes:

@@ -27,9 +27,14 @@ from limbtree.transport.driver import (
     LimbState,
 )
 from limbtree.transport.errors import ProtocolError
+from limbtree.transport.faults import FaultKind as FaultKind  # re-exported: the wire names it
+from limbtree.transport.plant import BaseState, PlantDescription, PlantLimb
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 """The protocol version this code speaks (wire field ``v``)."""
+
+SUPPORTED_VERSIONS: Final = (PROTOCOL_VERSION,)
+"""Every protocol version an agent answers; a ``bad_version`` error reply lists them."""
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024
 """Largest message an agent accepts [bytes]; a larger one gets a ``too_large`` error reply."""
@@ -111,30 +116,15 @@ class ErrorCode(StrEnum):
     """The limb does not accept this command mode, or has no gripper."""
     IK_FAILED = "ik_failed"
     """No IK solution for an ``ee_pose`` command; the limb did not move."""
+    UNKNOWN_LIMB = "unknown_limb"
+    """``limb`` names no limb of the agent's plant, or is missing on an agent serving several
+    limbs; the message lists the agent's limbs."""
     NOT_SIMULATED = "not_simulated"
     """``fault`` sent to a hardware limb."""
     UNKNOWN_FAULT = "unknown_fault"
     """The driver does not know this fault kind."""
     INTERNAL = "internal"
     """The driver raised something unexpected; the agent logged it and goes on serving."""
-
-
-class FaultKind(StrEnum):
-    """Well-known ``fault`` kinds (seed 000 Table II).
-
-    The schema accepts any string: the driver decides and answers ``unknown_fault`` for kinds
-    it does not simulate. Only :attr:`REASSEMBLE` means something to the agent itself: it is
-    the one request (besides ``shutdown``) that a disassembled limb's agent still serves.
-    """
-
-    BLOCKAGE = "blockage"
-    SLOWDOWN = "slowdown"
-    DISASSEMBLY = "disassembly"
-    REASSEMBLE = "reassemble"
-    POWER_OFF = "power_off"
-    POWER_ON = "power_on"
-    IK_ERROR = "ik_error"
-    CLEAR = "clear"
 
 
 class Request(NamedTuple):
@@ -221,10 +211,12 @@ def check_header(obj: Mapping[str, Any]) -> tuple[str, int]:
     v = obj.get("v")
     if type(v) is not int:
         raise _field_error("v", "an int (the protocol version)", v, "message", seq_echo)
-    if v != PROTOCOL_VERSION:
+    if v not in SUPPORTED_VERSIONS:
+        speaks = ", ".join(str(version) for version in SUPPORTED_VERSIONS)
         raise ProtocolError(
             ErrorCode.BAD_VERSION,
-            f"protocol version {v} is not supported: this side speaks version {PROTOCOL_VERSION}",
+            f"protocol version {v} is not supported: this side speaks version {speaks} "
+            "(see docs/protocol.md)",
             seq=seq_echo,
             field="v",
         )
@@ -410,10 +402,21 @@ _ACTIONS = ", ".join(a.value for a in GripperAction)
 _VALID_REQUESTS = ", ".join(sorted(t.value for t in REQUEST_TYPES))
 
 
+def _limb(obj: dict[str, Any], fields: dict[str, Any], where: str, seq: int) -> dict[str, Any]:
+    """Add the ``limb`` field to ``fields`` when the message has one (a limb's name)."""
+    limb = obj.get("limb")
+    if limb is None:
+        return fields
+    if type(limb) is not str:
+        raise _field_error("limb", "a string (the limb's name)", limb, where, seq)
+    fields["limb"] = limb
+    return fields
+
+
 def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     mode: CommandMode = _choice(obj.get("mode"), "mode", "command", seq, CommandMode, _MODES)
     where = f"command({mode.value})"
-    fields: dict[str, Any] = {"mode": mode}
+    fields: dict[str, Any] = _limb(obj, {"mode": mode}, "command", seq)
     if mode is CommandMode.JOINT_POSITION:
         fields["q"] = _numbers(obj.get("q"), "q", where, seq)
     elif mode is CommandMode.EE_POSE:
@@ -443,12 +446,14 @@ def _parse_fault(obj: dict[str, Any], seq: int) -> Request:
     params = obj.get("params", {})
     if type(params) is not dict:
         raise _field_error("params", "a map (string keys)", params, "fault", seq)
-    return Request(MessageType.FAULT, seq, {"kind": kind, "params": params})
+    return Request(
+        MessageType.FAULT, seq, _limb(obj, {"kind": kind, "params": params}, "fault", seq)
+    )
 
 
 def _parse_gripper(obj: dict[str, Any], seq: int) -> Request:
     action = _choice(obj.get("action"), "action", "gripper", seq, GripperAction, _ACTIONS)
-    return Request(MessageType.GRIPPER, seq, {"action": action})
+    return Request(MessageType.GRIPPER, seq, _limb(obj, {"action": action}, "gripper", seq))
 
 
 _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
@@ -804,6 +809,90 @@ def description_from_map(m: Mapping[str, Any], seq: int = 0) -> LimbDescription:
     )
 
 
+def plant_description_to_map(description: PlantDescription) -> dict[str, Any]:
+    """Encode a plant description as the plant part of a ``describe_reply``.
+
+    Args:
+        description: the plant's description.
+
+    Returns:
+        The map with ``robot``, ``kind``, ``base_pose``, ``floating_base`` and ``limbs`` (an
+        array of limb maps: ``name``, ``mount`` and the fields of :func:`description_to_map`).
+    """
+    return {
+        "robot": description.robot,
+        "kind": description.kind,
+        "base_pose": list(description.base_pose),
+        "floating_base": description.floating_base,
+        "limbs": [
+            {"name": limb.name, "mount": list(limb.mount), **description_to_map(limb.description)}
+            for limb in description.limbs
+        ],
+    }
+
+
+def plant_description_from_map(m: Mapping[str, Any], seq: int = 0) -> PlantDescription:
+    """Decode and validate the plant part of a ``describe_reply``.
+
+    Args:
+        m: the reply map.
+        seq: the reply's ``seq``, for error reports.
+
+    Returns:
+        The description.
+
+    Raises:
+        ProtocolError: ``bad_field`` or ``bad_value`` naming the field.
+    """
+    where = MessageType.DESCRIBE_REPLY.value
+    limbs_raw = m.get("limbs")
+    if type(limbs_raw) is not tuple or not limbs_raw:
+        raise _field_error("limbs", "a non-empty array of limb maps", limbs_raw, where, seq)
+    limbs = []
+    for i, limb in enumerate(limbs_raw):
+        if type(limb) is not dict:
+            raise _field_error(f"limbs[{i}]", "a map", limb, where, seq)
+        limbs.append(
+            PlantLimb(
+                name=_string(limb.get("name"), f"limbs[{i}].name", where, seq),
+                description=description_from_map(limb, seq),
+                mount=_numbers(limb.get("mount"), f"limbs[{i}].mount", where, seq, 7),
+            )
+        )
+    floating = m.get("floating_base")
+    if type(floating) is not bool:
+        raise _field_error("floating_base", "a bool", floating, where, seq)
+    try:
+        return PlantDescription(
+            robot=_string(m.get("robot"), "robot", where, seq),
+            kind=_string(m.get("kind"), "kind", where, seq),
+            limbs=tuple(limbs),
+            base_pose=_numbers(m.get("base_pose"), "base_pose", where, seq, 7),
+            floating_base=floating,
+        )
+    except ValueError as exc:
+        raise ProtocolError(ErrorCode.BAD_VALUE, f"{where}: {exc}", seq=seq) from None
+
+
+def base_to_map(base: BaseState) -> dict[str, Any]:
+    """Encode a base state: ``{"pose": [7 floats], "twist": [6 floats]}`` (world frame)."""
+    return {"pose": base.pose, "twist": base.twist}
+
+
+def base_from_map(m: object, seq: int = 0) -> BaseState:
+    """Decode and validate a base state map.
+
+    Raises:
+        ProtocolError: ``bad_field`` or ``bad_value`` naming the field.
+    """
+    if type(m) is not dict:
+        raise _field_error("base", "a map with pose and twist", m, "message", seq)
+    return BaseState(
+        pose=_numbers(m.get("pose"), "base.pose", "message", seq, 7),
+        twist=_numbers(m.get("twist"), "base.twist", "message", seq, 6),
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Pre-packed headers, so hot paths append only what changes
 
@@ -839,3 +928,18 @@ def packed_header(mtype: MessageType, n_fields: int) -> bytes:
 
 STATE_KEY: Final[bytes] = msgpack.packb("state")
 """The packed ``"state"`` key, which precedes the packed state map in state messages."""
+
+LIMB_KEY: Final[bytes] = msgpack.packb("limb")
+"""The packed ``"limb"`` key."""
+
+LIMBS_KEY: Final[bytes] = msgpack.packb("limbs")
+"""The packed ``"limbs"`` key of ``step_reply`` (limb name -> state map)."""
+
+BASE_KEY: Final[bytes] = msgpack.packb("base")
+"""The packed ``"base"`` key (the base state map)."""
+
+UNAVAILABLE_KEY: Final[bytes] = msgpack.packb("unavailable")
+"""The packed ``"unavailable"`` key of ``step_reply`` (the disassembled limbs' names)."""
+
+T_KEY: Final[bytes] = msgpack.packb("t")
+"""The packed ``"t"`` key."""

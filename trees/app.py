@@ -111,6 +111,7 @@ def _clients(
         for limb in mission.limbs:
             clients[limb.name] = LimbClient(
                 endpoints[limb.name],
+                limb=limb.limb,
                 keys_dir=limb.keys,
                 stale_after_s=stale_after,
                 clock=clock,
@@ -152,6 +153,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             world=world_json(
                 mission, Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
             ),
+            base=tuple(limb.base_pose) if limb.base_pose else None,
         )
         for i, limb in enumerate(sim_limbs)
     ]

@@ -40,27 +40,35 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
 def _agent(args: argparse.Namespace) -> int:
     import logging
 
-    from limbtree.robots.factory import make_driver
+    from limbtree.kinematics import Pose
+    from limbtree.robots.factory import make_plant, world_from_json
     from limbtree.robots.sim import SimConfig
     from limbtree.transport import serve_forever
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None
-    from limbtree.robots.factory import world_from_json
-
     world = world_from_json(args.world) if args.world else None
-    driver = make_driver(
+    base = None
+    if args.base:
+        try:
+            base = Pose.from_array([float(part) for part in args.base.split(",")])
+        except ValueError as exc:
+            raise SystemExit(
+                f"limbtree: --base wants x,y,z,qx,qy,qz,qw (metres, unit quaternion): {exc}"
+            ) from None
+    plant = make_plant(
         args.robot,
-        args.limb,
+        [args.limb] if args.limb else None,
         driver=args.driver,
         seed=args.seed,
         config=config,
         world=world,
         options=_key_values(args.driver_option, "--driver-option"),
+        base=base,
     )
     serve_forever(
-        driver,
+        plant,
         args.bind,
         clock=args.clock,
         stream_rate_hz=args.rate,
@@ -74,13 +82,19 @@ def _ping(args: argparse.Namespace) -> int:
     from limbtree.transport import ping_endpoint
 
     rtt, description = ping_endpoint(args.endpoint, timeout_s=args.timeout, keys_dir=args.keys)
-    limb = description.limb
-    joints = ", ".join(j.name for j in limb.joints)
-    print(f"{args.endpoint}: round trip {rtt * 1e3:.3f} ms")
-    print(f"  robot {limb.robot} ({limb.driver} driver), {description.clock.value} clock")
-    print(f"  joints: {joints}")
-    print(f"  end-effectors: {', '.join(limb.end_effectors)}")
-    print(f"  command modes: {', '.join(m.value for m in limb.command_modes)}")
+    plant = description.plant
+    versions = ", ".join(str(v) for v in description.versions)
+    print(f"{args.endpoint}: round trip {rtt * 1e3:.3f} ms (protocol version {versions})")
+    base = "floating" if plant.floating_base else "fixed"
+    print(
+        f"  robot {plant.robot} ({plant.kind} plant, {base} base), {description.clock.value} clock"
+    )
+    for limb in plant.limbs:
+        info = limb.description
+        print(f"  limb {limb.name} ({info.driver} driver)")
+        print(f"    joints: {', '.join(j.name for j in info.joints)}")
+        print(f"    end-effectors: {', '.join(info.end_effectors)}")
+        print(f"    command modes: {', '.join(m.value for m in info.command_modes)}")
     curve = "required" if description.curve else "off"
     print(f"  CURVE {curve}; bad requests rejected: {dict(description.errors_received) or 0}")
     return 0
@@ -252,11 +266,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     agent = commands.add_parser(
         "agent",
-        help="serve one limb over ZeroMQ (on the limb's own computer)",
-        description="Run a limb agent: requests on PORT, state stream on PORT+1.",
+        help="serve a robot (one plant) or one of its limbs over ZeroMQ",
+        description="Run an agent: the robot's limbs as one plant (or one limb with --limb); "
+        "requests on PORT, state stream on PORT+1, one topic per limb.",
     )
     agent.add_argument("--robot", required=True, help="robot name (see limbtree robots)")
-    agent.add_argument("--limb", help="which limb of the robot (default: its only one)")
+    agent.add_argument(
+        "--limb", help="serve only this limb of the robot (a limb on its own computer)"
+    )
+    agent.add_argument(
+        "--base", metavar="X,Y,Z,QX,QY,QZ,QW",
+        help="the base in the world [m, unit quaternion]; gravity acts in the world",
+    )  # fmt: skip
     agent.add_argument("--bind", required=True, metavar="tcp://HOST:PORT")
     agent.add_argument(
         "--driver", default="sim",

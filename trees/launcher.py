@@ -1,8 +1,9 @@
 """Start the simulated agents of a mission as real processes on loopback.
 
 ``limbtree run`` drives limbs marked ``sim`` through the same ZeroMQ protocol as remote ones:
-each gets its own ``limbtree agent`` process on 127.0.0.1 with a free port pair, and is
-stopped (then killed, if it must be) when the run ends, whatever way it ends.
+each gets its own ``limbtree agent`` process (serving a one-limb plant, its base in the world)
+on 127.0.0.1 with a free port pair, and is stopped (then killed, if it must be) when the run
+ends, whatever way it ends.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class SimAgentSpec:
         clock: ``sim`` (lockstep) or ``real``.
         options: extra ``--sim-option KEY=VALUE`` settings for the simulated driver.
         world: the world's modules in the limb's base frame (``limbtree agent --world``).
+        base: the limb's base in the world ``[x, y, z, qx, qy, qz, qw]`` [m]
+            (``limbtree agent --base``: gravity acts in the world), or None for the origin.
     """
 
     limb: str
@@ -96,6 +99,7 @@ class SimAgentSpec:
     clock: str
     options: tuple[tuple[str, str], ...] = ()
     world: str | None = None
+    base: tuple[float, ...] | None = None
 
 
 @dataclass
@@ -171,6 +175,8 @@ class SimAgents:
             command += ["--sim-option", f"{key}={value}"]
         if spec.world:
             command += ["--world", spec.world]
+        if spec.base is not None:
+            command += ["--base", ",".join(repr(float(v)) for v in spec.base)]
         log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
         self._logs.append(log)
         env = dict(os.environ, PYTHONUNBUFFERED="1")

@@ -13,7 +13,7 @@ from typing import Any, Final
 import numpy as np
 import yaml
 
-from limbtree.robots.sim import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
+from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
 from limbtree.trees.mission.model import FaultDecl, FaultKind
 from limbtree.trees.mission.source import INVALID, Entry, Item, Reader
 from limbtree.trees.mission.units import NONE, S

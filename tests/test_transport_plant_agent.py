@@ -1,0 +1,161 @@
+"""Wire v2: one agent serves a plant of several limbs; one client per agent, one link per limb."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import msgpack
+import pytest
+import zmq
+from fake_driver import wait_until
+
+from limbtree.robots import make_plant
+from limbtree.transport import AgentClient, LimbUnavailableError, RemoteError
+from limbtree.transport.driver import CommandMode, Health
+
+MakeAgent = Callable[..., Any]
+LEGS = ("leg_0", "leg_1", "leg_2", "leg_3")
+
+
+@contextmanager
+def raw(kind: int, endpoint: str) -> Iterator[zmq.Socket[bytes]]:
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    sock = context.socket(kind)
+    sock.linger = 0
+    sock.rcvtimeo = 5000
+    sock.connect(endpoint)
+    try:
+        yield sock
+    finally:
+        sock.close()
+        context.term()
+
+
+def ask(sock: zmq.Socket[bytes], message: dict[str, Any]) -> dict[str, Any]:
+    sock.send(msgpack.packb(message))
+    reply = msgpack.unpackb(sock.recv())
+    assert isinstance(reply, dict)
+    return reply
+
+
+@pytest.fixture
+def quad(make_agent: MakeAgent) -> Any:
+    return make_agent(make_plant("moonbot_zero"), clock="sim")
+
+
+@pytest.fixture
+def client(quad: Any) -> Iterator[AgentClient]:
+    with AgentClient(quad.request_endpoint) as agent_client:
+        yield agent_client
+
+
+def test_describe_returns_the_whole_plant(client: AgentClient) -> None:
+    info = client.describe(timeout_s=5)
+    assert info.plant.robot == "moonbot_zero"
+    assert info.plant.kind == "kinematic"
+    assert info.plant.limb_names == LEGS
+    assert not info.plant.floating_base
+    assert len(info.plant.limb("leg_2").description.joints) == 3
+    assert info.versions == (2,)
+    assert client.limbs == LEGS
+
+
+def test_one_step_brings_every_limb_and_the_base(client: AgentClient) -> None:
+    step = client.step(0.1, timeout_s=5)
+    assert set(step.states) == set(LEGS)
+    assert all(state.t == 0.1 for state in step.states.values())
+    assert step.base.pose == (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    assert step.unavailable == ()
+    assert client.state("leg_3") == step.states["leg_3"]
+
+
+def test_a_command_goes_to_the_named_limb_only(client: AgentClient) -> None:
+    q0 = client.step(0.0, timeout_s=5).states
+    target = [q + 0.2 for q in q0["leg_1"].q]
+    client.command("leg_1", CommandMode.JOINT_POSITION, timeout_s=5, q=target)
+    client.step(0.5, timeout_s=5)  # the servos take the new setpoint from this step on
+    states = client.step(1.0, timeout_s=5).states
+    assert states["leg_1"].q == pytest.approx(target)
+    assert states["leg_0"].q == q0["leg_0"].q
+
+
+def test_a_limb_link_shares_the_agents_connection(client: AgentClient) -> None:
+    link = client.link("leg_2")
+    assert link.describe(timeout_s=5).limb.joints[0].name.startswith("leg_2")
+    assert link.send_command(CommandMode.HOLD)
+    client.step(0.05, timeout_s=5)
+    assert link.state is not None and not link.is_stale
+
+
+def test_an_unknown_or_missing_limb_gets_an_error_listing_the_limbs(quad: Any) -> None:
+    with raw(zmq.DEALER, quad.request_endpoint) as sock:
+        unknown = ask(sock, {"v": 2, "type": "command", "seq": 1, "limb": "arm", "mode": "hold"})
+        assert (unknown["code"], unknown["field"]) == ("unknown_limb", "limb")
+        assert "leg_0, leg_1, leg_2, leg_3" in unknown["message"]
+        missing = ask(sock, {"v": 2, "type": "command", "seq": 2, "mode": "hold"})
+        assert missing["code"] == "unknown_limb"
+        assert ask(sock, {"v": 2, "type": "ping", "seq": 3})["type"] == "ping_reply"
+
+
+def test_a_version_1_message_is_refused_naming_the_versions_spoken(quad: Any) -> None:
+    with raw(zmq.DEALER, quad.request_endpoint) as sock:
+        reply = ask(sock, {"v": 1, "type": "describe", "seq": 9})
+    assert (reply["type"], reply["code"], reply["seq"], reply["v"]) == (
+        "error",
+        "bad_version",
+        9,
+        2,
+    )
+    assert "speaks version 2" in reply["message"]
+
+
+def test_a_disassembled_leg_leaves_the_step_and_its_link_says_so(client: AgentClient) -> None:
+    client.fault("leg_3", "disassembly", timeout_s=5)
+    step = client.step(0.1, timeout_s=5)
+    assert step.unavailable == ("leg_3",)
+    assert set(step.states) == {"leg_0", "leg_1", "leg_2"}
+    with pytest.raises(RemoteError) as info:
+        client.command("leg_3", "hold", timeout_s=5)
+    assert info.value.code == "unavailable"
+    assert "leg_3" in str(info.value)
+    client.fault("leg_3", "reassemble", timeout_s=5)
+    assert set(client.step(0.2, timeout_s=5).states) == set(LEGS)
+
+
+def test_a_one_limb_agent_refuses_a_step_while_its_limb_is_disassembled(
+    make_agent: MakeAgent,
+) -> None:
+    agent = make_agent(make_plant("heavy_limb"), clock="sim")
+    with AgentClient(agent.request_endpoint) as one:
+        link = one.link("arm")
+        link.fault("disassembly", timeout_s=5)
+        link.send_step(0.1, timeout_s=5)
+        with pytest.raises(LimbUnavailableError, match="arm"):
+            link.finish_step()
+
+
+def test_the_stream_publishes_one_topic_per_limb(make_agent: MakeAgent) -> None:
+    agent = make_agent(make_plant("moonbot_zero"), clock="real", stream_rate_hz=100)
+    with raw(zmq.SUB, agent.state_endpoint) as sub:
+        sub.setsockopt(zmq.SUBSCRIBE, b"leg_2")
+        topic, frame = sub.recv_multipart()
+        message = msgpack.unpackb(frame)
+    assert topic == b"leg_2"
+    assert (message["v"], message["type"], message["limb"]) == (2, "state", "leg_2")
+    assert len(message["state"]["q"]) == 3
+    assert len(message["base"]["pose"]) == 7
+
+
+def test_a_client_follows_every_limb_in_the_real_clock(make_agent: MakeAgent) -> None:
+    agent = make_agent(make_plant("moonbot_zero"), clock="real", stream_rate_hz=100)
+    with AgentClient(agent.request_endpoint) as follower:
+
+        def all_fresh() -> bool:
+            follower.poll()
+            return all(not follower.is_stale(name) for name in LEGS)
+
+        assert wait_until(all_fresh, 5)
+        assert follower.base is not None
+        assert not follower.state("leg_0").health & Health.POWER_OFF
