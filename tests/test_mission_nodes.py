@@ -20,6 +20,7 @@ from limbtree.trees.mission import (
 )
 from limbtree.trees.mission.faults import FAULT_SPECS, RANDOM_SPECS
 from limbtree.trees.mission.loader import LIMB_SPECS
+from limbtree.trees.mission.model import SCHEDULED_FAULT_KINDS
 from limbtree.trees.mission.units import quaternion_from_euler, stem
 from limbtree.trees.mission.values import Text
 from limbtree.trees.nodes import builtin_registry
@@ -153,5 +154,5 @@ def test_the_reference_documents_every_key_and_node_type():
     keys |= {p.key for spec in NODE_SPECS.values() for p in spec.params}
     keys |= {p.key for p in (*LIMB_SPECS, *FAULT_SPECS, *RANDOM_SPECS)}
     keys |= set(NODE_SPECS) | set(NODE_ALIASES)
-    keys |= {kind.value for kind in mission_api.FaultKind}
+    keys |= {kind.value for kind in SCHEDULED_FAULT_KINDS}
     assert sorted(keys - words) == []

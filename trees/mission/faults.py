@@ -14,7 +14,7 @@ import numpy as np
 import yaml
 
 from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
-from limbtree.trees.mission.model import FaultDecl, FaultKind
+from limbtree.trees.mission.model import SCHEDULED_FAULT_KINDS, FaultDecl, FaultKind
 from limbtree.trees.mission.source import INVALID, Entry, Item, Reader
 from limbtree.trees.mission.units import NONE, S
 from limbtree.trees.mission.values import (
@@ -32,7 +32,7 @@ from limbtree.trees.mission.values import (
     read_fields,
 )
 
-_KINDS: Final = tuple(kind.value for kind in FaultKind)
+_KINDS: Final = tuple(kind.value for kind in SCHEDULED_FAULT_KINDS)
 #: The slowdown factor, within the simulator's limits (both excluded).
 _FACTOR: Final = Quantity(
     NONE,

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
+from limbtree.transport.faults import ENDING_FAULTS, FaultKind
 from limbtree.trees.mission.errors import Location
 
 #: A pose as the model holds it: ``(x, y, z, qx, qy, qz, qw)`` [m], quaternion scalar last.
@@ -39,14 +40,10 @@ class PlantKind(StrEnum):
     KINEMATIC = "kinematic"
 
 
-class FaultKind(StrEnum):
-    """The faults a simulated limb can suffer (seed 000 Table II)."""
-
-    BLOCKAGE = "blockage"
-    SLOWDOWN = "slowdown"
-    DISASSEMBLY = "disassembly"
-    POWER_OFF = "power_off"
-    IK_ERROR = "ik_error"
+#: The fault kinds a mission schedules (seed 000 Table II): those that last a while, not the
+#: three that only end others (``reassemble``, ``power_on``, ``clear``). The one definition
+#: of fault kinds is :class:`limbtree.transport.faults.FaultKind`.
+SCHEDULED_FAULT_KINDS: Final = tuple(kind for kind in FaultKind if kind not in ENDING_FAULTS)
 
 
 def freeze(value: Any) -> Any:
