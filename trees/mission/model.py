@@ -15,7 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from limbtree.transport.faults import ENDING_FAULTS, FaultKind
+from limbtree.transport.faults import ENDING_FAULTS
+from limbtree.transport.faults import FaultKind as FaultKind
 from limbtree.trees.mission.errors import Location
 
 #: A pose as the model holds it: ``(x, y, z, qx, qy, qz, qw)`` [m], quaternion scalar last.
