@@ -95,6 +95,25 @@ def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
     assert max(np.linalg.norm(h - held[0]) for h in held) <= 0.02 + 1e-9
 
 
+@pytest.mark.timeout(400)
+def test_the_quadruped_as_one_plant_with_one_agent_loses_power_like_four_limbs(tmp_path):
+    one = run("power_loss_one_plant.yaml", tmp_path / "one")
+    assert one["_exit"] == 0 and one["outcome"] == "SUCCESS", one["_out"]
+    assert one["faults_injected"] == 4 and one["faults_recovered"] == 4
+    agents = sorted(p.name for p in (tmp_path / "one" / "record" / "agents").glob("*.log"))
+    assert agents == ["agent-heavy.log", "agent-light.log", "agent-quad.log"]
+    robots = read_header(one["_log"])["robots"]
+    assert sorted(robots["quad"]["limbs"]) == [f"quad.leg_{i}" for i in range(4)]
+    # The same run as power_loss.yaml's four one-limb agents, tick for tick.
+    four = run("power_loss.yaml", tmp_path / "four")
+    for key in ("outcome", "sim_time_s", "ticks", "recoveries", "max_command_state_distance"):
+        assert one[key] == four[key], key
+    for a, b in zip(read_log(one["_log"]), read_log(four["_log"]), strict=True):
+        for i in range(4):
+            assert a["limbs"][f"quad.leg_{i}"]["state"] == b["limbs"][f"leg_{i}"]["state"]
+        assert a["limbs"]["heavy"]["command"] == b["limbs"]["heavy"]["command"]
+
+
 @pytest.mark.timeout(600)
 def test_robustness_recovers_every_disruption_of_table_ii(tmp_path):
     s = run("robustness.yaml", tmp_path, "--seed", "1", timeout=560.0)

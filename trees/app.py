@@ -2,8 +2,9 @@
 
 1. Load and validate the mission (every problem as ``file:line:column``), before anything
    moves.
-2. Start a simulated agent process for each limb marked ``sim``; connect a client to every
-   limb and check that its agent describes the robot the mission declares.
+2. Start a simulated agent process for each plant marked ``sim`` (a ``robots`` entry: one
+   agent for all its limbs; a ``limbs`` entry: one for its limb); connect one client to
+   every agent and check that it describes the robot the mission declares.
 3. Build the tree over the limbs, run it, write the record, stop the agents.
 """
 
@@ -15,21 +16,23 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TextIO
 
 import zmq
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
-from limbtree.transport import LimbClient, ping_endpoint
+from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.trees.builder import build_tree
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
+from limbtree.trees.header import limb_info
 from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
-from limbtree.trees.lockstep import one_limb_agents
+from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
 from limbtree.trees.runner import (
     RunInfo,
@@ -40,7 +43,7 @@ from limbtree.trees.runner import (
     TickClock,
     default_log_dir,
 )
-from limbtree.trees.stream import TickSink
+from limbtree.trees.stream import RobotInfo, TickSink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
@@ -100,28 +103,108 @@ def _postures(robot: str, chain: str | None) -> dict[str, tuple[float, ...]]:
 
 
 @contextlib.contextmanager
-def _clients(
+def _agents(
     mission: Mission, endpoints: Mapping[str, str], stale_after: float, clock: Any
-) -> Iterator[dict[str, LimbClient]]:
-    # One ZeroMQ context (one I/O thread) for every limb: a context per client would start
+) -> Iterator[dict[str, AgentClient]]:
+    """One client per plant (robot), following the stream topics of its limbs."""
+    # One ZeroMQ context (one I/O thread) for every agent: a context per client would start
     # as many I/O threads, and each send would wake its own (64 limbs: 3x slower ticks).
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    clients: dict[str, LimbClient] = {}
+    clients: dict[str, AgentClient] = {}
     try:
-        for limb in mission.limbs:
-            clients[limb.name] = LimbClient(
-                endpoints[limb.name],
-                limb=limb.limb,
-                keys_dir=limb.keys,
+        for robot in mission.robots:
+            clients[robot.name] = AgentClient(
+                endpoints[robot.name],
+                keys_dir=robot.keys,
                 stale_after_s=stale_after,
                 clock=clock,
                 context=context,
+                limbs=[mission.limb(name).limb for name in robot.limbs],
             )
         yield clients
     finally:
         for client in clients.values():
             client.close()
         context.term()
+
+
+def agent_specs(mission: Mission, clock_mode: str, seed: int) -> list[SimAgentSpec]:
+    """One simulated agent per simulated plant.
+
+    A ``robots`` entry's agent serves the whole robot, a ``limbs`` entry's its one limb
+    (``limbtree agent --limb``).
+
+    The seeds follow the plants' order (``seed * 1000 + i``), so a mission that declares
+    only ``limbs`` draws the same noise as when every limb had its own agent.
+    """
+    specs = []
+    simulated = [robot for robot in mission.robots if robot.simulated]
+    for i, robot in enumerate(simulated):
+        first = mission.limb(robot.limbs[0])
+        base = Pose.from_array(robot.base_pose) if robot.base_pose else Pose()
+        specs.append(
+            SimAgentSpec(
+                robot.name,
+                robot.robot,
+                None if robot.declared else first.limb,
+                seed * 1000 + i,
+                clock_mode,
+                options=tuple((key, repr(float(value))) for key, value in first.sim.items()),
+                world=world_json(mission, base),
+                base=tuple(robot.base_pose) if robot.base_pose else None,
+            )
+        )
+    return specs
+
+
+def _handles(
+    mission: Mission, clients: Mapping[str, AgentClient], endpoints: Mapping[str, str]
+) -> dict[str, LimbHandle]:
+    """Each limb's handle over its plant's agent; every agent must drive the robot declared.
+
+    Raises:
+        RunError: naming the limb, the agent and both robots, when they differ.
+    """
+    handles: dict[str, LimbHandle] = {}
+    for robot in mission.robots:
+        plant = clients[robot.name].describe(timeout_s=5.0).plant
+        for name in robot.limbs:
+            limb = mission.limb(name)
+            try:
+                description = plant.limb(limb.limb).description
+            except Exception as exc:
+                raise RunError(
+                    f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
+                    f"{', '.join(plant.limb_names)}, not {limb.limb} ({exc})"
+                ) from None
+            if description.robot != limb.robot:
+                raise RunError(
+                    f"limb {name}: the agent at {endpoints[robot.name]} drives "
+                    f"{description.robot}, but the mission declares {limb.robot}"
+                )
+            base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+            handles[name] = LimbHandle(
+                name,
+                description,
+                clients[robot.name].link(limb.limb),
+                base,
+                _postures(limb.robot, limb.limb),
+            )
+    return handles
+
+
+def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[str, RobotInfo]:
+    """The header's robots: each plant with its limbs as the agents described them."""
+    return {
+        robot.name: RobotInfo(
+            robot=robot.robot,
+            plant=robot.plant.value,
+            agent=robot.agent,
+            limbs=MappingProxyType({name: limb_info(handles[name]) for name in robot.limbs}),
+            base=Pose.from_array(robot.base_pose) if robot.base_pose else Pose(),
+        )
+        for robot in mission.robots
+    }
 
 
 def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
@@ -135,28 +218,14 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     clock_mode = request.clock or mission.clock
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
-    sim_limbs = [limb for limb in mission.limbs if limb.agent == "sim"]
-    remote = [limb for limb in mission.limbs if limb.agent != "sim"]
+    remote = [robot for robot in mission.robots if not robot.simulated]
     if clock_mode == "sim" and remote:
-        names = ", ".join(limb.name for limb in remote)
+        names = ", ".join(robot.name for robot in remote)
         print(
-            f"note: limbs {names} use remote agents; they are stepped like simulated ones", file=out
+            f"note: robots {names} use remote agents; they are stepped like simulated ones",
+            file=out,
         )
-    specs = [
-        SimAgentSpec(
-            limb.name,
-            limb.robot,
-            limb.limb,
-            request.seed * 1000 + i,
-            clock_mode,
-            options=tuple((key, repr(float(value))) for key, value in limb.sim.items()),
-            world=world_json(
-                mission, Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
-            ),
-            base=tuple(limb.base_pose) if limb.base_pose else None,
-        )
-        for i, limb in enumerate(sim_limbs)
-    ]
+    specs = agent_specs(mission, clock_mode, request.seed)
     log_dir = default_log_dir(request.record)
     keyboard = TerminalKeyboard()
     live = not request.headless and out.isatty()
@@ -181,24 +250,9 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     with SimAgents(specs, log_dir) as agents:
         progress.on_message(f"starting {len(specs)} simulated agent(s)...")
         endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
-        endpoints.update({limb.name: limb.agent for limb in remote})
-        with _clients(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
-            handles: dict[str, LimbHandle] = {}
-            for limb in mission.limbs:
-                description = clients[limb.name].describe(timeout_s=5.0).limb
-                if description.robot != limb.robot:
-                    raise RunError(
-                        f"limb {limb.name}: the agent at {endpoints[limb.name]} drives "
-                        f"{description.robot}, but the mission declares {limb.robot}"
-                    )
-                base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
-                handles[limb.name] = LimbHandle(
-                    limb.name,
-                    description,
-                    clients[limb.name],
-                    base,
-                    _postures(limb.robot, limb.limb),
-                )
+        endpoints.update({robot.name: robot.agent for robot in remote})
+        with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
+            handles = _handles(mission, clients, endpoints)
             context = MissionContext(handles, clock.now, operator)
             root = build_tree(mission.root, context)
             options = RunOptions(
@@ -215,6 +269,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             info = RunInfo(
                 mission_file=str(mission.path),
                 parameters=mission.parameters,
+                robots=_robots_info(mission, handles),
                 agents={limb.name: limb.agent for limb in mission.limbs},
             )
             sinks: list[TickSink] = [progress]
@@ -223,7 +278,13 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
                 clock,
                 root,
                 context,
-                one_limb_agents(clients),
+                [
+                    PlantAgent(
+                        clients[robot.name],
+                        {name: mission.limb(name).limb for name in robot.limbs},
+                    )
+                    for robot in mission.robots
+                ],
                 faults,
                 options,
                 sinks,

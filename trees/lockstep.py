@@ -1,8 +1,9 @@
 """The runner's I/O: stepping the agents in lockstep, and injecting scheduled faults.
 
 The runner talks to agents, not limbs: one :class:`SteppedAgent` per agent process (one
-plant), whichever limbs it serves. :class:`OneLimbAgent` adapts today's per-limb
-:class:`~limbtree.transport.LimbClient` (one agent per limb) to it.
+plant), whichever limbs it serves. :class:`PlantAgent` adapts an
+:class:`~limbtree.transport.AgentClient` (wire v2: one agent, every limb of its plant) to it;
+:class:`OneLimbAgent` a lone :class:`~limbtree.transport.LimbClient`.
 
 A step's problems split in two:
 
@@ -98,6 +99,63 @@ class OneLimbAgent:
         return self.link.fault(kind, timeout_s, **params)
 
 
+class PlantClient(Protocol):
+    """What :class:`PlantAgent` needs of a client of a whole plant (an ``AgentClient``)."""
+
+    def poll(self) -> object:
+        """Take in whatever the agent sent, without blocking."""
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Sim clock: ask the agent to advance every limb to ``t``, without waiting."""
+
+    def finish_step(self) -> object:
+        """Sim clock: wait (bounded) for the step's reply and take every limb's state."""
+
+    def fault(self, limb: str | None, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
+        """Inject a fault into one of the plant's limbs (its own name for it)."""
+
+
+class PlantAgent:
+    """One agent serving a whole plant (wire v2) behind :class:`SteppedAgent`.
+
+    Args:
+        client: the client of the agent.
+        limbs: the mission's name of each limb -> the agent's name for it
+            (``quad.leg_0`` -> ``leg_0``), in the order the runner lists them.
+    """
+
+    def __init__(self, client: PlantClient, limbs: Mapping[str, str]) -> None:
+        self.client = client
+        self.limbs: tuple[str, ...] = tuple(limbs)
+        self._names = dict(limbs)
+
+    def poll(self) -> object:
+        """Take in the streamed states of every limb."""
+        return self.client.poll()
+
+    def send_step(self, t: float, timeout_s: float) -> None:
+        """Send ``step(t)``: one request for every limb of the plant."""
+        self.client.send_step(t, timeout_s)
+
+    def finish_step(self) -> object:
+        """Collect the step's reply: every limb's state and the base."""
+        return self.client.finish_step()
+
+    def fault(self, limb: str, kind: str, timeout_s: float, **params: Any) -> object:
+        """Inject a fault into one limb, named as the mission names it.
+
+        Raises:
+            ValueError: when ``limb`` is not one of this agent's limbs.
+        """
+        try:
+            name = self._names[limb]
+        except KeyError:
+            raise ValueError(
+                f"this agent serves limbs {', '.join(self.limbs)}, not {limb}"
+            ) from None
+        return self.client.fault(name, kind, timeout_s, **params)
+
+
 def one_limb_agents(links: Mapping[str, SteppedLink]) -> list[OneLimbAgent]:
     """One :class:`OneLimbAgent` per limb client, in name order."""
     return [OneLimbAgent(name, links[name]) for name in sorted(links)]
@@ -185,6 +243,8 @@ class Lockstep:
 __all__ = [
     "Lockstep",
     "OneLimbAgent",
+    "PlantAgent",
+    "PlantClient",
     "SteppedAgent",
     "SteppedLink",
     "agent_error",
