@@ -1,6 +1,7 @@
 """Tick rate of a synchronized move over n limbs, in both clocks, and the tree's own overhead.
 
-Usage: ``python benchmarks/tick.py [--limbs 6 24 64] [--seconds 3] [--robustness]``
+Usage: ``python benchmarks/tick.py [--limbs 6 24 64] [--seconds 3] [--robustness]
+[--plants 6 64]``
 
 The limbs are real agents on loopback (ZeroMQ, msgpack), each driving a light point limb
 (its end-effector tracks the command at 1 m/s), hosted by a few helper processes, so what is
@@ -8,7 +9,10 @@ measured is the runner's side of a tick: take in the states, tick the tree (the 
 all limbs), send the commands, record. Targets (DESIGN.md): 6 limbs at 1 kHz in the real
 clock with p99 tick under 1 ms; 64 limbs at 100 Hz or more. ``--robustness`` also runs
 ``missions/robustness.yaml`` and reports how many times faster than real time it ran
-(target: 12x).
+(target: 12x). ``--plants`` compares, side by side in the sim clock, n limbs as one plant
+behind one agent (one ``step`` per tick) against n one-limb agents (n ``step`` per tick): the
+lockstep I/O of a tick (step, states in, one command per limb), in ticks per second (target:
+64 limbs as one plant at 3x the rate of 64 one-limb agents).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import numpy as np
 import zmq
 
 from limbtree.kinematics import Pose
-from limbtree.transport import LimbAgent, LimbClient
+from limbtree.transport import AgentClient, LimbAgent, LimbClient, PlantAgent
 from limbtree.transport.driver import (
     CommandMode,
     GripperAction,
@@ -41,6 +45,7 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
+from limbtree.transport.plant import DriverPlant, Plant, PlantDescription, PlantLimb
 from limbtree.trees.behaviours import SyncMoveBehaviour
 from limbtree.trees.context import MissionContext
 from limbtree.trees.display import HeadlessProgress
@@ -79,6 +84,96 @@ class PointLimb(LimbDriver):
 
     def gripper(self, action: GripperAction) -> None:
         return None
+
+
+class PointPlant(DriverPlant):
+    """``n`` point limbs on one fixed base: one plant, stepped together."""
+
+    def __init__(self, n: int) -> None:
+        self.points = {f"l{i}": PointLimb((float(i), 0.0, 0.0)) for i in range(n)}
+        first = next(iter(self.points.values()))
+        super().__init__(first, "l0")
+        self._description = PlantDescription(
+            "point",
+            "kinematic",
+            tuple(PlantLimb(name, point.describe()) for name, point in self.points.items()),
+        )
+
+    def advance(self, t: float) -> None:
+        for point in self.points.values():
+            point.advance(t)
+        self._t = t
+
+    def limb_state(self, limb: str) -> LimbState:
+        return self.points[limb].state()
+
+    def command(self, limb: str, mode: CommandMode, payload: Mapping[str, Any]) -> None:
+        self.points[limb].command(mode, payload)
+
+    def available(self, limb: str) -> bool:
+        return True
+
+
+def serve_plant(port: int, n: int) -> None:
+    """Host process: one sim-clock agent serving ``n`` point limbs as one plant."""
+    plant: Plant = PointPlant(n)
+    agent = PlantAgent(plant, f"tcp://127.0.0.1:{port}", clock="sim", publish_on_step=False)
+    agent.start_in_thread()
+    print("ready", flush=True)
+    sys.stdin.read()
+    agent.stop()
+
+
+def lockstep_rate(clients: Sequence[AgentClient], limbs: Sequence[str], seconds: float) -> float:
+    """Ticks per second of lockstep I/O: step every agent, take the states, command each limb."""
+    by_client = [(c, [name for name in limbs if name in c.limbs] or [None]) for c in clients]
+    target = (0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    t = 0.0
+    ticks = 0
+    began = time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        t += 0.01
+        for client in clients:
+            client.send_step(t, 5.0)
+        for client, names in by_client:
+            client.finish_step()
+            for name in names:
+                client.send_command(name, CommandMode.EE_POSE, pose=target)
+        ticks += 1
+    return ticks / (time.perf_counter() - began)
+
+
+def compare_plants(n: int, seconds: float) -> tuple[float, float]:
+    """(one plant behind one agent, n one-limb agents): lockstep ticks per second."""
+    port = free_port_pairs(1)[0]
+    host = subprocess.Popen(
+        [sys.executable, __file__, "--serve-plant", f"{port},{n}"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        if host.stdout is None or host.stdout.readline().strip() != "ready":
+            raise RuntimeError("the plant agent did not start")
+        with AgentClient(f"tcp://127.0.0.1:{port}", subscribe=False) as one:
+            names = one.describe(5.0).plant.limb_names
+            plant_rate = lockstep_rate([one], names, seconds)
+    finally:
+        if host.stdin is not None:
+            host.stdin.close()
+        host.wait(timeout=10)
+    with hosted_limbs(n, "sim", 100.0) as endpoints:
+        context: zmq.Context[Any] = zmq.Context()
+        clients = [
+            AgentClient(e, subscribe=False, context=context) for e in endpoints
+        ]  # fmt: skip
+        try:
+            for client in clients:
+                client.describe(5.0)
+            agents_rate = lockstep_rate(clients, [], seconds)
+        finally:
+            for client in clients:
+                client.close()
+            context.term()
+    return plant_rate, agents_rate
 
 
 def serve(ports: Sequence[int], clock: str, rate_hz: float) -> None:
@@ -218,12 +313,25 @@ def main() -> None:
     parser.add_argument("--limbs", type=int, nargs="+", default=[6, 24, 64])
     parser.add_argument("--seconds", type=float, default=3.0, help="mission time per case")
     parser.add_argument("--robustness", action="store_true")
+    parser.add_argument("--plants", type=int, nargs="*", help="compare one plant vs n agents")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-plant", help=argparse.SUPPRESS)
     parser.add_argument("--clock", default="real", help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=100.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve([int(p) for p in args.serve.split(",")], args.clock, args.rate)
+        return
+    if args.serve_plant:
+        port, n = (int(v) for v in args.serve_plant.split(","))
+        serve_plant(port, n)
+        return
+    if args.plants:
+        print(f"{'limbs':>5} {'one plant ticks/s':>18} {'one agent per limb':>19} {'ratio':>6}")
+        for n in args.plants:
+            plant_rate, agents_rate = compare_plants(n, args.seconds)
+            print(f"{n:>5} {plant_rate:18.0f} {agents_rate:19.0f} {plant_rate / agents_rate:6.2f}x")
+        print("lockstep I/O of a tick in the sim clock (step, states in, one command per limb)")
         return
     print(f"{'limbs':>5} {'clock':<5} {'target Hz':>9} {'ticks/s':>9} {'p50 ms':>8} "
           f"{'p99 ms':>8} {'skill ms':>9} {'rest ms':>8}")  # fmt: skip

@@ -53,12 +53,19 @@ from limbtree.robots.registry import (
     robot_names,
     robot_search_path,
 )
-from limbtree.robots.sim import SimConfig, SimConfigError, SimulatedLimb
+from limbtree.robots.sim import (
+    SIM_OPTION_LIMITS,
+    OptionLimit,
+    SimConfig,
+    SimConfigError,
+    SimulatedLimb,
+)
 from limbtree.transport.faults import ScheduledFault
 
 __all__ = [
     "METADATA_FILE",
     "ROBOT_PATH_ENV",
+    "SIM_OPTION_LIMITS",
     "AssemblyLimb",
     "FaultyPlant",
     "GraspPoint",
@@ -74,6 +81,7 @@ __all__ = [
     "ModuleSpec",
     "MotionCapture",
     "MotionCaptureError",
+    "OptionLimit",
     "RobotDescriptionError",
     "RobotSpec",
     "RobotsError",

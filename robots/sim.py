@@ -34,6 +34,7 @@ import math
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -70,6 +71,52 @@ class SimConfigError(RobotsError, ValueError):
     def __init__(self, option: str, message: str) -> None:
         super().__init__(f"{option}: {message}")
         self.option = option
+
+
+@dataclass(frozen=True)
+class OptionLimit:
+    """The values a numeric simulator option accepts: ``low`` (<= or <) value (< ``high``).
+
+    Attributes:
+        low: the lowest value.
+        low_open: whether ``low`` itself is refused.
+        high: a value it must stay below (exclusive), or None.
+        why: why ``high`` (for the message).
+    """
+
+    low: float = 0.0
+    low_open: bool = False
+    high: float | None = None
+    why: str = ""
+
+    def check(self, name: str, value: object) -> None:
+        """Refuse a value outside the limits.
+
+        Raises:
+            SimConfigError: naming the option, the limit and the value.
+        """
+        _check_number(name, value, low=self.low, strict=self.low_open)
+        if self.high is not None and value >= self.high:  # type: ignore[operator]
+            reason = f" ({self.why})" if self.why else ""
+            raise SimConfigError(name, f"must be < {self.high:g}{reason}, got {value!r}")
+
+
+#: The limits of :class:`SimConfig`'s numeric options: the one definition, which a mission
+#: checker reads to accept exactly what the simulator accepts.
+SIM_OPTION_LIMITS: Final[Mapping[str, OptionLimit]] = MappingProxyType(
+    {
+        "latency_s": OptionLimit(),
+        "joint_noise_rad": OptionLimit(),
+        "backlash_rad": OptionLimit(),
+        "flex": OptionLimit(),
+        "payload_kg": OptionLimit(),
+        "vibration_hz": OptionLimit(),
+        "vibration_damping": OptionLimit(low_open=True, high=1.0, why="an underdamped mode"),
+        "mocap_noise_m": OptionLimit(),
+        "mocap_rot_noise_rad": OptionLimit(),
+        "fall_time_s": OptionLimit(low_open=True),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -128,26 +175,21 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         for name in ("latency_s", "joint_noise_rad", "flex", "payload_kg", "vibration_hz"):
-            _check_number(name, getattr(self, name), low=0.0)
-        _check_number("vibration_damping", self.vibration_damping, low=0.0, strict=True)
-        if self.vibration_damping >= 1.0:
-            raise SimConfigError(
-                "vibration_damping",
-                f"must be < 1 (an underdamped mode), got {self.vibration_damping!r}",
-            )
+            SIM_OPTION_LIMITS[name].check(name, getattr(self, name))
+        SIM_OPTION_LIMITS["vibration_damping"].check("vibration_damping", self.vibration_damping)
         for name in ("mocap_noise_m", "mocap_rot_noise_rad"):
             if getattr(self, name) is not None:
-                _check_number(name, getattr(self, name), low=0.0)
+                SIM_OPTION_LIMITS[name].check(name, getattr(self, name))
                 object.__setattr__(self, name, float(getattr(self, name)))
-        _check_number("fall_time_s", self.fall_time_s, low=0.0, strict=True)
+        SIM_OPTION_LIMITS["fall_time_s"].check("fall_time_s", self.fall_time_s)
         backlash = self.backlash_rad
         if isinstance(backlash, int | float):
-            _check_number("backlash_rad", backlash, low=0.0)
+            SIM_OPTION_LIMITS["backlash_rad"].check("backlash_rad", backlash)
             object.__setattr__(self, "backlash_rad", float(backlash))
         else:
             values = tuple(backlash)
             for value in values:
-                _check_number("backlash_rad", value, low=0.0)
+                SIM_OPTION_LIMITS["backlash_rad"].check("backlash_rad", value)
             object.__setattr__(self, "backlash_rad", tuple(float(v) for v in values))
         gravity = tuple(self.gravity)
         norm = math.sqrt(sum(float(g) ** 2 for g in gravity)) if len(gravity) == 3 else 0.0

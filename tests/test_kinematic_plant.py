@@ -10,9 +10,9 @@ from limbtree.robots import builtin_robot_dir, load_robot, make_plant
 from limbtree.robots.errors import UnknownLimbError
 from limbtree.robots.faulty import FaultyPlant
 from limbtree.robots.kinematic import KinematicPlant
-from limbtree.robots.sim import SimConfig, SimConfigError, SimulatedLimb
+from limbtree.robots.sim import SIM_OPTION_LIMITS, SimConfig, SimConfigError, SimulatedLimb
 from limbtree.transport.driver import CommandMode, DriverError, Health
-from limbtree.transport.faults import ScheduledFault
+from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW, ScheduledFault
 
 SHIPPED = [builtin_robot_dir()]
 ZERO = load_robot("moonbot_zero", SHIPPED)
@@ -130,3 +130,24 @@ def test_a_hardware_driver_plant_serves_one_limb():
 
     with pytest.raises(DriverOptionError, match="give --limb"):
         make_plant("moonbot_zero", driver="fake_hardware:LoopbackArm")
+
+
+@pytest.mark.parametrize("name", sorted(SIM_OPTION_LIMITS))
+def test_the_simulator_accepts_exactly_the_option_limits_it_exposes(name):
+    limit = SIM_OPTION_LIMITS[name]
+    low_ok = limit.low + (1e-3 if limit.low_open else 0.0)
+    SimConfig(**{name: low_ok})
+    with pytest.raises(SimConfigError, match=name):
+        SimConfig(**{name: limit.low if limit.low_open else limit.low - 1e-3})
+    if limit.high is not None:
+        SimConfig(**{name: limit.high - 1e-3})
+        with pytest.raises(SimConfigError, match=name):
+            SimConfig(**{name: limit.high})
+
+
+def test_the_slowdown_factor_limits_are_what_the_fault_decorator_accepts():
+    plant = make_plant("heavy_limb")
+    for factor in (SLOWDOWN_FACTOR_LOW, SLOWDOWN_FACTOR_HIGH):
+        with pytest.raises(DriverError, match="factor"):
+            plant.fault("arm", "slowdown", {"factor": factor})
+    plant.fault("arm", "slowdown", {"factor": (SLOWDOWN_FACTOR_LOW + SLOWDOWN_FACTOR_HIGH) / 2})

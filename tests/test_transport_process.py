@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -147,3 +148,30 @@ def test_curve_agent_process_serves_only_key_holders(
     without = make_client(endpoint)
     assert not wait_until(lambda: without.poll() or without.state is not None, 0.5)
     assert not without.send_command("hold")
+
+
+def test_limbtree_agent_serves_the_whole_robot_as_one_plant_and_ping_lists_its_limbs(
+    free_port: Callable[[], int],
+) -> None:
+    port = free_port()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "limbtree", "agent", "--robot", "moonbot_zero", "--bind", endpoint,
+         "--clock", "sim"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with LimbClient(endpoint, limb="leg_3", subscribe=False) as client:
+            plant = client.describe(timeout_s=60).plant
+            assert plant.limb_names == ("leg_0", "leg_1", "leg_2", "leg_3")
+            assert client.step(0.1, timeout_s=10).t == 0.1
+        ping = subprocess.run(
+            [sys.executable, "-m", "limbtree", "ping", endpoint, "--timeout", "30"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert ping.returncode == 0, ping.stderr
+        assert "protocol version 2" in ping.stdout
+        assert all(f"limb leg_{i}" in ping.stdout for i in range(4))
+    finally:
+        agent.kill()
+        agent.wait(timeout=10)
