@@ -168,3 +168,19 @@ def test_robot_names_must_be_identifiers(tmp_path):
         "[x]",
     )
     assert any("robot name 'my-quad' must be letters, digits, _" in p for p in problems(path))
+
+
+def test_simulator_settings_are_checked_against_the_simulators_own_limits(tmp_path):
+    from limbtree.robots.sim import SIM_OPTION_LIMITS, SimConfig, SimConfigError
+
+    path = write(
+        tmp_path,
+        """
+        mission: m
+        robots:
+          quad: {robot: moonbot_zero, vibration_hz: 2, vibration_damping: 1}
+        """,
+    )
+    assert any("vibration_damping" in p for p in problems(path))
+    with pytest.raises(SimConfigError):
+        SimConfig(vibration_hz=2.0, vibration_damping=SIM_OPTION_LIMITS["vibration_damping"].high)

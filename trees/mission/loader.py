@@ -19,6 +19,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import yaml
 
+from limbtree.robots.sim import SIM_OPTION_LIMITS
 from limbtree.trees.mission.errors import Location, MissionError, Problem
 from limbtree.trees.mission.faults import read_faults, read_random_faults
 from limbtree.trees.mission.model import (
@@ -47,7 +48,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import DEG, HZ, MM, NONE, S
+from limbtree.trees.mission.units import DEG, HZ, MM, NONE, S, Unit
 from limbtree.trees.mission.values import (
     REQUIRED,
     SIM_AGENT,
@@ -89,6 +90,24 @@ LIBRARY_KEYS: Final = ("description", "include", "subtrees")
 
 _T = TypeVar("_T")
 
+
+def _sim_quantity(unit: Unit, option: str) -> Quantity:
+    """A simulator option's value type, within the simulator's own limits, in the file's unit.
+
+    The limits have one definition, :data:`limbtree.robots.sim.SIM_OPTION_LIMITS`: a mission
+    is refused exactly where the simulator would refuse it.
+    """
+    limit = SIM_OPTION_LIMITS[option]
+    high = None if limit.high is None else limit.high / unit.to_si
+    return Quantity(
+        unit,
+        low=limit.low / unit.to_si,
+        low_open=limit.low_open,
+        high=high,
+        high_open=high is not None,
+    )
+
+
 #: The keys of one limb of ``limbs``.
 LIMB_SPECS: Final = (
     ParamSpec("robot", Text(), REQUIRED, "the robot description (limbtree robots)"),
@@ -97,22 +116,42 @@ LIMB_SPECS: Final = (
     ParamSpec("keys", Text(), None, "CURVE keys directory, relative to the mission file"),
     ParamSpec("base", PoseSpec(), None, "the limb base in the world frame; none: identity"),
     # Non-idealities of a simulated limb (seed 002); ignored for real agents.
-    ParamSpec("backlash", Quantity(DEG, low=0), None, "sim: joint backlash (seed 002: <= 10 deg)"),
-    ParamSpec("flex", Quantity(NONE, low=0), None, "sim: link flex [1/m] (seed 002: <= 10 cm)"),
-    ParamSpec("joint_noise", Quantity(DEG, low=0), None, "sim: joint sensor noise"),
-    ParamSpec("latency", Quantity(S, low=0), None, "sim: command latency"),
-    ParamSpec("vibration", Quantity(HZ, low=0), None, "sim: the arm's bending mode (0: rigid)"),
+    ParamSpec(
+        "backlash",
+        _sim_quantity(DEG, "backlash_rad"),
+        None,
+        "sim: joint backlash (seed 002: <= 10 deg)",
+    ),
+    ParamSpec(
+        "flex", _sim_quantity(NONE, "flex"), None, "sim: link flex [1/m] (seed 002: <= 10 cm)"
+    ),
+    ParamSpec(
+        "joint_noise", _sim_quantity(DEG, "joint_noise_rad"), None, "sim: joint sensor noise"
+    ),
+    ParamSpec("latency", _sim_quantity(S, "latency_s"), None, "sim: command latency"),
+    ParamSpec(
+        "vibration",
+        _sim_quantity(HZ, "vibration_hz"),
+        None,
+        "sim: the arm's bending mode (0: rigid)",
+    ),
     ParamSpec(
         "vibration_damping",
-        Quantity(NONE, low=0, low_open=True, high=1, high_open=True),
+        _sim_quantity(NONE, "vibration_damping"),
         None,
         "sim: damping ratio of that mode, in (0, 1)",
     ),
     ParamSpec(
-        "mocap_noise", Quantity(MM, low=0), None, "sim world: capture position noise (0.3 mm)"
+        "mocap_noise",
+        _sim_quantity(MM, "mocap_noise_m"),
+        None,
+        "sim world: capture position noise (0.3 mm)",
     ),
     ParamSpec(
-        "mocap_rot_noise", Quantity(DEG, low=0), None, "sim world: capture rotation noise (0.1 deg)"
+        "mocap_rot_noise",
+        _sim_quantity(DEG, "mocap_rot_noise_rad"),
+        None,
+        "sim world: capture rotation noise (0.1 deg)",
     ),
 )
 
