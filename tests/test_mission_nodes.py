@@ -18,8 +18,8 @@ from limbtree.trees.mission import (
     check_mission,
     load_mission,
 )
+from limbtree.trees.mission.declarations import LIMB_SPECS
 from limbtree.trees.mission.faults import FAULT_SPECS, RANDOM_SPECS
-from limbtree.trees.mission.loader import LIMB_SPECS
 from limbtree.trees.mission.model import SCHEDULED_FAULT_KINDS
 from limbtree.trees.mission.units import quaternion_from_euler, stem
 from limbtree.trees.mission.values import Text
