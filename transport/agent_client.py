@@ -1,0 +1,799 @@
+"""One agent, one connection: the runner's non-blocking side of an agent (wire v2).
+
+An :class:`AgentClient` talks to one agent (one plant, one or several limbs) over one DEALER
+socket for requests and one SUB socket for the state stream (one topic per limb). It holds
+every limb's latest state without ever blocking: the runner calls :meth:`AgentClient.poll`
+once per tick. In ``sim`` it steps the agent once per tick (:meth:`~AgentClient.send_step`
+then :meth:`~AgentClient.finish_step`), and the reply brings every limb's state at once
+(an :class:`AgentStep`); ``describe`` answers with an :class:`AgentDescription`.
+:meth:`AgentClient.link` gives the links of the agent's limbs
+(:class:`~limbtree.transport.limb_client.LimbClient`) over this single connection.
+
+Requests are matched to replies by ``seq``; a reply that comes after its request timed out is
+discarded. ZeroMQ reconnects by itself when an agent comes back (after a crash, on the same
+endpoint); commands are never queued for a disconnected agent.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Real
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
+
+import msgpack
+import zmq
+
+from limbtree.transport.clock import ClockMode
+from limbtree.transport.driver import CommandMode, GripperAction, LimbDescription, LimbState
+from limbtree.transport.endpoint import split_endpoint
+from limbtree.transport.errors import (
+    ConfigError,
+    LimbUnavailableError,
+    ProtocolError,
+    RemoteError,
+    RequestTimeoutError,
+    TransportError,
+)
+from limbtree.transport.plant import BaseState, PlantDescription
+from limbtree.transport.schema import (
+    MAX_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    REPLY_TYPES,
+    ErrorCode,
+    MessageType,
+    StateSample,
+    base_from_map,
+    check_header,
+    decode,
+    make_packer,
+    packed_header,
+    plant_description_from_map,
+    request,
+    state_from_map,
+    unpack,
+    validate_request,
+)
+from limbtree.transport.security import load_client_keys, make_curve_client
+
+if TYPE_CHECKING:
+    # limb_client imports this module; AgentClient.link imports LimbClient when first called.
+    from limbtree.transport.limb_client import LimbClient
+
+_Socket = zmq.Socket[bytes]
+
+MAX_PENDING_COMMANDS: Final = 4096
+"""Most unanswered commands whose replies the client still waits for (older ones are forgotten)."""
+_ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
+_EXPECTED_REPLY: Final = {request: str(reply) for request, reply in REPLY_TYPES.items()}
+
+_EVENTS: Final = int(zmq.EVENTS)
+_POLLIN: Final = int(zmq.POLLIN)
+_NOBLOCK: Final = int(zmq.NOBLOCK)
+
+
+@dataclass(frozen=True)
+class AgentDescription:
+    """An agent's answer to ``describe``.
+
+    Attributes:
+        plant: what the agent serves: its limbs, their joints and limits, the base, whether
+            it floats.
+        clock: the agent's clock mode.
+        stream_rate_hz: its state stream rate in the real clock [Hz].
+        curve: whether it requires CURVE authentication.
+        max_message_bytes: the largest request it accepts [bytes].
+        errors_received: per error code, how many bad requests it has rejected.
+        agent_time: its clock when it answered [s].
+        state_seq: the sequence number of its latest state.
+        session: the agent run's random id (it changes when the agent restarts).
+        versions: the protocol versions it speaks.
+        limb_name: the limb this description was asked for (a :class:`LimbClient`'s), or None.
+    """
+
+    plant: PlantDescription
+    clock: ClockMode
+    stream_rate_hz: float
+    curve: bool
+    max_message_bytes: int
+    errors_received: Mapping[str, int]
+    agent_time: float
+    state_seq: int
+    session: int
+    versions: tuple[int, ...] = (PROTOCOL_VERSION,)
+    limb_name: str | None = None
+
+    @property
+    def limb(self) -> LimbDescription:
+        """The description of :attr:`limb_name`'s limb (the plant's first when None)."""
+        name = self.limb_name if self.limb_name is not None else self.plant.limbs[0].name
+        return self.plant.limb(name).description
+
+
+class AgentStep(NamedTuple):
+    """The reply to one ``step``.
+
+    Attributes:
+        t: the time the agent stepped to [s].
+        base: the plant's base in the world.
+        states: limb name -> its state at ``t`` (the available limbs).
+        unavailable: the limbs that are disassembled (no state).
+    """
+
+    t: float
+    base: BaseState
+    states: Mapping[str, LimbState]
+    unavailable: tuple[str, ...]
+
+
+class AgentClient:
+    """Talks to one agent: every limb of its plant over one connection.
+
+    Args:
+        endpoint: the agent's request endpoint ``tcp://HOST:N`` (the stream is on N+1).
+        keys_dir: a keys folder with ``client.key_secret`` and ``agent.key`` to talk CURVE,
+            or None for plain TCP.
+        stale_after_s: a limb's state is stale when no update came for this long [s].
+        clock: time source for staleness [s], e.g. ``time.monotonic`` or ``SimClock.now``.
+        context: a ZeroMQ context to share between many clients; by default the client
+            makes (and terminates) its own.
+        send_hwm: most outgoing messages queued per connection before sends are dropped.
+        subscribe: whether to subscribe to the state stream (``ping_endpoint`` does not).
+        limbs: the limbs to follow (stream topics), when known; None: every limb the agent
+            serves (learnt from ``describe`` and from the stream).
+
+    Raises:
+        ConfigError: for a malformed endpoint or a non-positive ``stale_after_s``.
+        KeysError: when ``keys_dir`` lacks the client's keys.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        keys_dir: str | os.PathLike[str] | None = None,
+        stale_after_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        context: zmq.Context[_Socket] | None = None,
+        send_hwm: int = 1000,
+        subscribe: bool = True,
+        limbs: Sequence[str] | None = None,
+    ) -> None:
+        host, port = split_endpoint(endpoint)
+        if not stale_after_s > 0.0:
+            raise ConfigError(f"stale_after_s must be > 0 s, not {stale_after_s}")
+        self._endpoint = f"tcp://{host}:{port}"
+        self._state_endpoint = f"tcp://{host}:{port + 1}"
+        self._stale_after_s = float(stale_after_s)
+        self._clock = clock
+        curve = load_client_keys(keys_dir) if keys_dir is not None else None
+        self._curve = curve is not None
+        self._limbs: tuple[str, ...] = () if limbs is None else tuple(limbs)
+
+        self._owns_context = context is None
+        self._context: zmq.Context[_Socket] = zmq.Context() if context is None else context
+        self._closed = False
+        self._sub: _Socket | None = None
+        try:
+            dealer = self._context.socket(zmq.DEALER)
+            self._dealer = dealer
+            _common_options(dealer)
+            dealer.setsockopt(zmq.IMMEDIATE, 1)
+            dealer.sndhwm = send_hwm
+            if curve is not None:
+                make_curve_client(dealer, curve)
+            dealer.connect(self._endpoint)
+            if subscribe:
+                sub = self._context.socket(zmq.SUB)
+                self._sub = sub
+                _common_options(sub)
+                if curve is not None:
+                    make_curve_client(sub, curve)
+                for topic in [name.encode() for name in self._limbs] or [b""]:
+                    sub.setsockopt(zmq.SUBSCRIBE, topic)
+                sub.connect(self._state_endpoint)
+        except BaseException:
+            self.close()
+            raise
+
+        self._rcvtimeo_ms = -1
+        self._out_poller = zmq.Poller()
+        self._out_poller.register(self._dealer, zmq.POLLOUT)
+        self._packer = make_packer()
+        self._packb: Callable[[object], bytes] = self._packer.pack
+        self._step_prefix = packed_header(MessageType.STEP, 4)
+        self._t_key = self._packb("t")
+        self._seq = 0
+        self._awaiting = -1
+        self._reply: dict[str, Any] | None = None
+        self._pending_commands: dict[int, LimbClient | None] = {}
+        self._step_in_flight: tuple[int, float, float] | None = None
+
+        self._samples: dict[str, StateSample] = {}
+        self._received_at: dict[str, float] = {}
+        self._base: BaseState | None = None
+        self._base_raw: object = None
+        self._links: dict[str, LimbClient] = {}
+
+        self._stale_replies = 0
+        self._bad_messages = 0
+        self._restarts = 0
+
+    # ----------------------------------------------------------------------------------------
+    # State
+
+    @property
+    def endpoint(self) -> str:
+        """The agent's request endpoint."""
+        return self._endpoint
+
+    @property
+    def state_endpoint(self) -> str:
+        """The agent's state stream endpoint."""
+        return self._state_endpoint
+
+    @property
+    def limbs(self) -> tuple[str, ...]:
+        """The limbs this client follows (given, or learnt from ``describe``)."""
+        return self._limbs
+
+    @property
+    def stale_after_s(self) -> float:
+        """The staleness threshold [s]."""
+        return self._stale_after_s
+
+    @property
+    def base(self) -> BaseState | None:
+        """The latest base state received, or None."""
+        return self._base
+
+    def sample(self, limb: str) -> StateSample | None:
+        """The latest state of ``limb`` with its agent sequence number and time, or None."""
+        return self._samples.get(limb)
+
+    def state(self, limb: str) -> LimbState | None:
+        """The latest state of ``limb``, or None before the first one."""
+        sample = self._samples.get(limb)
+        return None if sample is None else sample.state
+
+    def received_at(self, limb: str) -> float | None:
+        """When (by the client's clock) ``limb``'s latest state arrived [s], or None."""
+        return self._received_at.get(limb)
+
+    def is_stale(self, limb: str) -> bool:
+        """True when no state of ``limb`` has arrived for ``stale_after_s`` (or none ever)."""
+        received = self._received_at.get(limb)
+        return received is None or self._clock() - received > self._stale_after_s
+
+    @property
+    def stale_replies(self) -> int:
+        """Replies discarded because their request had timed out or was unknown."""
+        return self._stale_replies
+
+    @property
+    def bad_messages(self) -> int:
+        """Messages from the agent that could not be decoded (and were ignored)."""
+        return self._bad_messages
+
+    @property
+    def restarts(self) -> int:
+        """How many times the agent was seen restarting (its state ``session`` changed)."""
+        return self._restarts
+
+    def link(self, limb: str) -> LimbClient:
+        """The link to one limb of this agent, over this client's connection.
+
+        Args:
+            limb: the limb's name in the agent's plant.
+        """
+        link = self._links.get(limb)
+        if link is None:
+            from limbtree.transport.limb_client import LimbClient
+
+            link = LimbClient(agent=self, limb=limb)
+            self._links[limb] = link
+            if limb not in self._limbs:
+                self._limbs = (*self._limbs, limb)
+        return link
+
+    # ----------------------------------------------------------------------------------------
+    # Non-blocking side
+
+    def poll(self) -> bool:
+        """Take in whatever has arrived, without blocking (call once per tick).
+
+        Returns:
+            True when a newer state of some limb arrived.
+        """
+        # Plain ints: pyzmq's flag enums cost microseconds per operation on this hot path.
+        dealer = self._dealer
+        while cast(int, dealer.getsockopt(_EVENTS)) & _POLLIN:
+            self._on_reply(dealer.recv(_NOBLOCK))
+        sub = self._sub
+        new = False
+        if sub is not None:
+            while cast(int, sub.getsockopt(_EVENTS)) & _POLLIN:
+                new = self._on_stream(sub.recv_multipart(_NOBLOCK)) or new
+        return new
+
+    def send_command(
+        self,
+        limb: str | None,
+        mode: CommandMode | str,
+        *,
+        _link: LimbClient | None = None,
+        **fields: Any,
+    ) -> bool:
+        """Send a command to one limb without waiting.
+
+        Arrays (``q``, ``pose``, ``twist``, ``tau``) may be any sequence of numbers, numpy
+        arrays included. The agent's reply is taken in by :meth:`poll`; a refusal shows in
+        the limb link's ``last_error``.
+
+        Args:
+            limb: the limb's name; None for the agent's only limb.
+            mode: the command mode.
+            **fields: the mode's fields (see :class:`CommandMode`).
+
+        Returns:
+            True when it went out; False when it was dropped (no connection to the agent, or
+            its queue is full).
+
+        Raises:
+            ProtocolError: when the command itself is malformed (a bug in the caller).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        if limb is not None:
+            message["limb"] = limb
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        seq = self._next_seq()
+        msg = request(MessageType.COMMAND, seq, **message)
+        validate_request(msg)
+        return self._send_async(msg, seq, _link or self._link_for(limb))
+
+    def send_gripper(
+        self, limb: str | None, action: GripperAction | str, *, _link: LimbClient | None = None
+    ) -> bool:
+        """Ask for one limb's gripper to open or close, without waiting.
+
+        Returns:
+            True when it went out; False when it was dropped.
+
+        Raises:
+            ProtocolError: for an unknown action.
+        """
+        seq = self._next_seq()
+        fields: dict[str, Any] = {"action": str(action)}
+        if limb is not None:
+            fields["limb"] = limb
+        msg = request(MessageType.GRIPPER, seq, **fields)
+        validate_request(msg)
+        return self._send_async(msg, seq, _link or self._link_for(limb))
+
+    # ----------------------------------------------------------------------------------------
+    # Request/reply helpers (blocking up to a timeout)
+
+    def describe(self, timeout_s: float = 1.0) -> AgentDescription:
+        """Ask the agent what it serves (and learn its limbs' names).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+            ProtocolError: when the reply is malformed.
+        """
+        reply = self._call(MessageType.DESCRIBE, timeout_s, {})
+        seq: int = reply["seq"]
+        errors = reply.get("errors_received")
+        if type(errors) is not dict or any(type(n) is not int for n in errors.values()):
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, "errors_received must be a map of ints", seq=seq
+            )
+        try:
+            clock = ClockMode(str(reply.get("clock")))
+            description = AgentDescription(
+                plant=plant_description_from_map(reply, seq),
+                clock=clock,
+                stream_rate_hz=float(reply["stream_rate_hz"]),
+                curve=bool(reply["curve"]),
+                max_message_bytes=int(reply["max_message_bytes"]),
+                errors_received=errors,
+                agent_time=float(reply["agent_time"]),
+                state_seq=int(reply["state_seq"]),
+                session=int(reply["session"]),
+                versions=tuple(int(v) for v in reply.get("versions", (PROTOCOL_VERSION,))),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, f"malformed describe_reply: {exc!r}", seq=seq
+            ) from None
+        if not self._limbs:
+            self._limbs = description.plant.limb_names
+        return description
+
+    def ping(self, timeout_s: float = 1.0) -> float:
+        """Measure the round trip to the agent.
+
+        Returns:
+            The round-trip time [s], measured with ``time.perf_counter``.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent answered with an error.
+        """
+        start = time.perf_counter()
+        self._call(MessageType.PING, timeout_s, {})
+        return time.perf_counter() - start
+
+    def step(self, t: float, timeout_s: float = 1.0) -> AgentStep:
+        """Advance a sim-clock agent to time ``t`` and return every limb's state (lockstep).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            LimbUnavailableError: when every limb of the agent is disassembled.
+            RemoteError: for other refusals (``wrong_clock``, ``bad_value``, ...).
+        """
+        self.send_step(t, timeout_s)
+        return self.finish_step()
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        """Send ``step(t)`` without waiting for the reply; :meth:`finish_step` collects it.
+
+        Lets a runner step many agents at once: send to all, then collect from all.
+
+        Args:
+            t: the time to step to [s].
+            timeout_s: the time allowed from now until the reply is in [s].
+
+        Raises:
+            TransportError: when a step is already in flight on this client.
+            RequestTimeoutError: when no connection came up in time.
+        """
+        if self._step_in_flight is not None:
+            raise TransportError(f"{self._where()}: a step is already in flight")
+        seq = self._next_seq()
+        frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
+        start = self._begin(MessageType.STEP, frame, timeout_s)
+        self._step_in_flight = (seq, start, timeout_s)
+
+    def finish_step(self) -> AgentStep:
+        """Wait for the reply to the step sent with :meth:`send_step`; take every limb's state.
+
+        Raises:
+            TransportError: when no step is in flight.
+            RequestTimeoutError: when the reply did not come in time (naming the limbs).
+            LimbUnavailableError: when every limb of the agent is disassembled.
+            RemoteError: for other refusals.
+        """
+        in_flight = self._step_in_flight
+        if in_flight is None:
+            raise TransportError(f"{self._where()}: no step in flight")
+        self._step_in_flight = None
+        seq, start, timeout_s = in_flight
+        reply = self._finish(MessageType.STEP, seq, start, timeout_s)
+        limbs_raw = reply.get("limbs")
+        if type(limbs_raw) is not dict:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, f"{self._where()}: step_reply without a limbs map", seq=seq
+            )
+        self._take_base(reply.get("base"), seq)
+        states: dict[str, LimbState] = {}
+        for name, raw in limbs_raw.items():
+            sample = state_from_map(raw, seq)
+            self._accept(name, sample)
+            states[name] = sample.state
+        unavailable_raw = reply.get("unavailable")
+        unavailable: tuple[str, ...] = (
+            tuple(u for u in unavailable_raw if type(u) is str) if unavailable_raw else ()
+        )
+        base = self._base if self._base is not None else BaseState()
+        return AgentStep(float(reply.get("t", 0.0)), base, states, unavailable)
+
+    def fault(self, limb: str | None, kind: str, timeout_s: float = 1.0, **params: Any) -> None:
+        """Inject a fault into one simulated limb.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``not_simulated``, ``unknown_fault``, ``unknown_limb``, ...
+        """
+        fields: dict[str, Any] = {"kind": str(kind), "params": params}
+        if limb is not None:
+            fields["limb"] = limb
+        self._call(MessageType.FAULT, timeout_s, fields)
+
+    def gripper(
+        self, limb: str | None, action: GripperAction | str, timeout_s: float = 1.0
+    ) -> None:
+        """Open or close one limb's gripper and wait for the agent to accept it.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``unsupported_mode`` when the limb has no gripper.
+        """
+        fields: dict[str, Any] = {"action": str(action)}
+        if limb is not None:
+            fields["limb"] = limb
+        self._call(MessageType.GRIPPER, timeout_s, fields)
+
+    def command(
+        self, limb: str | None, mode: CommandMode | str, timeout_s: float = 1.0, **fields: Any
+    ) -> None:
+        """Send a command to one limb and wait for the agent to accept it (setup and tests).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: when the agent refused it (``ik_failed``, ``bad_value``, ...).
+        """
+        message: dict[str, Any] = {"mode": str(mode)}
+        if limb is not None:
+            message["limb"] = limb
+        for name, value in fields.items():
+            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+        self._call(MessageType.COMMAND, timeout_s, message)
+
+    def shutdown(self, timeout_s: float = 1.0) -> None:
+        """Ask the agent process to stop serving.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+        """
+        self._call(MessageType.SHUTDOWN, timeout_s, {})
+
+    # ----------------------------------------------------------------------------------------
+    # Life cycle
+
+    def close(self) -> None:
+        """Close the sockets (and the context, when the client made it). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for socket in (getattr(self, "_dealer", None), self._sub):
+            if socket is not None:
+                socket.close(linger=0)
+        if self._owns_context:
+            self._context.term()
+
+    def __enter__(self) -> AgentClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------------
+    # Internals
+
+    def _where(self) -> str:
+        """The endpoint and the limbs, for messages."""
+        if not self._limbs:
+            return self._endpoint
+        return f"{self._endpoint} (limb {', '.join(self._limbs)})"
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _send(self, frame: bytes) -> bool:
+        try:
+            self._dealer.send(frame, _NOBLOCK)
+        except zmq.Again:
+            return False
+        return True
+
+    def _send_async(self, msg: dict[str, Any], seq: int, link: LimbClient | None) -> bool:
+        if self._closed:
+            raise TransportError(f"{self._where()}: this client is closed")
+        if not self._send(self._packb(msg)):
+            if link is not None:
+                link._commands_dropped += 1
+            return False
+        if link is not None:
+            link._commands_sent += 1
+            link._last_command_seq = seq
+        pending = self._pending_commands
+        pending[seq] = link
+        if len(pending) > MAX_PENDING_COMMANDS:
+            del pending[next(iter(pending))]
+        return True
+
+    def _link_for(self, limb: str | None) -> LimbClient | None:
+        if limb is None:
+            return next(iter(self._links.values()), None) if len(self._links) == 1 else None
+        return self._links.get(limb)
+
+    def _call(self, mtype: MessageType, timeout_s: float, fields: dict[str, Any]) -> dict[str, Any]:
+        seq = self._next_seq()
+        msg = request(mtype, seq, **fields)
+        validate_request(msg)
+        return self._exchange(mtype, seq, self._packb(msg), timeout_s)
+
+    def _exchange(
+        self, mtype: MessageType, seq: int, frame: bytes, timeout_s: float
+    ) -> dict[str, Any]:
+        start = self._begin(mtype, frame, timeout_s)
+        return self._finish(mtype, seq, start, timeout_s)
+
+    def _begin(self, mtype: MessageType, frame: bytes, timeout_s: float) -> float:
+        """Send a request (waiting up to ``timeout_s`` for a connection); returns the start."""
+        if self._closed:
+            raise TransportError(f"{self._where()}: this client is closed")
+        start = time.perf_counter()
+        if not self._send(frame):
+            self._send_when_connected(frame, mtype, start, timeout_s)
+        return start
+
+    def _finish(
+        self, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Wait for the reply to ``seq`` until ``start + timeout_s``; raise error replies."""
+        dealer = self._dealer
+        timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
+        if timeout_ms != self._rcvtimeo_ms:
+            dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
+        try:
+            raw = dealer.recv()
+        except zmq.Again:
+            raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+        # Fast path: the next message is the reply (the usual case in lockstep).
+        reply = _reply_to(raw, seq)
+        if reply is None:
+            reply = self._wait_reply(raw, mtype, seq, start, timeout_s)
+        rtype = reply["type"]
+        if rtype == _EXPECTED_REPLY[mtype]:
+            return reply
+        if rtype == MessageType.ERROR:
+            raise _remote_error(reply, self._where())
+        raise ProtocolError(
+            ErrorCode.UNKNOWN_TYPE,
+            f"{self._where()} answered {mtype.value} with {rtype!r}, "
+            f"expected {_EXPECTED_REPLY[mtype]!r}",
+            seq=seq,
+        )
+
+    def _send_when_connected(
+        self, frame: bytes, mtype: MessageType, start: float, timeout_s: float
+    ) -> None:
+        """Retry a send until a connection is up (nothing is queued for absent agents)."""
+        while not self._send(frame):
+            remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
+            if remaining_ms <= 0.0:
+                raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
+            self._out_poller.poll(min(math.ceil(remaining_ms), 10))
+
+    def _wait_reply(
+        self, raw: bytes, mtype: MessageType, seq: int, start: float, timeout_s: float
+    ) -> dict[str, Any]:
+        """Take in other messages (command replies, late replies) until ``seq``'s reply."""
+        dealer = self._dealer
+        self._awaiting = seq
+        self._reply = None
+        try:
+            while True:
+                self._on_reply(raw)
+                reply = self._reply
+                if reply is not None:
+                    return reply
+                remaining_ms = math.ceil((start + timeout_s - time.perf_counter()) * 1000.0)
+                if remaining_ms <= 0:
+                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
+                if remaining_ms != self._rcvtimeo_ms:
+                    dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
+                try:
+                    raw = dealer.recv()
+                except zmq.Again:
+                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+        finally:
+            self._awaiting = -1
+            self._reply = None
+
+    def _on_reply(self, frame: bytes) -> None:
+        try:
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+        except ProtocolError:
+            self._bad_messages += 1
+            return
+        if seq == self._awaiting:
+            self._reply = obj
+            return
+        pending = self._pending_commands
+        if seq in pending:
+            link = pending.pop(seq)
+            if mtype == MessageType.ERROR and link is not None:
+                link._command_errors += 1
+                link._last_error = _remote_error(obj, self._where())
+            return
+        self._stale_replies += 1
+
+    def _on_stream(self, frames: list[bytes]) -> bool:
+        try:
+            if len(frames) != 2:
+                raise ProtocolError(ErrorCode.UNDECODABLE, "a state message is [topic, message]")
+            topic, frame = frames
+            obj = decode(frame, max_bytes=MAX_FRAME_BYTES)
+            mtype, seq = check_header(obj)
+            if mtype != MessageType.STATE:
+                raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{mtype!r} on the state stream")
+            limb = obj.get("limb")
+            if type(limb) is not str or limb.encode() != topic:
+                raise ProtocolError(ErrorCode.BAD_FIELD, "limb does not match the topic")
+            if self._limbs and limb not in self._limbs:
+                return False
+            sample = state_from_map(obj.get("state"), seq)
+            self._take_base(obj.get("base"), seq)
+        except ProtocolError:
+            self._bad_messages += 1
+            return False
+        return self._accept(limb, sample)
+
+    def _take_base(self, raw: object, seq: int) -> None:
+        if raw is None or raw == self._base_raw:
+            return
+        self._base = base_from_map(raw, seq)
+        self._base_raw = raw
+
+    def _accept(self, limb: str, sample: StateSample) -> bool:
+        """Keep a sample if it is newer; a new agent session (a restart) always wins."""
+        self._received_at[limb] = self._clock()
+        current = self._samples.get(limb)
+        if current is None or sample.seq > current.seq or sample.session != current.session:
+            if current is not None and sample.session != current.session:
+                self._restarts += 1
+            self._samples[limb] = sample
+            return True
+        return False
+
+
+def _reply_to(raw: bytes, seq: int) -> dict[str, Any] | None:
+    """The decoded reply if ``raw`` is a well-formed reply to ``seq``, else None."""
+    if len(raw) > MAX_FRAME_BYTES:
+        return None
+    try:
+        obj = unpack(raw)
+    except (ValueError, TypeError, msgpack.UnpackException):
+        return None
+    if (
+        type(obj) is dict
+        and obj.get("seq") == seq
+        and type(obj["seq"]) is int
+        and obj.get("v") == PROTOCOL_VERSION
+        and type(obj.get("type")) is str
+    ):
+        return obj
+    return None
+
+
+def _common_options(socket: _Socket) -> None:
+    socket.linger = 0
+    socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+    socket.setsockopt(zmq.RECONNECT_IVL, 100)
+    socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+    socket.setsockopt(zmq.HEARTBEAT_IVL, 1000)
+    socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3000)
+
+
+def _plain_array(value: Any) -> Any:
+    """A sequence or numpy array as a tuple (of floats when all are numbers); else as it is."""
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        value = tolist()
+    if not isinstance(value, list | tuple):
+        return value  # let validation name the wrong type
+    if all(type(x) is float for x in value):  # the common case, without the ABC checks
+        return tuple(value)
+    if all(isinstance(x, Real) and not isinstance(x, bool) for x in value):
+        return tuple(float(x) for x in value)
+    return tuple(value)
+
+
+def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
+    code = reply.get("code")
+    message = reply.get("message")
+    field = reply.get("field")
+    code_text = code if type(code) is str else "unknown"
+    message_text = message if type(message) is str else "(no message)"
+    field_text = field if type(field) is str else None
+    cls = LimbUnavailableError if code_text == ErrorCode.UNAVAILABLE else RemoteError
+    return cls(code_text, message_text, endpoint=endpoint, field=field_text)
