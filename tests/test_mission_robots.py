@@ -184,3 +184,16 @@ def test_simulator_settings_are_checked_against_the_simulators_own_limits(tmp_pa
     assert any("vibration_damping" in p for p in problems(path))
     with pytest.raises(SimConfigError):
         SimConfig(vibration_hz=2.0, vibration_damping=SIM_OPTION_LIMITS["vibration_damping"].high)
+
+
+def test_check_counts_the_robots_when_one_has_several_limbs():
+    import subprocess
+    import sys
+
+    missions = Path(__file__).resolve().parent.parent / "missions"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "check", str(missions / "power_loss_one_plant.yaml")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "OK: mission power_loss_one_plant, 6 limbs on 3 robots, 1 node, 4 faults" in done.stdout

@@ -11,9 +11,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import limbtree
 from limbtree.errors import LimbtreeError
+
+if TYPE_CHECKING:
+    from limbtree.trees.mission import Mission
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -147,6 +151,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if outcome is RunOutcome.SUCCESS else 1
 
 
+def _on_robots(mission: Mission) -> str:
+    """`` on 3 robots`` when a robot has several limbs; empty when every limb is alone."""
+    if len(mission.robots) == len(mission.limbs):
+        return ""
+    return f" on {_count(len(mission.robots), 'robot')}"
+
+
 def _count(n: int, noun: str) -> str:
     """``1 limb``, ``2 limbs``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -157,7 +168,8 @@ def _check(args: argparse.Namespace) -> int:
 
     mission = load(Path(args.mission), _overrides(args.set))
     print(
-        f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}, "
+        f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}"
+        f"{_on_robots(mission)}, "
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
         f"{_count(len(mission.faults), 'fault')}"
     )
