@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import json
 import textwrap
 
@@ -339,3 +340,53 @@ def test_a_driver_that_raises_in_a_real_agent_stops_the_run_at_once_naming_the_l
     assert runner.ticks == 5 and runner.t == pytest.approx(0.1)  # stopped at the failed step
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "ABORTED" and "the driver divided by zero" in summary["failure"]
+
+
+class MovingBaseClient:
+    """A plant client over one fake limb whose base drifts along x at 0.1 m/s."""
+
+    def __init__(self, link, clock):
+        self.link = link
+        self.clock = clock
+
+    def poll(self):
+        return self.link.poll()
+
+    def send_step(self, t, timeout_s=1.0):
+        self.link.send_step(t, timeout_s)
+
+    def finish_step(self):
+        return self.link.finish_step()
+
+    def fault(self, limb, kind, timeout_s=1.0, **params):
+        return self.link.fault(kind, timeout_s, **params)
+
+    @property
+    def base(self):
+        from limbtree.transport.plant import BaseState
+
+        return BaseState(pose=(0.1 * self.clock(), 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+
+
+def test_each_robots_base_in_the_snapshot_is_the_one_its_agent_last_reported(tmp_path):
+    from limbtree.trees.lockstep import OneLimbAgent, PlantAgent
+
+    model = mission(tmp_path)
+    clock = TickClock()
+    links = {
+        "a": FakeLink((0.0, 0.0, 0.0), 0.2, clock=clock.now),
+        "b": FakeLink((1.0, 0.0, 0.0), 0.2, clock=clock.now),
+    }
+    context = MissionContext(handles(links), clock.now)
+    root = build_tree(model.root, context)
+    agents = [
+        PlantAgent(MovingBaseClient(links["a"], clock.now), {"a": "a"}, "a"),
+        OneLimbAgent("b", links["b"]),
+    ]
+    options = RunOptions(rate_hz=50.0, record_dir=tmp_path / "rec", max_time_s=30.0)
+    Runner("test", clock, root, context, agents, [], options).run()
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    xs = [t["bases"]["a"][0] for t in ticks]
+    assert xs[-1] == pytest.approx(0.1 * ticks[-1]["t"])
+    assert all(later >= earlier for earlier, later in itertools.pairwise(xs))
+    assert {tuple(t["bases"]["b"]) for t in ticks} == {(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)}

@@ -282,6 +282,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
                     PlantAgent(
                         clients[robot.name],
                         {name: mission.limb(name).limb for name in robot.limbs},
+                        robot.name,
                     )
                     for robot in mission.robots
                 ],

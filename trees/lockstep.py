@@ -27,6 +27,7 @@ from limbtree.transport.errors import (
     RequestTimeoutError,
     TransportError,
 )
+from limbtree.transport.plant import BaseState
 from limbtree.trees.errors import AgentError
 
 
@@ -114,6 +115,10 @@ class PlantClient(Protocol):
     def fault(self, limb: str | None, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
         """Inject a fault into one of the plant's limbs (its own name for it)."""
 
+    @property
+    def base(self) -> BaseState | None:
+        """The plant's latest base state in the world, or None before the first."""
+
 
 class PlantAgent:
     """One agent serving a whole plant (wire v2) behind :class:`SteppedAgent`.
@@ -122,12 +127,20 @@ class PlantAgent:
         client: the client of the agent.
         limbs: the mission's name of each limb -> the agent's name for it
             (``quad.leg_0`` -> ``leg_0``), in the order the runner lists them.
+        robot: the mission's name of the robot (the plant), under which the tick stream
+            reports its base; empty: the base is not reported.
     """
 
-    def __init__(self, client: PlantClient, limbs: Mapping[str, str]) -> None:
+    def __init__(self, client: PlantClient, limbs: Mapping[str, str], robot: str = "") -> None:
         self.client = client
         self.limbs: tuple[str, ...] = tuple(limbs)
+        self.robot = robot
         self._names = dict(limbs)
+
+    @property
+    def base(self) -> BaseState | None:
+        """The plant's latest base state in the world (from the last step or stream)."""
+        return self.client.base
 
     def poll(self) -> object:
         """Take in the streamed states of every limb."""

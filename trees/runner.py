@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import py_trees
 
+from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode
 from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
@@ -209,7 +210,21 @@ class Runner:
         self._link_problems: dict[str, str] = {}
         self._abort_reason: str | None = None
         self._stats: dict[str, list[Any]] = {node_id: [0, 0.0, None] for node_id in self.nodes}
-        self._bases = MappingProxyType({n: limb.base for n, limb in context.limbs.items()})
+        # The bases: each robot's from the header, then each plant's agent's latest.
+        if self.info.robots is not None:
+            poses = {name: robot.base or Pose() for name, robot in self.info.robots.items()}
+        else:
+            poses = {name: limb.base for name, limb in context.limbs.items()}
+        self._base_poses: dict[str, Pose] = poses
+        self._bases = MappingProxyType(dict(poses))
+        self._base_seen: dict[str, tuple[float, ...]] = {
+            name: tuple(pose.as_array().tolist()) for name, pose in poses.items()
+        }
+        self._live_bases = [
+            (robot, agent)
+            for agent in self.agents
+            if (robot := getattr(agent, "robot", "")) and robot in poses
+        ]
 
     # -- the header ---------------------------------------------------------------------------
 
@@ -350,10 +365,24 @@ class Runner:
             tick=self.ticks,
             nodes=MappingProxyType(nodes),
             limbs=MappingProxyType(limbs),
-            bases=self._bases,
+            bases=self._current_bases(),
             events=tuple(events),
             skills=MappingProxyType(dict(self.context.telemetry.tick)),
         )
+
+    def _current_bases(self) -> Mapping[str, Pose]:
+        """Each robot's base pose: as its agent last reported it, else as declared."""
+        changed = False
+        for robot, agent in self._live_bases:
+            state = agent.base  # type: ignore[attr-defined]
+            if state is None or state.pose == self._base_seen[robot]:
+                continue
+            self._base_seen[robot] = state.pose
+            self._base_poses[robot] = Pose.from_array(state.pose)
+            changed = True
+        if changed:
+            self._bases = MappingProxyType(dict(self._base_poses))
+        return self._bases
 
     # -- the sinks ----------------------------------------------------------------------------
 
