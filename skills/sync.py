@@ -87,6 +87,18 @@ class SyncObservation(Generic[P]):
     time: float
     states: tuple[P | None, ...]
 
+    def check(self, limb_names: tuple[str, ...]) -> None:
+        """Refuse an observation that has not one state per limb of the move.
+
+        Raises:
+            ValueError: naming the move's limbs.
+        """
+        if len(self.states) != len(limb_names):
+            raise ValueError(
+                f"the observation has {len(self.states)} states; the move drives "
+                f"{len(limb_names)} limbs ({', '.join(limb_names)})"
+            )
+
 
 @dataclass(frozen=True)
 class SyncTelemetry(SkillTelemetry):
@@ -256,12 +268,8 @@ class SyncMove(Generic[P]):
         Raises:
             ValueError: if the observation has not one state per limb.
         """
+        observation.check(self.limb_names)
         time, states = observation.time, observation.states
-        if len(states) != len(self.limb_names):
-            raise ValueError(
-                f"the observation has {len(states)} states; the move drives "
-                f"{len(self.limb_names)} limbs ({', '.join(self.limb_names)})"
-            )
         stale = [name for name, s in zip(self.limb_names, states, strict=True) if s is None]
         if stale:
             if self._stale_since is None:

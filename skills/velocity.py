@@ -84,12 +84,8 @@ class VelocityMove:
         Raises:
             ValueError: if the observation has not one state per limb.
         """
+        observation.check(self.limb_names)
         time, states = observation.time, observation.states
-        if len(states) != len(self.limb_names):
-            raise ValueError(
-                f"the observation has {len(states)} states; the move drives "
-                f"{len(self.limb_names)} limbs ({', '.join(self.limb_names)})"
-            )
         if self._t0 is None:
             self._t0 = time
         elapsed = time - self._t0

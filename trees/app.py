@@ -34,6 +34,7 @@ from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
+from limbtree.trees.nodes import NodeRegistry, default_registry
 from limbtree.trees.runner import (
     RunInfo,
     Runner,
@@ -54,8 +55,17 @@ def robot_catalogue() -> dict[str, tuple[str, ...]]:
     return {name: load_robot(name).limb_names for name in robot_names()}
 
 
-def load(path: Path, overrides: Mapping[str, str] | None = None, seed: int = 0) -> Mission:
-    """Load and validate a mission file (raises ``MissionError`` listing every problem)."""
+def load(
+    path: Path,
+    overrides: Mapping[str, str] | None = None,
+    seed: int = 0,
+    registry: NodeRegistry | None = None,
+) -> Mission:
+    """Load and validate a mission file (raises ``MissionError`` listing every problem).
+
+    ``registry``: the node types (built once per run and shared with the builder: it scans
+    the installed packages' entry points); None builds the default.
+    """
     from limbtree.robots.modules import module_names
 
     return load_mission(
@@ -64,6 +74,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None, seed: int = 0) 
         overrides=overrides or {},
         seed=seed,
         modules=module_names(),
+        registry=registry,
     )
 
 
@@ -170,13 +181,12 @@ def _handles(
         plant = clients[robot.name].describe(timeout_s=5.0).plant
         for name in robot.limbs:
             limb = mission.limb(name)
-            try:
-                description = plant.limb(limb.limb).description
-            except Exception as exc:
+            if limb.limb not in plant.limb_names:
                 raise RunError(
                     f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
-                    f"{', '.join(plant.limb_names)}, not {limb.limb} ({exc})"
-                ) from None
+                    f"{', '.join(plant.limb_names)}, not {limb.limb}"
+                )
+            description = plant.limb(limb.limb).description
             if description.robot != limb.robot:
                 raise RunError(
                     f"limb {name}: the agent at {endpoints[robot.name]} drives "
@@ -214,7 +224,8 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
         MissionError: the mission file is wrong (nothing was started).
         RunError: an agent could not be started or reached, or describes another robot.
     """
-    mission = load(request.mission, request.overrides, request.seed)
+    registry = default_registry()
+    mission = load(request.mission, request.overrides, request.seed, registry)
     clock_mode = request.clock or mission.clock
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
@@ -254,7 +265,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
             handles = _handles(mission, clients, endpoints)
             context = MissionContext(handles, clock.now, operator)
-            root = build_tree(mission.root, context)
+            root = build_tree(mission.root, context, registry)
             options = RunOptions(
                 clock=clock_mode,
                 rate_hz=mission.rate_hz,
@@ -322,7 +333,8 @@ class _Offline:
 
 def offline_tree(path: Path, overrides: Mapping[str, str] | None = None) -> Any:
     """Build a mission's tree over placeholder limbs, to print it; nothing is started."""
-    mission = load(path, overrides)
+    registry = default_registry()
+    mission = load(path, overrides, registry=registry)
     handles = {}
     for limb in mission.limbs:
         spec = load_robot(limb.robot).limb(limb.limb)
@@ -334,7 +346,7 @@ def offline_tree(path: Path, overrides: Mapping[str, str] | None = None) -> Any:
             command_modes=(),
         )
         handles[limb.name] = LimbHandle(limb.name, description, _Offline())
-    return build_tree(mission.root, MissionContext(handles, lambda: 0.0))
+    return build_tree(mission.root, MissionContext(handles, lambda: 0.0), registry)
 
 
 def _answers(endpoint: str, timeout_s: float) -> bool:

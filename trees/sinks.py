@@ -60,45 +60,33 @@ class Sinks:
         self.on_failure(failure)
         self.message(f"t={t:7.2f} s  {failure.sink} failed and was detached: {failure.error}")
 
-    def start(self, header: RunHeader) -> None:
-        """``on_start`` to every sink."""
+    def _each(self, call: Callable[[TickSink], object]) -> None:
+        """``call`` on every sink in turn; one that raises is detached, the others go on."""
         for sink in list(self.sinks):
             try:
-                sink.on_start(header)
-            except Exception as exc:  # a sink's bug must not stop the robot
+                call(sink)
+            except Exception as exc:  # a sink's bug must not stop the robot nor the record
                 self._failed(sink, exc)
+
+    def start(self, header: RunHeader) -> None:
+        """``on_start`` to every sink."""
+        self._each(lambda sink: sink.on_start(header))
 
     def tick(self, snapshot: TickSnapshot) -> None:
         """``on_tick`` to every sink."""
-        for sink in list(self.sinks):
-            try:
-                sink.on_tick(snapshot)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._failed(sink, exc)
+        self._each(lambda sink: sink.on_tick(snapshot))
 
     def message(self, text: str) -> None:
         """``on_message`` to every sink."""
-        for sink in list(self.sinks):
-            try:
-                sink.on_message(text)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._failed(sink, exc)
+        self._each(lambda sink: sink.on_message(text))
 
     def pause(self, paused: bool, t: float) -> None:
         """``on_pause`` to every sink."""
-        for sink in list(self.sinks):
-            try:
-                sink.on_pause(paused, t)
-            except Exception as exc:  # a sink's bug must not stop the robot
-                self._failed(sink, exc)
+        self._each(lambda sink: sink.on_pause(paused, t))
 
     def end(self, end: RunEnd) -> None:
         """``on_end`` to every sink."""
-        for sink in list(self.sinks):
-            try:
-                sink.on_end(end)
-            except Exception as exc:  # the other sinks still close
-                self._failed(sink, exc)
+        self._each(lambda sink: sink.on_end(end))
 
 
 __all__ = ["SinkFailure", "Sinks"]
