@@ -1,0 +1,122 @@
+"""``limbtree report DIR``: plots and a text summary from a run record (``docs/record.md``).
+
+:func:`make_report` reads ``DIR/summary.json`` and streams ``DIR/log.msgpack`` once into
+per-limb and per-skill series (:func:`read_run`), then draws PNGs into ``DIR``:
+
+* ``limb_NAME_time.png``: per limb, command and state x, y, z over time (seed 000 Figs. 4
+  and 6b), faults shaded from ``fault_injected`` to ``fault_ended`` and recoveries marked.
+* ``limb_NAME_path.png``: per limb, the state and command paths in x-y and x-z (Fig. 6a;
+  seed 002 Fig. 4 for an alignment).
+* ``skills.png``: each skill's clamp distance (``<= 1``) over time and its modes.
+* ``alignment.png`` and ``alignment_speed.png``, when skills report the alignment internals
+  of seed 002 (``dd_mm``, ``dtheta_deg``; ``v_raw``, ``v_clamped``): Δd(t) and Δθ(t), and raw
+  against clamped speed (seed 002 Fig. 5).
+* ``alignment_path.png``, when they also report ``ee_mm`` and ``goal_mm``: each alignment's
+  end-effector path as the motion capture saw it, from its start to its goal, in x-y and
+  x-z, and unrolled along the straight line to the goal, its sideways deviation magnified
+  (seed 002 Fig. 4: how direct the path is and how much it wobbles).
+
+A run that was killed has no ``summary.json``: the report is then made from the log alone,
+and says so. matplotlib is imported inside the drawing code (Agg canvas, no pyplot state),
+so importing this package stays cheap. The package reads (:mod:`.reading`), writes the text
+(:mod:`.text`) and draws (:mod:`.figures`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from limbtree.trees.errors import RunError
+from limbtree.trees.report.figures import ApproachPath, approach_path, draw_figures
+from limbtree.trees.report.reading import (
+    Disruption,
+    LimbSeries,
+    RunLog,
+    SkillSeries,
+    node_labels,
+    read_run,
+    read_summary,
+    unique_labels,
+)
+from limbtree.trees.report.text import summary_text
+
+__all__ = [
+    "ApproachPath",
+    "Disruption",
+    "LimbSeries",
+    "ReportResult",
+    "RunLog",
+    "SkillSeries",
+    "approach_path",
+    "draw_figures",
+    "make_report",
+    "node_labels",
+    "read_run",
+    "summary_text",
+    "unique_labels",
+]
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What ``limbtree report`` prints.
+
+    Attributes:
+        text: the text summary.
+        images: the PNG files written into the record's directory.
+    """
+
+    text: str
+    images: list[Path]
+
+
+def make_report(directory: Path) -> ReportResult:
+    """Plots (PNG, written into ``directory``) and a text summary of a run record.
+
+    Args:
+        directory: the ``--record DIR`` of a run.
+
+    Returns:
+        The text summary and the images written.
+
+    Raises:
+        RunError: when ``directory`` is not a run record, its summary is damaged, or the
+            record holds nothing to report (no summary and no tick in the log).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise RunError(
+            f"{directory} {what}; give the directory of a run record "
+            "(limbtree run MISSION --record DIR)"
+        )
+    summary_path, log_path = directory / "summary.json", directory / "log.msgpack"
+    if not summary_path.exists() and not log_path.exists():
+        raise RunError(
+            f"{directory} is not a run record: it has neither summary.json nor log.msgpack "
+            "(limbtree run MISSION --record DIR writes them)"
+        )
+    summary = read_summary(summary_path) if summary_path.exists() else None
+    notes: list[str] = []
+    if summary is None:
+        notes.append(
+            "No summary.json: the run did not finish (killed?). This report is from the log alone."
+        )
+    run = RunLog()
+    if log_path.exists():
+        run = read_run(log_path)
+        if run.damage is not None:
+            notes.append(f"The log is damaged after tick {run.ticks}: {run.damage}")
+    else:
+        notes.append("No log.msgpack: the summary alone, no plots.")
+    if run.ticks == 0:
+        if summary is None:
+            raise RunError(
+                f"{log_path} has no complete tick and there is no summary.json: "
+                "the run recorded nothing to report"
+            )
+        if log_path.exists():
+            notes.append("The log has no complete tick: no plots.")
+    images = draw_figures(run, directory) if run.ticks else []
+    return ReportResult(summary_text(directory, summary, run, images, notes), images)
