@@ -1,5 +1,6 @@
 """``limbtree report DIR``: plots and a text summary from run records."""
 
+import itertools
 import json
 import math
 import shutil
@@ -393,3 +394,78 @@ def test_two_nodes_with_one_name_are_two_rows_in_the_report(tmp_path):
         ["0.0", "move", "[0.0]", "wait", "4"],
         ["0.1", "move", "[0.1]", "wait", "6"],
     ]
+
+
+# Plots: what a person reads off them (issue 12, item 12) ----------------------------------
+
+
+def _legend_and_patches(disruptions):
+    from matplotlib.figure import Figure
+
+    from limbtree.trees.report.figures import _mark_disruptions
+
+    axes = Figure().subplots()
+    _mark_disruptions(axes, disruptions, 10.0)
+    labels = [text.get_text() for text in axes.legend().get_texts()]
+    return axes, labels
+
+
+def test_each_fault_kind_is_shaded_in_its_own_colour_and_named_once_in_the_legend():
+    from limbtree.trees.report import Disruption
+    from limbtree.trees.report.figures import fault_colour
+
+    kinds = ("blockage", "slowdown", "disassembly", "power_off", "ik_error")
+    assert len({fault_colour(kind) for kind in kinds}) == len(kinds)
+    disruptions = [
+        Disruption("a", "blockage", 1.0, 2.0, 2.5),
+        Disruption("b", "blockage", 3.0, 4.0, None),
+        Disruption("a", "power_off", 5.0, 6.0, 6.5),
+    ]
+    axes, labels = _legend_and_patches(disruptions)
+    assert labels.count("fault: blockage") == 1
+    assert labels.count("fault: power_off") == 1
+    assert labels.count("recovered") == 1
+    colours = {tuple(p.get_facecolor()[:3]) for p in axes.patches}
+    assert len(colours) == 2
+
+
+def test_a_power_off_gap_is_hatched_and_labelled_on_the_plot():
+    from limbtree.trees.report import Disruption
+
+    axes, _ = _legend_and_patches([Disruption("a", "power_off", 5.0, 6.0, None)])
+    assert [p.get_hatch() for p in axes.patches] == ["//"]
+    assert any("power off" in text.get_text() for text in axes.texts)
+
+
+def test_the_skill_series_carry_each_moves_progress_along_its_waypoints(tmp_path):
+    run = read_run(write_run(tmp_path) / "log.msgpack")
+    progress = run.skills["Square"].progress
+    assert progress[0] == 0.0
+    assert progress[40] == pytest.approx(40 / TICKS)
+    assert all(b >= a for a, b in itertools.pairwise(progress))
+
+
+@pytest.mark.slow
+def test_the_skill_plot_shows_tracking_per_limb_not_a_flat_clamp_distance(tmp_path):
+    from matplotlib.figure import Figure
+
+    from limbtree.trees.report.figures import _skills, _tracking_mm
+
+    run = read_run(write_run(tmp_path) / "log.msgpack")
+    # The command leads the state by 15 mm, and by 25 mm while recovering.
+    tracking = _tracking_mm(run.limbs["light"])
+    assert tracking[10] == pytest.approx(15.0)
+    assert tracking[52] == pytest.approx(25.0)
+    drawn: list[Figure] = []
+
+    def keep(*args, **kwargs):
+        figure = Figure(*args, **kwargs)
+        drawn.append(figure)
+        return figure
+
+    _skills(keep, run.skills, run.limbs, run.disruptions(), run.t_last, tmp_path)
+    tracking_axes, progress_axes, _ = drawn[0].axes[:3]
+    assert tracking_axes.get_ylabel() == "|command - state| [mm]"
+    assert {line.get_label() for line in tracking_axes.lines} >= {"heavy", "light"}
+    assert progress_axes.get_ylabel() == "waypoint reached"
+    assert not tracking_axes.yaxis.get_major_formatter().get_useOffset()

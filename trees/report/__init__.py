@@ -4,10 +4,12 @@
 per-limb and per-skill series (:func:`read_run`), then draws PNGs into ``DIR``:
 
 * ``limb_NAME_time.png``: per limb, command and state x, y, z over time (seed 000 Figs. 4
-  and 6b), faults shaded from ``fault_injected`` to ``fault_ended`` and recoveries marked.
+  and 6b), faults shaded from ``fault_injected`` to ``fault_ended``, one colour per kind, and
+  recoveries marked.
 * ``limb_NAME_path.png``: per limb, the state and command paths in x-y and x-z (Fig. 6a;
   seed 002 Fig. 4 for an alignment).
-* ``skills.png``: each skill's clamp distance (``<= 1``) over time and its modes.
+* ``skills.png``: per limb how far its command leads its state [mm], each move's progress
+  along its waypoints, and each skill's modes.
 * ``alignment.png`` and ``alignment_speed.png``, when skills report the alignment internals
   of seed 002 (``dd_mm``, ``dtheta_deg``; ``v_raw``, ``v_clamped``): Δd(t) and Δθ(t), and raw
   against clamped speed (seed 002 Fig. 5).

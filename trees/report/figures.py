@@ -50,24 +50,59 @@ def _mm(points: Sequence[tuple[float, float, float]], axis: int, step: int) -> l
     return [p[axis] * 1e3 for p in points[::step]]
 
 
+#: One colour per fault kind (seed 000 Table II), so overlapping faults stay apart.
+FAULT_COLOURS: Final = {
+    "blockage": "#e53935",
+    "slowdown": "#fbc02d",
+    "disassembly": "#8e24aa",
+    "power_off": "#424242",
+    "ik_error": "#fb8c00",
+}
+_OTHER_FAULT: Final = "#00897b"
+
+
+def fault_colour(kind: str) -> str:
+    """The colour a fault kind is shaded with in every plot of the report."""
+    return FAULT_COLOURS.get(kind, _OTHER_FAULT)
+
+
 def _mark_disruptions(axes: Axes, disruptions: Sequence[Disruption], t_end: float) -> None:
-    """Shade each fault from injection to its end; a dotted line where it was recovered."""
+    """Shade each fault from injection to its end, one colour per kind.
+
+    Each kind appears once in the legend; a power-off (the limb's state stops updating) is
+    hatched and labelled on the plot. A dotted line marks where the limb was recovered.
+    """
     labelled: set[str] = set()
     drawn: set[tuple[str, float, float]] = set()
     for d in disruptions:
         end = d.end if d.end is not None else (d.recovered if d.recovered is not None else t_end)
-        span = ("span", d.start, max(end, d.start))
+        span = (d.fault, d.start, max(end, d.start))
         if span not in drawn:
             drawn.add(span)
             label = None if d.fault in labelled else f"fault: {d.fault}"
             labelled.add(d.fault)
-            axes.axvspan(span[1], span[2], color="#e53935", alpha=0.12, lw=0, label=label)
-        line = ("line", d.recovered or 0.0, 0.0)
+            colour = fault_colour(d.fault)
+            if d.fault == "power_off":
+                axes.axvspan(span[1], span[2], facecolor=colour, alpha=0.15, hatch="//",
+                             edgecolor=colour, lw=0, label=label)  # fmt: skip
+                axes.annotate(
+                    "power off: no state", xy=(span[1], 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(2, -2), textcoords="offset points", va="top", fontsize="x-small",
+                    color=colour,
+                )  # fmt: skip
+            else:
+                axes.axvspan(span[1], span[2], color=colour, alpha=0.15, lw=0, label=label)
+        line = ("recovered", d.recovered or 0.0, 0.0)
         if d.recovered is not None and line not in drawn:
             drawn.add(line)
             label = None if "recovered" in labelled else "recovered"
             labelled.add("recovered")
             axes.axvline(d.recovered, color="#2e7d32", ls=":", lw=1.2, label=label)
+
+
+def _plain_axis(axes: Axes) -> None:
+    """Tick labels in the axis's own unit: no offset or scale text that the label omits."""
+    axes.ticklabel_format(axis="y", style="plain", useOffset=False)
 
 
 def _save(figure: Any, path: Path) -> Path:
@@ -97,7 +132,7 @@ def draw_figures(run: RunLog, directory: Path) -> list[Path]:
             images.append(_limb_path(Figure, name, limb, directory))
         skills = {n: k for n, k in run.skills.items() if k.t}
         if any(any(not math.isnan(d) for d in k.distance) or any(k.mode) for k in skills.values()):
-            images.append(_skills(Figure, skills, disruptions, run.t_last, directory))
+            images.append(_skills(Figure, skills, run.limbs, disruptions, run.t_last, directory))
         aligned = {n: k for n, k in skills.items() if any(k.has(x) for x in ALIGNMENT_ERRORS)}
         if aligned:
             images.append(_alignment(Figure, aligned, directory))
@@ -131,6 +166,7 @@ def _limb_time(
             t, _mm(limb.command, axis, step), color="#ef6c00", lw=1.0, ls="--", label="command"
         )
         axes.set_ylabel(f"{_AXES[axis]} [mm]")
+        _plain_axis(axes)
         axes.grid(True, alpha=0.3)
     axes_list[0].legend(loc="upper right", fontsize="small", ncols=2)
     axes_list[-1].set_xlabel("t [s]")
@@ -156,32 +192,63 @@ def _limb_path(Figure: Any, name: str, limb: LimbSeries, directory: Path) -> Pat
         axes.set_xlabel(f"{_AXES[first]} [mm]")
         axes.set_ylabel(f"{_AXES[second]} [mm]")
         axes.set_aspect("equal", adjustable="datalim")
+        axes.ticklabel_format(style="plain", useOffset=False)
         axes.grid(True, alpha=0.3)
     axes_list[0].legend(loc="best", fontsize="small")
     figure.suptitle(f"{name}: end-effector path (x-y and x-z)")
     return _save(figure, directory / f"limb_{_file_part(name)}_path.png")
 
 
+def _tracking_mm(limb: LimbSeries) -> list[float]:
+    """Per tick, the distance from the limb's command to its sensed position [mm]."""
+    return [
+        math.dist(state, command) * 1e3
+        for state, command in zip(limb.state, limb.command, strict=True)
+    ]
+
+
 def _skills(
     Figure: Any,
     skills: Mapping[str, SkillSeries],
+    limbs: Mapping[str, LimbSeries],
     disruptions: Sequence[Disruption],
     t_end: float,
     directory: Path,
 ) -> Path:
-    figure = Figure(figsize=(10, 3.5 + 0.45 * len(skills)), layout="constrained")
-    distance_axes, mode_axes = figure.subplots(
-        2, 1, sharex=True, height_ratios=(3, max(1.0, 0.5 * len(skills)))
-    )
-    _mark_disruptions(distance_axes, disruptions, t_end)
-    for name, skill in skills.items():
-        step = _stride(len(skill.t))
-        distance_axes.plot(skill.t[::step], skill.distance[::step], lw=1.0, label=name)
-    distance_axes.axhline(1.0, color="black", lw=0.8, ls="--", label="hypersphere (1)")
-    distance_axes.set_ylim(0.0, 1.1)
-    distance_axes.set_ylabel("clamp distance")
-    distance_axes.grid(True, alpha=0.3)
-    distance_axes.legend(loc="lower left", fontsize="small")
+    """Draw ``skills.png``: tracking per limb, progress per move, modes per skill.
+
+    Per limb, the command's distance from the sensed state [mm]; per move, its progress along
+    its waypoints; per skill, its modes. The clamp distance itself is 1 whenever the target
+    lies outside the hypersphere, which is most of a move; the text summary gives its maximum.
+    """
+    moving = {n: k for n, k in skills.items() if any(not math.isnan(p) for p in k.progress)}
+    tracked = {n: s for n, s in limbs.items() if s.commanded_ticks}
+    rows = [("tracking", 3.0)] if tracked else []
+    rows += [("progress", 2.0)] if moving else []
+    rows += [("modes", max(1.0, 0.5 * len(skills)))]
+    figure = Figure(figsize=(10, 2.0 + sum(h for _, h in rows)), layout="constrained")
+    axes_list = figure.subplots(len(rows), 1, sharex=True, height_ratios=[h for _, h in rows],
+                                squeeze=False)[:, 0]  # fmt: skip
+    panels = dict(zip((name for name, _ in rows), axes_list, strict=True))
+    if tracked:
+        axes = panels["tracking"]
+        _mark_disruptions(axes, disruptions, t_end)
+        for name, limb in tracked.items():
+            step = _stride(len(limb.t))
+            axes.plot(limb.t[::step], _tracking_mm(limb)[::step], lw=1.0, label=name)
+        axes.set_ylabel("|command - state| [mm]")
+        _plain_axis(axes)
+        axes.grid(True, alpha=0.3)
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    if moving:
+        axes = panels["progress"]
+        for name, skill in moving.items():
+            step = _stride(len(skill.t))
+            axes.plot(skill.t[::step], skill.progress[::step], lw=1.2, label=name)
+        axes.set_ylabel("waypoint reached")
+        axes.grid(True, alpha=0.3)
+        axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    mode_axes = panels["modes"]
     seen: set[str] = set()
     for row, (_, skill) in enumerate(skills.items()):
         for start, end, mode in _mode_spans(skill):
@@ -197,7 +264,7 @@ def _skills(
     mode_axes.set_xlabel("t [s]")
     if seen:
         mode_axes.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
-    figure.suptitle("Skills: clamp distance between command and state, and modes")
+    figure.suptitle("Skills: how far each command leads its limb, progress, and modes")
     return _save(figure, directory / "skills.png")
 
 

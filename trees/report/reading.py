@@ -58,6 +58,9 @@ class SkillSeries:
     Attributes:
         t: the ticks' times [s].
         distance: clamp distance (``<= 1``), NaN when not reported.
+        progress: where a move is along its waypoints: the segment's index plus the
+            clamp's parameter ``t`` on it (2.5 = half way from waypoint 2 to 3), NaN when
+            not reported.
         mode: the mode (``nominal``, ``recovering``, ...), empty when not reported.
         extra: other numeric internals by key (``dd_mm``, ``v_raw``, ...), NaN-padded.
         points: reported positions by key (``ee_mm``, ``goal_mm``) [mm], NaN-padded.
@@ -66,6 +69,7 @@ class SkillSeries:
 
     t: list[float] = field(default_factory=list)
     distance: list[float] = field(default_factory=list)
+    progress: list[float] = field(default_factory=list)
     mode: list[str] = field(default_factory=list)
     extra: dict[str, list[float]] = field(default_factory=dict)
     points: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
@@ -262,6 +266,7 @@ def _add_skill(series: SkillSeries, t: float, internals: Mapping[str, Any]) -> N
     index = len(series.t)
     series.t.append(t)
     series.distance.append(_float(internals.get("distance")))
+    series.progress.append(_float(internals.get("segment")) + _float(internals.get("t")))
     mode = str(internals.get("mode") or "")
     if mode == "recovering" and (not series.mode or series.mode[-1] != "recovering"):
         series.recoveries += 1
