@@ -451,3 +451,13 @@ def test_node_ids_set_by_the_runner_are_the_ones_exported():
     second.node_id = "0.1"  # what the identity pass assigns
     assert [n.id for n in describe_tree(root).walk()] == ["0", "0.0", "0.1"]
     assert describe_tree(second).id == "0.1"  # a subtree rendered alone keeps its identity
+
+
+def test_ascii_shows_postures_and_offsets_value_by_value_in_file_units():
+    from limbtree.trees.app import offline_tree
+
+    mission = Path(__file__).parent.parent / "missions" / "self_assembly_minimal.yaml"
+    text = render_tree(offline_tree(mission), "ascii")
+    assert "items" not in text
+    assert "q=[-4, 34, -34.8, 53.9, 18.7, 96.8, 133.3] deg" in text
+    assert "offset=[0, 0, -150] mm" in text

@@ -29,6 +29,7 @@ from limbtree.trees.builder import build_tree
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
+from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info
 from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
@@ -259,7 +260,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     clock = TickClock()
 
     with SimAgents(specs, log_dir) as agents:
-        progress.on_message(f"starting {len(specs)} simulated agent(s)...")
+        progress.on_message(f"starting {plural(len(specs), 'simulated agent')}...")
         endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
         endpoints.update({robot.name: robot.agent for robot in remote})
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
@@ -361,9 +362,9 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
     s = runner.end.summary if runner.end is not None else runner.summary()
     parts = [
         f"{outcome.value}: {runner.name} in {s['sim_time_s']:.2f} s mission time "
-        f"({s['wall_time_s']:.2f} s wall, {s['ticks']} ticks)",
+        f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')})",
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
-        f"{s['recoveries']} recoveries, max command-state distance "
+        f"{plural(s['recoveries'], 'recovery', 'recoveries')}, max command-state distance "
         f"{s['max_command_state_distance']:.3f}",
     ]
     if s["failure"]:

@@ -22,6 +22,7 @@ from limbtree.trees.mission.values import (
     LimbList,
     LimbName,
     PerLimb,
+    PoseSpec,
     Posture,
     Postures,
     Profile,
@@ -140,9 +141,11 @@ def _unit_label(unit: Unit | None) -> str:
     return " " + _UNIT_LABEL.get(unit.suffix, unit.suffix)
 
 
-def plural(count: int, word: str) -> str:
-    """``1 waypoint``, ``4 waypoints``."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 waypoint``, ``4 waypoints``; ``1 recovery``, ``2 recoveries`` (``words`` given)."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {words if words is not None else word + 's'}"
 
 
 def clip(text: str, width: int) -> str:
@@ -150,11 +153,16 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+#: Longest list of numbers shown value by value (a 7-joint posture, a pose); longer ones, and
+#: lists of lists or maps, are counted instead.
+MAX_SHOWN: Final = 12
+
+
 def _short(value: Any) -> str:
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}: {_short(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        if len(value) > 4 or any(isinstance(v, Mapping | list) for v in value):
+        if len(value) > MAX_SHOWN or any(isinstance(v, Mapping | list) for v in value):
             return plural(len(value), "item")
         return "[" + ", ".join(_short(v) for v in value) + "]"
     return number(value)
@@ -177,6 +185,10 @@ def summary(name: str, vtype: ValueType | None, unit: Unit | None, value: Any) -
         return plural(len(value), "posture")
     if isinstance(vtype, Posture):
         return value if isinstance(value, str) else f"q={_short(value['q_deg'])} deg"
+    if isinstance(vtype, PoseSpec):
+        pose = _pose_file(value)
+        text = f"{name}={_short(pose['translation_mm'])} mm"
+        return text + (f" {_short(pose['rotation_deg'])} deg" if "rotation_deg" in pose else "")
     if isinstance(vtype, Text):
         return f'"{clip(str(value), 32)}"'
     if isinstance(vtype, Flag):

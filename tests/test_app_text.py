@@ -1,0 +1,31 @@
+"""What ``limbtree run`` prints at its end: counts in words a person reads (issue 12, item 11)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from limbtree.trees.app import _closing_line
+from limbtree.trees.export.values import plural
+from limbtree.trees.runner import RunOutcome
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"), [(0, "0 recoveries"), (1, "1 recovery"), (2, "2 recoveries")]
+)
+def test_plural_takes_an_irregular_plural(count, expected):
+    assert plural(count, "recovery", "recoveries") == expected
+
+
+def test_the_closing_line_says_1_recovery_and_1_tick():
+    summary = {
+        "sim_time_s": 0.02, "wall_time_s": 0.01, "ticks": 1, "faults_recovered": 1,
+        "faults_injected": 1, "recoveries": 1, "max_command_state_distance": 1.0,
+        "failure": None,
+    }  # fmt: skip
+    runner = SimpleNamespace(
+        end=SimpleNamespace(summary=summary), name="m", options=SimpleNamespace(record_dir=None)
+    )
+    text = _closing_line(runner, RunOutcome.SUCCESS, recorded=False)  # type: ignore[arg-type]
+    assert "1 recovery," in text
+    assert "1 tick)" in text
+    assert "recoveries" not in text
