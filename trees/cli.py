@@ -171,9 +171,24 @@ def _check(args: argparse.Namespace) -> int:
         f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}"
         f"{_on_robots(mission)}, "
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
-        f"{_count(len(mission.faults), 'fault')}"
+        f"{_faults_text(mission)}"
     )
     return 0
+
+
+def _faults_text(mission: Mission) -> str:
+    """How many faults a mission schedules: ``4 faults``, or ``29 disruptions (58 limb faults)``.
+
+    A drawn fault that hits several limbs at once is one disruption (as seed 000 Table II and
+    the README count them) and one fault per limb (as the run's summary counts them).
+    """
+    disruptions = {
+        (f.at_s, f.kind, f.duration_s, f.location) if f.drawn else (i,)
+        for i, f in enumerate(mission.faults)
+    }
+    if len(disruptions) == len(mission.faults):
+        return _count(len(mission.faults), "fault")
+    return f"{_count(len(disruptions), 'disruption')} ({_count(len(mission.faults), 'limb fault')})"
 
 
 def _tree(args: argparse.Namespace) -> int:
