@@ -31,7 +31,7 @@ from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard,
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info
-from limbtree.trees.launcher import SimAgents, SimAgentSpec
+from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
@@ -260,7 +260,10 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
     clock = TickClock()
 
     with SimAgents(specs, log_dir) as agents:
-        progress.on_message(f"starting {plural(len(specs), 'simulated agent')}...")
+        progress.on_message(
+            f"starting {plural(len(specs), 'simulated agent')}: waiting until each "
+            f"answers (up to {STARTUP_TIMEOUT_S:g} s)"
+        )
         endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
         endpoints.update({robot.name: robot.agent for robot in remote})
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:

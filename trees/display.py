@@ -86,15 +86,47 @@ def tree_lines(tree: TreeNode, nodes: Mapping[str, NodeTick]) -> list[str]:
     return lines
 
 
+def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bool]) -> list[str]:
+    """At most ``budget`` of ``lines``: those ``keep`` picks first, then from the top.
+
+    What is left out is counted on a last line (``… 12 more nodes``), so nothing vanishes
+    without a word.
+
+    Args:
+        lines: the lines, in order.
+        budget: how many lines there is room for (at least 1).
+        what: the noun for the count line (plural).
+        keep: which lines (by index) matter most (the running nodes, the faulty limbs).
+    """
+    budget = max(1, budget)
+    if len(lines) <= budget:
+        return lines
+    room = budget - 1
+    chosen = [i for i in range(len(lines)) if keep(i)][:room]
+    chosen += [i for i in range(len(lines)) if i not in chosen][: room - len(chosen)]
+    shown = [lines[i] for i in sorted(chosen)]
+    return [*shown, f"  … {len(lines) - len(shown)} more {what}"]
+
+
 class LiveView:
-    """Redraws the tree and the limbs in place, from the tick stream.
+    """Redraws the tree and the limbs in place, from the tick stream, within the terminal.
+
+    Each frame fits the terminal (80x24 and up): lines are cut at its width, and when the
+    tree and the limbs do not fit its height, the running or failed nodes (and the limbs
+    that are not OK) are shown first and the rest counted. Before the run's header arrives
+    (the agents starting), messages are drawn at once, so the screen says what it waits for.
 
     Args:
         stream: where to draw (a terminal).
         operator: the terminal operator, to show a pending question.
         interval_s: least wall time between redraws [s].
         wall: the wall clock [s], for the redraw throttle only.
+        size: the terminal's (columns, rows); by default read from ``stream``'s terminal
+            (80x24 when it has none).
     """
+
+    #: Messages kept under the tree.
+    MESSAGES = 4
 
     def __init__(
         self,
@@ -102,24 +134,29 @@ class LiveView:
         operator: TerminalOperator | None = None,
         interval_s: float = 0.1,
         wall: Callable[[], float] = time.monotonic,
+        size: Callable[[], tuple[int, int]] | None = None,
     ) -> None:
         self.stream = stream
         self.operator = operator
         self.interval_s = interval_s
         self.wall = wall
+        self.size = size if size is not None else lambda: _terminal_size(stream)
         self._last = -float("inf")
         self._messages: list[str] = []
         self._header: RunHeader | None = None
         self._snapshot: TickSnapshot | None = None
         self._state = "RUNNING"
+        self._ended = False
 
     def on_start(self, header: RunHeader) -> None:
         """Keep the tree and the mission's name."""
         self._header = header
 
     def on_message(self, text: str) -> None:
-        """Keep the last few messages under the tree."""
-        self._messages = [*self._messages[-5:], text]
+        """Keep the last few messages under the tree; before the run starts, show them now."""
+        self._messages = [*self._messages[-(self.MESSAGES - 1) :], text]
+        if self._header is None:
+            self.draw()
 
     def on_pause(self, paused: bool, t: float) -> None:
         """Show PAUSED (or RUNNING again) at once."""
@@ -135,36 +172,69 @@ class LiveView:
             self.draw()
 
     def on_end(self, end: RunEnd) -> None:
-        """The final frame, with the outcome."""
+        """The final frame, with the outcome (and no keys: they do nothing any more)."""
         self._state = end.outcome.value
+        self._ended = True
         self.draw()
 
     def frame(self) -> str:
-        """The text of one frame."""
+        """The text of one frame, fitted to the terminal's size."""
+        columns, rows = self.size()
         header, snapshot = self._header, self._snapshot
         if header is None:
-            return ""
+            lines = ["limbtree  starting up", "", *self._messages]
+            return "\n".join(_clip(line, columns) for line in lines[:rows]) + "\n"
         t, tick = (0.0, 0) if snapshot is None else (snapshot.t, snapshot.tick + 1)
+        nodes = {} if snapshot is None else snapshot.nodes
+        limbs = {} if snapshot is None else snapshot.limbs
+        tail = list(self._messages)
+        if self.operator is not None and self.operator.pending:
+            tail.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
+        if not self._ended:
+            tail.append("space: pause/resume   q: abort")
+        # Fixed lines: title, blank, blank, limb heading, blank; then tree, limbs and tail.
+        room = max(2, rows - 5 - len(tail) - 1)  # one row spare for the cursor
+        order = [node.id for node in header.tree.walk()]  # the order tree_lines draws
+        active = [node_id in nodes and nodes[node_id].status is not NodeStatus.INVALID
+                  for node_id in order]  # fmt: skip
+        tree = tree_lines(header.tree, nodes)
+        limb_rows = limb_lines(limbs)
+        unwell = [limb.health != 0 or limb.stale for limb in limbs.values()]
+        # Limbs get a third of the room at least; the tree what it needs of the rest.
+        limb_room = min(len(limb_rows), max(1, room // 3))
+        tree_room = min(len(tree), room - limb_room)
+        limb_room = min(len(limb_rows), room - tree_room)
         lines = [
             f"limbtree  {header.mission}   t = {t:8.2f} s   tick {tick}   "
             f"{header.clock} clock   {self._state}",
             "",
-            *tree_lines(header.tree, {} if snapshot is None else snapshot.nodes),
+            *fit_lines(tree, tree_room, "nodes", lambda i: active[i]),
             "",
             "  limb         health                 end-effector x y z (world)",
-            *limb_lines({} if snapshot is None else snapshot.limbs),
+            *fit_lines(limb_rows, limb_room, "limbs", lambda i: unwell[i]),
             "",
-            *self._messages,
+            *tail,
         ]
-        if self.operator is not None and self.operator.pending:
-            lines.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
-        lines.append("space: pause/resume   q: abort")
-        return "\n".join(lines) + "\n"
+        return "\n".join(_clip(line, columns) for line in lines) + "\n"
 
     def draw(self) -> None:
         """Redraw now."""
         self.stream.write(_CLEAR + self.frame())
         self.stream.flush()
+
+
+def _clip(line: str, columns: int) -> str:
+    """``line`` cut to the terminal's width, an ellipsis marking the cut."""
+    return line if len(line) <= columns else line[: max(1, columns - 1)] + "…"
+
+
+def _terminal_size(stream: TextIO) -> tuple[int, int]:
+    """(columns, rows) of the terminal behind ``stream``; 80x24 when there is none."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return (80, 24)
+    return (size.columns or 80, size.lines or 24)
 
 
 class HeadlessProgress:

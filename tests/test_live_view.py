@@ -1,0 +1,79 @@
+"""The live view fits the terminal and says what it waits for (issue 12, item 11)."""
+
+import io
+
+from limbtree.kinematics import Pose
+from limbtree.trees.display import LiveView
+from limbtree.trees.runner import RunOutcome
+from limbtree.trees.stream import (
+    LimbTick,
+    NodeStatus,
+    NodeTick,
+    RunEnd,
+    RunHeader,
+    TickSnapshot,
+    TreeNode,
+)
+
+
+def big_tree(leaves: int) -> TreeNode:
+    children = tuple(
+        TreeNode(f"0.{i}", f"a rather long node name number {i} " * 2, "sync_move")
+        for i in range(leaves)
+    )
+    return TreeNode("0", "mission", "sequence", children=children)
+
+
+def header(tree: TreeNode) -> RunHeader:
+    return RunHeader("m", "m.yaml", {}, 0, "sim", 50.0, tree, {})
+
+
+def snapshot(limbs: int, running: str) -> TickSnapshot:
+    ok = LimbTick(Pose(), None, None, None, 0, False)
+    sick = LimbTick(None, None, None, None, 8, True)
+    return TickSnapshot(
+        t=1.0,
+        tick=50,
+        nodes={
+            "0": NodeTick(NodeStatus.RUNNING, "", 0.0),
+            running: NodeTick(NodeStatus.RUNNING, "moving", 0.0),
+        },
+        limbs={f"limb_{i}": sick if i == limbs - 1 else ok for i in range(limbs)},
+        bases={},
+        events=(),
+        skills={},
+    )
+
+
+def test_a_big_run_fits_80_by_24_and_keeps_the_running_node_and_the_sick_limb():
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    view.on_start(header(big_tree(40)))
+    for text in ("one", "two", "three", "four", "five"):
+        view.on_message(text)
+    view.on_tick(snapshot(30, "0.33"))
+    lines = view.frame().splitlines()
+    assert len(lines) <= 23
+    assert max(len(line) for line in lines) <= 80
+    assert any("[0.33]" in line or "number 33" in line for line in lines)
+    assert any("limb_29" in line for line in lines)
+    assert any("more nodes" in line for line in lines)
+    assert any("more limbs" in line for line in lines)
+    assert "five" in lines[-2] and "one" not in lines
+
+
+def test_before_the_run_starts_messages_are_drawn_at_once():
+    screen = io.StringIO()
+    view = LiveView(screen, size=lambda: (80, 24))
+    view.on_message("starting 6 simulated agents: waiting for each to answer")
+    assert "waiting for each to answer" in screen.getvalue()
+
+
+def test_the_final_frame_shows_the_outcome_and_no_keys():
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.1"))
+    assert "q: abort" in view.frame()
+    view.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 50, None, {}))
+    frame = view.frame()
+    assert "SUCCESS" in frame.splitlines()[0]
+    assert "q: abort" not in frame
