@@ -121,6 +121,9 @@ class NodeSpec:
             empty when it commands none. Reading a limb is not commanding it.
         aliases: other names mission files may use for it (``selector``).
         export: what the exports need.
+        concurrent: whether it ticks several children in one tick (``parallel``): then no
+            two of its children may command one limb (``limbtree check`` refuses it,
+            :mod:`~limbtree.trees.mission.ownership`).
     """
 
     type: str
@@ -133,6 +136,7 @@ class NodeSpec:
     commands: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     export: NodeExport = field(default_factory=NodeExport)
+    concurrent: bool = False
 
     def __post_init__(self) -> None:
         low, high = self.children
@@ -141,6 +145,8 @@ class NodeSpec:
             raise ValueError(f"a {self.kind} takes {expected} children, not {self.children}")
         if self.kind is NodeKind.COMPOSITE and (low < 0 or (high is not None and high < low)):
             raise ValueError(f"bad children range {self.children} for {self.type}")
+        if self.concurrent and self.kind is not NodeKind.COMPOSITE:
+            raise ValueError(f"{self.type}: only a composite ticks several children at once")
         keys = [p.key for p in self.params]
         if len(set(keys)) != len(keys) or RESERVED_KEYS & set(keys):
             raise ValueError(f"{self.type}: parameter keys must be distinct and not reserved")

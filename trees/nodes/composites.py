@@ -225,6 +225,7 @@ PARALLEL: Final = NodeSpec(
         btcpp=_parallel_btcpp,
         recognise=_recognise_parallel,
     ),
+    concurrent=True,
 )
 
 #: The composite node types.
