@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -10,8 +11,10 @@ from limbtree.trees import app
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.cli import main
 from limbtree.trees.mission import MissionError, NodeKind, NodeSpec, check_mission, load_mission
+from limbtree.trees.stream import EventKind
 
 ROBOTS = robot_catalogue()
+DOCS = Path(__file__).parent.parent / "docs" / "missions.md"
 
 HEAD = """\
 mission: same_limb_twice
@@ -247,3 +250,24 @@ def test_limbtree_run_refuses_the_mission_before_any_agent_starts(tmp_path, monk
 def test_only_a_composite_may_declare_it_ticks_children_at_once():
     with pytest.raises(ValueError, match="only a composite"):
         NodeSpec("act", NodeKind.LEAF, (), (0, 0), concurrent=True)
+
+
+def test_the_documented_example_is_refused_as_shown_and_its_fix_is_accepted(tmp_path, monkeypatch):
+    text = DOCS.read_text()
+    section = text[text.index("### One commander per limb") : text.index("### Skills (leaves)")]
+    blocks = [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+    shown = section.split("```text\n", 1)[1].split("\n```", 1)[0]
+    mission, fix = blocks
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "same_limb_twice.yaml").write_text(mission)
+    found = check_mission("same_limb_twice.yaml", robots=ROBOTS)
+    assert [str(p) for p in found] == [shown]
+    head = mission[: mission.index("tree:")]
+    (tmp_path / "fixed.yaml").write_text(head + fix)
+    assert check_mission("fixed.yaml", robots=ROBOTS) == []
+
+
+def test_the_record_documents_the_claim_events():
+    record = (DOCS.parent / "record.md").read_text()
+    for kind in (EventKind.LIMB_CLAIMED, EventKind.LIMB_RELEASED, EventKind.LIMB_REFUSED):
+        assert f"| `{kind.value}` |" in record

@@ -102,7 +102,7 @@ class LimbClaims:
         if self._stopping:
             return False
         message = (
-            f"limb {limb} is commanded by {_describe(owner)} (id {node_label(owner)}); "
+            f"limb {limb} is commanded by {_describe(owner)}; "
             "one limb takes one commander at a time: run these nodes one after the other "
             "(a sequence) or give each its own limbs"
         )
