@@ -11,6 +11,7 @@ from limbtree.trees import app
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.cli import main
 from limbtree.trees.mission import MissionError, NodeKind, NodeSpec, check_mission, load_mission
+from limbtree.trees.nodes import builtin_registry
 from limbtree.trees.stream import EventKind
 
 ROBOTS = robot_catalogue()
@@ -271,3 +272,21 @@ def test_the_record_documents_the_claim_events():
     record = (DOCS.parent / "record.md").read_text()
     for kind in (EventKind.LIMB_CLAIMED, EventKind.LIMB_RELEASED, EventKind.LIMB_REFUSED):
         assert f"| `{kind.value}` |" in record
+
+
+def test_a_plug_in_node_type_takes_part_through_its_declaration(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "plugin_nodes"))
+    from limbtree_plugin_nodes import HOLD_STILL
+
+    registry = builtin_registry().with_types(HOLD_STILL)
+    text = HEAD + textwrap.dedent("""\
+        tree:
+          parallel:
+            - sync_move: {limbs: [arm], waypoints: [{translation_mm: [10, 0, 0]}]}
+            - sequence:
+                - hold_still: {limb: leg}
+                - hold_still: {limb: arm}
+        """)  # fmt: skip
+    found, path = problems(tmp_path, text, registry=registry)
+    assert len(found) == 1
+    assert f'node 0.1.1 "Hold still" (hold_still at {path}:12:11)' in found[0]
