@@ -11,7 +11,7 @@ from limbtree.trees import app
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.cli import main
 from limbtree.trees.mission import MissionError, NodeKind, NodeSpec, check_mission, load_mission
-from limbtree.trees.nodes import builtin_registry
+from limbtree.trees.nodes import ALWAYS, builtin_registry
 from limbtree.trees.stream import EventKind
 
 ROBOTS = robot_catalogue()
@@ -250,7 +250,7 @@ def test_limbtree_run_refuses_the_mission_before_any_agent_starts(tmp_path, monk
 
 def test_only_a_composite_may_declare_it_ticks_children_at_once():
     with pytest.raises(ValueError, match="only a composite"):
-        NodeSpec("act", NodeKind.LEAF, (), (0, 0), concurrent=True)
+        NodeSpec("act", NodeKind.LEAF, (), (0, 0), concurrent=ALWAYS)
 
 
 def test_the_documented_example_is_refused_as_shown_and_its_fix_is_accepted(tmp_path, monkeypatch):
@@ -290,3 +290,22 @@ def test_a_plug_in_node_type_takes_part_through_its_declaration(tmp_path, monkey
     found, path = problems(tmp_path, text, registry=registry)
     assert len(found) == 1
     assert f'node 0.1.1 "Hold still" (hold_still at {path}:12:11)' in found[0]
+
+
+@pytest.mark.parametrize("composite", ["sequence", "fallback"])
+def test_a_composite_without_memory_re_ticks_its_first_child_beside_a_later_one(
+    tmp_path, composite
+):
+    text = HEAD + textwrap.dedent(f"""\
+        tree:
+          {composite}:
+            memory: false
+            children:
+              - sync_move: {{limbs: [arm], waypoints: [{{translation_mm: [10, 0, 0]}}]}}
+              - sync_move: {{limbs: [arm], waypoints: [{{translation_mm: [0, 10, 0]}}]}}
+        """)  # fmt: skip
+    found, _ = problems(tmp_path, text)
+    assert len(found) == 1
+    assert f"limb arm may be commanded by two branches of {composite} 0" in found[0]
+    assert "give it memory: true" in found[0]
+    assert problems(tmp_path, text.replace("memory: false", "memory: true"))[0] == []

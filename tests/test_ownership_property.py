@@ -1,9 +1,10 @@
 """One commander per limb, as a property over random trees built from the node registry.
 
 ``limbtree check`` accepts a tree iff no limb is reachable from two children of one
-parallel; an accepted tree, run in the sim clock over fake limbs, never has a limb owned by
-two nodes at once nor a command refused, and every command in the record was sent while
-one node owned the limb (read from the record's claim events).
+parallel (or of a sequence or fallback without memory, which re-ticks its first children
+while a later one runs); an accepted tree, run in the sim clock over fake limbs, never has
+a limb owned by two nodes at once nor a command refused, and every command in the record
+was sent while one node owned the limb (read from the record's claim events).
 """
 
 from __future__ import annotations
@@ -39,9 +40,8 @@ REQUIRED_VALUES: dict[str, Any] = {"times": 2, "duration_s": 1.0}
 
 COMPOSITES = [name for name, spec in REGISTRY.items() if spec.kind is NodeKind.COMPOSITE]
 DECORATORS = [name for name, spec in REGISTRY.items() if spec.kind is NodeKind.DECORATOR]
-CONCURRENT = {name for name, spec in REGISTRY.items() if spec.concurrent}
-#: Composites to draw from, the concurrent ones three times as often (more conflicts).
-DRAWN_COMPOSITES = COMPOSITES + [name for name in COMPOSITES if name in CONCURRENT] * 2
+#: Composites to draw from, parallel three times as often (more conflicts).
+DRAWN_COMPOSITES = COMPOSITES + ["parallel"] * 2
 
 
 def decorator_params(name: str) -> dict[str, Any]:
@@ -73,17 +73,24 @@ leaves = st.one_of(
 )
 
 
+def composite_params(name: str, policy: str, memory: bool) -> dict[str, Any]:
+    keys = {p.key for p in REGISTRY[name].params}
+    drawn = {"policy": policy, "memory": memory}
+    return {key: value for key, value in drawn.items() if key in keys}
+
+
 def _composite(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
     return st.builds(
-        lambda name, kids, policy: (
+        lambda name, kids, policy, memory: (
             name,
-            {"policy": policy} if name == "parallel" else {},
+            composite_params(name, policy, memory),
             tuple(kids),
             frozenset(),
         ),
         st.sampled_from(DRAWN_COMPOSITES),
         st.lists(children, min_size=1, max_size=3),
         st.sampled_from(["all", "one"]),
+        st.booleans(),
     )
 
 
@@ -107,9 +114,10 @@ def reachable(node: Node) -> frozenset[str]:
 
 
 def conflicts(node: Node) -> bool:
-    """Whether a limb is reachable from two children of one parallel (the oracle)."""
-    name, _, children, _ = node
-    if name in CONCURRENT:
+    """Whether a limb is reachable from two children of one composite that runs children
+    together: a parallel, or a sequence or fallback without memory (the oracle)."""
+    name, params, children, _ = node
+    if name == "parallel" or (name in ("sequence", "fallback") and not params["memory"]):
         seen: set[str] = set()
         for child in children:
             limbs = reachable(child)

@@ -1,13 +1,14 @@
 """One commander per limb: the static check of which branches may command which limbs.
 
 A node type declares which of its parameters name the limbs it commands
-(:attr:`NodeSpec.commands <limbtree.trees.mission.nodes.NodeSpec.commands>`), and whether it
-ticks several children in one tick (:attr:`NodeSpec.concurrent`, ``parallel``). Two children
-of such a composite run at the same time, so a limb that both may command (anywhere below
-them) would get two commanders that fight over it. :func:`limb_conflicts` finds every such
-limb in a validated tree, after subtrees are inlined and parameters resolved. The check is
-conservative: two branches that could overlap in time conflict even when their timings
-happen not to.
+(:attr:`NodeSpec.commands <limbtree.trees.mission.nodes.NodeSpec.commands>`), and when it
+ticks several children in one tick, one while another still runs
+(:attr:`NodeSpec.concurrent`: ``parallel`` always, ``sequence`` and ``fallback`` without
+memory). Two children of such a composite run at the same time, so a limb that both may
+command (anywhere below them) would get two commanders that fight over it.
+:func:`limb_conflicts` finds every such limb in a validated tree, after subtrees are
+inlined and parameters resolved. The check is conservative: two branches that could
+overlap in time conflict even when their timings happen not to.
 
 Limb names in the model are already the declared names (a one-limb robot called by its
 robot's name reads as its ``ROBOT.LIMB``), so one limb is one name here.
@@ -78,12 +79,21 @@ class LimbConflict:
     def message(self) -> str:
         """What is wrong and how to fix it, naming the limb and both nodes."""
         parent = self.composite
+        if parent.params.get("memory") is False:
+            fix = (
+                f"without memory a {parent.type} ticks its earlier children again while a "
+                "later one runs: give it memory: true, or give each branch its own limbs"
+            )
+        else:
+            fix = (
+                "run these two in a sequence (one after the other), or give each branch its "
+                "own limbs"
+            )
         return (
             f"limb {self.limb} may be commanded by two branches of {parent.type} "
             f'{self.composite_id} "{parent.name}" (at {parent.location}) at the same time: '
             f"{self.first.describe()} and {self.second.describe()}. Two commanders would "
-            f"fight over the limb. Fix: run these two in a sequence (one after the other), "
-            f"or give each branch its own limbs"
+            f"fight over the limb. Fix: {fix}"
         )
 
     def problem(self) -> Problem:
@@ -113,7 +123,7 @@ class _Walk:
         if spec is not None:
             for limb in spec.commanded_limbs(node.params):
                 found.setdefault(limb, Commander(node_id, node, subtree, use))
-        concurrent = spec is not None and spec.concurrent
+        concurrent = spec is not None and spec.ticks_together(node.params)
         owner_child: dict[str, Commander] = {}
         for index, child in enumerate(node.children):
             below = self.commanders(child, _child_id(node_id, index), subtree, use)
