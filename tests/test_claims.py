@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import py_trees
 import pytest
 from fake_limbs import FakeLink, handles
 
 from limbtree.kinematics import Pose
+from limbtree.transport.driver import CommandMode
+from limbtree.trees.app import robot_catalogue
 from limbtree.trees.behaviours.base import SkillBehaviour
+from limbtree.trees.builder import build_tree
 from limbtree.trees.claims import LimbClaims
 from limbtree.trees.context import MissionContext
 from limbtree.trees.display import HeadlessProgress
+from limbtree.trees.mission import load_mission
 from limbtree.trees.recorder import read_log
 from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
 from limbtree.trees.stream import EventKind
@@ -184,3 +189,37 @@ def test_every_kind_of_command_claims_the_limb(first):
         assert not limb.gripper(0)
     assert "limb a is commanded by" in (context.claims.refusal(other) or "")
     assert len(limb.link.commands) == 1
+
+
+def test_the_issue_tree_built_in_python_past_the_check_fails_on_its_second_commander(tmp_path):
+    # A legal mission (two limbs), then the model edited in Python so that both moves
+    # command limb a: the tree the issue describes, which the check never saw.
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "mission: two\nrate_hz: 50\nlimbs:\n  a: {robot: light_limb}\n  b: {robot: light_limb}\n"
+        "tree:\n  parallel:\n"
+        "    - sync_move: {limbs: [a], waypoints: [{translation_mm: [40, 0, 0]}]}\n"
+        "    - sync_move: {limbs: [b], waypoints: [{translation_mm: [0, 40, 0]}]}\n"
+    )
+    model = load_mission(path, robots=robot_catalogue()).root
+    params = model.children[1].params
+    waypoints = tuple({"a": waypoint["b"]} for waypoint in params["waypoints"])
+    second = replace(model.children[1], params={**params, "limbs": ("a",), "waypoints": waypoints})
+    model = replace(model, children=(model.children[0], second))
+
+    def build(context):
+        return build_tree(model, context)
+
+    outcome, root, links, events = run(tmp_path, build)
+    assert outcome is RunOutcome.FAILURE
+    assert root.children[1].status is Status.FAILURE
+    assert root.children[1].feedback_message.startswith(
+        'limb a is commanded by node 0.0 "Sync move"'
+    )
+    poses = [fields["pose"] for _mode, fields in links["a"].commands if "pose" in fields]
+    assert poses and all(abs(pose[1]) < 1e-12 for pose in poses)  # never towards y = +40 mm
+    assert [mode for mode, _ in links["b"].commands] == [
+        CommandMode.HOLD
+    ]  # the runner's, at the end
+    refused = [e for e in events if e["kind"] == "limb_refused"]
+    assert [(e["limb"], e["node"], e["owner"]) for e in refused] == [("a", "0.1", "0.0")]
