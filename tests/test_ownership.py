@@ -309,3 +309,10 @@ def test_a_composite_without_memory_re_ticks_its_first_child_beside_a_later_one(
     assert f"limb arm may be commanded by two branches of {composite} 0" in found[0]
     assert "give it memory: true" in found[0]
     assert problems(tmp_path, text.replace("memory: false", "memory: true"))[0] == []
+
+
+def test_a_conflict_is_reported_beside_the_mission_s_other_problems(tmp_path):
+    text = SAME_LIMB_TWICE.replace("rate_hz: 50", "rate_hz: 50\nfaults:\n  - {at_s: 1, limb: arm}")
+    found, _ = problems(tmp_path, text)
+    assert len(found) == 2
+    assert "needs kind" in found[0] and "limb arm may be commanded" in found[1]

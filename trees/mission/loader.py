@@ -270,8 +270,8 @@ class _Loader:
                             "motion capture, and this mission has no world: add the modules "
                             "to grasp under world, or drop the key",
                         )
-        if root_node is not None and not reader.problems:
-            # One commander per limb: after subtrees are inlined and parameters resolved.
+        if root_node is not None:
+            # One commander per limb, in a valid tree: subtrees inlined, parameters resolved.
             for conflict in limb_conflicts(root_node, self.registry):
                 reader.report(conflict.location, conflict.message())
         if reader.problems or root_node is None or limbs is None or faults is None:
