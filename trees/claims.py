@@ -28,7 +28,7 @@ from typing import Protocol
 from limbtree.trees.stream import EventKind, RunEvent
 
 
-class Commander(Protocol):
+class CommandingNode(Protocol):
     """A node that may command limbs: a py_trees behaviour.
 
     A runner gives each node of its tree a ``node_id``; messages and events use it.
@@ -37,13 +37,13 @@ class Commander(Protocol):
     name: str
 
 
-def node_label(node: Commander) -> str:
+def node_label(node: CommandingNode) -> str:
     """A node's id (``0.1``), or its name for a node ticked outside a runner."""
     node_id = getattr(node, "node_id", None)
     return str(node_id) if node_id else str(node.name)
 
 
-def _describe(node: Commander) -> str:
+def _describe(node: CommandingNode) -> str:
     node_id = getattr(node, "node_id", None)
     return f'node {node_id} "{node.name}"' if node_id else f'node "{node.name}"'
 
@@ -57,14 +57,14 @@ class LimbClaims:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self._owners: dict[str, Commander] = {}
-        self._acting: Commander | None = None
+        self._owners: dict[str, CommandingNode] = {}
+        self._acting: CommandingNode | None = None
         self._stopping = False
         self._refusals: dict[int, str] = {}
         self._events: list[RunEvent] = []
 
     @contextmanager
-    def acting(self, node: Commander, *, stopping: bool = False) -> Iterator[None]:
+    def acting(self, node: CommandingNode, *, stopping: bool = False) -> Iterator[None]:
         """The commands sent inside the block are ``node``'s.
 
         Args:
@@ -79,7 +79,7 @@ class LimbClaims:
         finally:
             self._acting, self._stopping = previous
 
-    def owner(self, limb: str) -> Commander | None:
+    def owner(self, limb: str) -> CommandingNode | None:
         """The node that owns ``limb``, or None."""
         return self._owners.get(limb)
 
@@ -111,11 +111,11 @@ class LimbClaims:
         self._event(EventKind.LIMB_REFUSED, limb, node, owner, message)
         return False
 
-    def refusal(self, node: Commander) -> str | None:
+    def refusal(self, node: CommandingNode) -> str | None:
         """Why ``node`` was refused a limb since it started, or None."""
         return self._refusals.get(id(node))
 
-    def release(self, node: Commander) -> None:
+    def release(self, node: CommandingNode) -> None:
         """``node`` ended or was halted: its limbs are free, its refusal forgotten."""
         self._refusals.pop(id(node), None)
         for limb in [limb for limb, owner in self._owners.items() if owner is node]:
@@ -131,8 +131,8 @@ class LimbClaims:
         self,
         kind: EventKind,
         limb: str,
-        node: Commander,
-        owner: Commander | None = None,
+        node: CommandingNode,
+        owner: CommandingNode | None = None,
         detail: str | None = None,
     ) -> None:
         self._events.append(
@@ -147,4 +147,4 @@ class LimbClaims:
         )
 
 
-__all__ = ["Commander", "LimbClaims", "node_label"]
+__all__ = ["CommandingNode", "LimbClaims", "node_label"]
