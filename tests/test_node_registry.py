@@ -66,6 +66,7 @@ def test_limbtree_nodes_json_has_stable_documented_keys():
     data = json.loads(text)
     assert (data["format"], data["version"]) == ("limbtree.nodes", 1)
     node_keys = {"name", "kind", "doc", "aliases", "children", "commands", "source", "params"}
+    node_keys |= {"concurrent"}
     param_keys = {"name", "key", "type", "expected", "unit", "unit_name", "required"}
     param_keys |= {"default", "doc"}
     by_name = {}
@@ -78,6 +79,12 @@ def test_limbtree_nodes_json_has_stable_documented_keys():
     assert by_name["align"]["commands"] == ["limb"]
     assert by_name["wait"]["commands"] == [] and by_name["sequence"]["commands"] == []
     assert by_name["fallback"]["aliases"] == ["selector"]
+    concurrent = {name: node["concurrent"] for name, node in by_name.items() if node["concurrent"]}
+    assert concurrent == {
+        "parallel": "always",
+        "sequence": "memory false",
+        "fallback": "memory false",
+    }
     p_e = next(p for p in by_name["sync_move"]["params"] if p["name"] == "p_e")
     assert (p_e["key"], p_e["unit"], p_e["default"], p_e["type"]) == (
         "p_e_mm",

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from limbtree.kinematics import Pose
 from limbtree.skills.telemetry import SkillTelemetry
+from limbtree.trees.claims import LimbClaims
 from limbtree.trees.errors import TreeBuildError
 from limbtree.trees.limbs import LimbHandle
 
@@ -78,6 +79,8 @@ class MissionContext:
         telemetry: what skills report for the record.
         last_valid: per limb, the last command a synchronized move sent on its trajectory
             (world frame), for ``recover_to_last_valid``.
+        claims: which node owns each limb (one commander per limb,
+            :mod:`limbtree.trees.claims`); given to every limb handle of :attr:`limbs`.
     """
 
     limbs: Mapping[str, LimbHandle]
@@ -85,6 +88,12 @@ class MissionContext:
     operator: Operator = field(default_factory=AutoConfirm)
     telemetry: Telemetry = field(default_factory=Telemetry)
     last_valid: dict[str, Pose] = field(default_factory=dict)
+    claims: LimbClaims = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.claims = LimbClaims(self.clock)
+        for handle in self.limbs.values():
+            handle.claims = self.claims
 
     def limb(self, name: str) -> LimbHandle:
         """The limb called ``name``.

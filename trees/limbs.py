@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode, GripperAction, Health, LimbDescription, LimbState
+from limbtree.trees.claims import LimbClaims
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -63,6 +64,10 @@ class LimbHandle:
         link: the limb client.
         base: the limb base in the world frame (the mission's ``base``), identity by default.
         postures: named joint postures from the robot description [rad or m].
+        tick_record: what was commanded this tick (the runner resets it each tick).
+        claims: who owns the mission's limbs (:mod:`limbtree.trees.claims`); the mission
+            context sets it. A command the acting node may not send (another node owns the
+            limb) is not sent and the method returns False. None: nothing is checked.
     """
 
     name: str
@@ -71,6 +76,7 @@ class LimbHandle:
     base: Pose = field(default_factory=Pose)
     postures: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     tick_record: CommandRecord = field(default_factory=CommandRecord)
+    claims: LimbClaims | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._base_inverse = self.base.inverse()
@@ -127,6 +133,9 @@ class LimbHandle:
             return None
         return self._to_world(Pose.from_array(values))
 
+    def _may_command(self) -> bool:
+        return self.claims is None or self.claims.may_command(self.name)
+
     def _to_world(self, pose: Pose) -> Pose:
         return pose if self._at_origin else self.base @ pose
 
@@ -136,6 +145,8 @@ class LimbHandle:
 
     def command_twist(self, linear: Sequence[float], angular: Sequence[float]) -> bool:
         """Send a world-frame end-effector twist [m/s, rad/s] (held until the next command)."""
+        if not self._may_command():
+            return False
         rotation = self._base_inverse.rotation
         v = rotation @ np.asarray(linear, dtype=np.float64)
         w = rotation @ np.asarray(angular, dtype=np.float64)
@@ -152,6 +163,8 @@ class LimbHandle:
 
     def command_pose(self, pose: Pose, center: Pose | None = None) -> bool:
         """Send a world-frame end-effector pose target (the agent runs IK)."""
+        if not self._may_command():
+            return False
         self.tick_record.center = center
         self.tick_record.command = pose
         target = pose if self._at_origin else self._base_inverse @ pose
@@ -161,16 +174,22 @@ class LimbHandle:
 
     def command_joints(self, q: Sequence[float] | FloatArray) -> bool:
         """Send joint position targets [rad or m]."""
+        if not self._may_command():
+            return False
         values = tuple(float(v) for v in q)
         self.tick_record.joints = values
         return self.link.send_command(CommandMode.JOINT_POSITION, q=list(values))
 
     def hold(self) -> bool:
         """Ask the limb to stop where it is."""
+        if not self._may_command():
+            return False
         return self.link.send_command(CommandMode.HOLD)
 
     def gripper(self, action: GripperAction) -> bool:
         """Open or close the gripper."""
+        if not self._may_command():
+            return False
         return self.link.send_gripper(action)
 
     def posture(self, name: str) -> tuple[float, ...]:

@@ -303,6 +303,7 @@ class Runner:
             limb.tick_record = CommandRecord()
         began = time.perf_counter()
         self.tree.tick()
+        events.extend(self.context.claims.drain())  # one commander per limb (claims.py)
         self._track_faults(t)
         status = self.root.status
         if status == py_trees.common.Status.SUCCESS:

@@ -63,11 +63,14 @@ class EventKind(StrEnum):
     ABORTED = "aborted"
     TIME_LIMIT = "time_limit"
     SINK_FAILED = "sink_failed"
+    LIMB_CLAIMED = "limb_claimed"
+    LIMB_RELEASED = "limb_released"
+    LIMB_REFUSED = "limb_refused"
 
 
 #: The key an event's ``detail`` takes in the record, per kind (record v1 names kept).
 _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
-    {EventKind.ABORTED: "why", EventKind.SINK_FAILED: "error"}
+    {EventKind.ABORTED: "why", EventKind.SINK_FAILED: "error", EventKind.LIMB_REFUSED: "message"}
 )
 
 
@@ -81,6 +84,9 @@ class RunEvent:
         limb: the limb concerned, or None.
         fault: the fault kind concerned (``power_off``, ...), or None.
         detail: a person's explanation (an error, why the run was aborted), or None.
+        node: the id of the node concerned (which claimed, released or was refused a
+            limb), or None.
+        owner: the id of the node that owns the limb another was refused, or None.
     """
 
     kind: EventKind
@@ -88,6 +94,8 @@ class RunEvent:
     limb: str | None = None
     fault: str | None = None
     detail: str | None = None
+    node: str | None = None
+    owner: str | None = None
 
     def as_map(self) -> dict[str, Any]:
         """The record's map: ``kind``, ``t`` and whichever of the others are set."""
@@ -96,6 +104,10 @@ class RunEvent:
             out["limb"] = self.limb
         if self.fault is not None:
             out["fault"] = self.fault
+        if self.node is not None:
+            out["node"] = self.node
+        if self.owner is not None:
+            out["owner"] = self.owner
         out["t"] = self.t
         if self.detail is not None:
             out[_DETAIL_KEY.get(self.kind, "error")] = self.detail

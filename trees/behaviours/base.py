@@ -53,19 +53,47 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
     def initialise(self) -> None:
         """Start the skill (py_trees lifecycle)."""
         self.feedback_message = ""
-        self.start()
+        with self.context.claims.acting(self):
+            self.start()
 
     def update(self) -> py_trees.common.Status:
-        """Step the skill once; timed for the summary's per-node figures."""
+        """Step the skill once; timed for the summary's per-node figures.
+
+        FAILURE when another node owns a limb this one commanded (one commander per limb,
+        :mod:`limbtree.trees.claims`): the command was not sent, and the message names the
+        limb and the owner's id.
+        """
         began = time.perf_counter()
+        claims = self.context.claims
         try:
-            return self.step()
+            status = py_trees.common.Status.FAILURE
+            if claims.refusal(self) is None:
+                with claims.acting(self):
+                    status = self.step()
+            refusal = claims.refusal(self)
+            if refusal is not None:
+                self.feedback_message = refusal
+                return py_trees.common.Status.FAILURE
+            return status
         except CannotStart as exc:
             self.feedback_message = str(exc)
             return py_trees.common.Status.FAILURE
         finally:
             self.ticks += 1
             self.busy_s += time.perf_counter() - began
+
+    def stop(self, new_status: py_trees.common.Status) -> None:
+        """The node ends or is halted (py_trees): after ``terminate``, its limbs are free.
+
+        Commands ``terminate`` sends (a halted move holding its limbs) go to the limbs this
+        node owns or nobody does; those another node owns are left alone.
+        """
+        claims = self.context.claims
+        try:
+            with claims.acting(self, stopping=True):
+                super().stop(new_status)
+        finally:
+            claims.release(self)
 
     def start(self) -> None:
         """Called when the node starts running."""

@@ -30,6 +30,7 @@ from limbtree.trees.mission.model import (
     NodeModel,
 )
 from limbtree.trees.mission.nodes import NodeKind, NodeRegistry, NodeSpec
+from limbtree.trees.mission.ownership import limb_conflicts
 from limbtree.trees.mission.source import (
     INVALID,
     NAME,
@@ -269,6 +270,10 @@ class _Loader:
                             "motion capture, and this mission has no world: add the modules "
                             "to grasp under world, or drop the key",
                         )
+        if root_node is not None:
+            # One commander per limb, in a valid tree: subtrees inlined, parameters resolved.
+            for conflict in limb_conflicts(root_node, self.registry):
+                reader.report(conflict.location, conflict.message())
         if reader.problems or root_node is None or limbs is None or faults is None:
             return None
         return Mission(

@@ -106,6 +106,27 @@ class NodeExport:
 
 
 @dataclass(frozen=True)
+class Concurrency:
+    """When a composite runs children together: one ticked while another still runs.
+
+    ``parallel`` always does; a ``sequence`` or ``fallback`` without memory re-ticks its
+    first children while a later one runs. Then no two of its children may command one
+    limb (``limbtree check`` refuses it, :mod:`~limbtree.trees.mission.ownership`).
+
+    Attributes:
+        when: whether a node with these model parameters does.
+        doc: when, in words, for the reference (``always``, ``memory false``).
+    """
+
+    when: Callable[[Mapping[str, Any]], bool]
+    doc: str
+
+
+#: A composite that always ticks its children together (``parallel``).
+ALWAYS: Final = Concurrency(lambda params: True, "always")
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     """The one declaration of a node type of mission trees.
 
@@ -121,6 +142,9 @@ class NodeSpec:
             empty when it commands none. Reading a limb is not commanding it.
         aliases: other names mission files may use for it (``selector``).
         export: what the exports need.
+        concurrent: when it ticks several children in one tick, one while another still
+            runs (:data:`ALWAYS` for ``parallel``); None: never. Then no two of its children
+            may command one limb.
     """
 
     type: str
@@ -133,6 +157,7 @@ class NodeSpec:
     commands: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     export: NodeExport = field(default_factory=NodeExport)
+    concurrent: Concurrency | None = None
 
     def __post_init__(self) -> None:
         low, high = self.children
@@ -141,6 +166,8 @@ class NodeSpec:
             raise ValueError(f"a {self.kind} takes {expected} children, not {self.children}")
         if self.kind is NodeKind.COMPOSITE and (low < 0 or (high is not None and high < low)):
             raise ValueError(f"bad children range {self.children} for {self.type}")
+        if self.concurrent is not None and self.kind is not NodeKind.COMPOSITE:
+            raise ValueError(f"{self.type}: only a composite ticks several children at once")
         keys = [p.key for p in self.params]
         if len(set(keys)) != len(keys) or RESERVED_KEYS & set(keys):
             raise ValueError(f"{self.type}: parameter keys must be distinct and not reserved")
@@ -184,6 +211,13 @@ class NodeSpec:
             if spec.name == name:
                 return spec
         raise KeyError(f"{self.type} has no parameter {name!r}")
+
+    def ticks_together(self, params: Mapping[str, Any]) -> bool:
+        """Whether a node with model parameters ``params`` runs children together.
+
+        See :class:`Concurrency`: one child ticked while another still runs.
+        """
+        return self.concurrent is not None and self.concurrent.when(params)
 
     def commanded_limbs(self, params: Mapping[str, Any]) -> tuple[str, ...]:
         """The limbs a node of this type with model parameters ``params`` commands."""

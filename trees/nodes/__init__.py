@@ -19,7 +19,9 @@ gathers limbtree's own and those of installed packages (entry-point group
 
 from limbtree.trees.behaviours.base import SkillBehaviour
 from limbtree.trees.mission.nodes import (
+    ALWAYS,
     BtElement,
+    Concurrency,
     NodeExport,
     NodeKind,
     NodeRegistry,
@@ -51,6 +53,7 @@ from limbtree.trees.nodes.registry import (
 from limbtree.trees.nodes.skills import leaf
 
 __all__ = [
+    "ALWAYS",
     "BUILT_IN_TYPES",
     "DEG",
     "ENTRY_POINT_GROUP",
@@ -60,6 +63,7 @@ __all__ = [
     "REQUIRED",
     "BtElement",
     "Choice",
+    "Concurrency",
     "Flag",
     "Integer",
     "LimbList",

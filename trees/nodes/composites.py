@@ -26,7 +26,14 @@ import py_trees
 
 from limbtree.trees.context import MissionContext
 from limbtree.trees.mission.model import NodeModel
-from limbtree.trees.mission.nodes import BtElement, NodeExport, NodeKind, NodeSpec
+from limbtree.trees.mission.nodes import (
+    ALWAYS,
+    BtElement,
+    Concurrency,
+    NodeExport,
+    NodeKind,
+    NodeSpec,
+)
 from limbtree.trees.mission.values import Choice, Flag, Names, ParamSpec
 from limbtree.trees.nodes.params import MEMORY
 
@@ -59,6 +66,10 @@ def _build_fallback(
     return py_trees.composites.Selector(node.name, memory=memory, children=list(children))
 
 
+#: A sequence or fallback without memory re-ticks its first children while a later one runs.
+_REACTIVE: Final = Concurrency(lambda params: not params.get("memory", True), "memory false")
+
+
 def _recognise(cls: type[Behaviour]) -> Callable[[Any], Mapping[str, Any] | None]:
     def recognise(behaviour: Any) -> Mapping[str, Any] | None:
         if not isinstance(behaviour, cls):
@@ -82,6 +93,7 @@ SEQUENCE: Final = NodeSpec(
         btcpp=_reactive("Sequence"),
         recognise=_recognise(py_trees.composites.Sequence),
     ),
+    concurrent=_REACTIVE,
 )
 
 FALLBACK: Final = NodeSpec(
@@ -99,6 +111,7 @@ FALLBACK: Final = NodeSpec(
         btcpp=_reactive("Fallback"),
         recognise=_recognise(py_trees.composites.Selector),
     ),
+    concurrent=_REACTIVE,
 )
 
 
@@ -225,6 +238,7 @@ PARALLEL: Final = NodeSpec(
         btcpp=_parallel_btcpp,
         recognise=_recognise_parallel,
     ),
+    concurrent=ALWAYS,
 )
 
 #: The composite node types.

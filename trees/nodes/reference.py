@@ -66,6 +66,7 @@ def node_type_data(spec: NodeSpec, source: str) -> dict[str, Any]:
         "aliases": list(spec.aliases),
         "children": {"min": low, "max": high},
         "commands": list(spec.commands),
+        "concurrent": None if spec.concurrent is None else spec.concurrent.doc,
         "source": source,
         "params": [param_data(param) for param in spec.params],
     }
@@ -110,6 +111,11 @@ def _header(node: Mapping[str, Any]) -> list[str]:
     elif node["kind"] == "decorator":
         lines.append("child: exactly one")
     lines.append("commands: " + (", ".join(node["commands"]) or "no limb"))
+    if node["concurrent"]:
+        lines.append(
+            f"runs its children together ({node['concurrent']}): no two of them may command "
+            "one limb"
+        )
     return lines
 
 
@@ -147,7 +153,10 @@ def reference_markdown(registry: NodeRegistry) -> str:
         "Every node type a mission tree may use, with its parameters: the key as written in a",
         "mission file (its unit is in the key: `_mm`, `_deg`, `_s`, ...), the default in that",
         "unit, and what the value must be. `commands` lists the parameters naming the limbs a",
-        "node commands (reading a limb is not commanding it). `limbtree nodes` prints the same",
+        "node commands (reading a limb is not commanding it). No two children of a composite",
+        "that runs its children together (one while another still runs: `parallel` always,",
+        "`sequence` and `fallback` with memory false) may command one limb",
+        "(`docs/missions.md`, One commander per limb). `limbtree nodes` prints the same",
         "for the node types installed here (plug-ins included); `limbtree nodes --format json`",
         "prints it for tools (keys below). The file format itself is in `docs/missions.md`.",
         "",
@@ -187,8 +196,10 @@ def reference_markdown(registry: NodeRegistry) -> str:
             f"`version` ({REFERENCE_VERSION}; it changes only when a key changes meaning) and",
             "`node_types`, a list in the registry's order. Each node type has `name`, `kind`",
             "(`composite`, `decorator` or `leaf`), `doc`, `aliases`, `children` (`min`, `max`;",
-            "`max` null: no limit), `commands` (parameter names), `source` (`limbtree (built",
-            "in)` or the entry point and package that declared it) and `params`, a list in the",
+            "`max` null: no limit), `commands` (parameter names), `concurrent` (when it runs",
+            "its children together, in words: `always`, `memory false`; null: never),",
+            "`source` (`limbtree (built in)` or the entry point and package that declared it)",
+            "and `params`, a list in the",
             "reference's order. Each parameter has `name` (the model's, SI), `key` (the mission",
             "file's, unit included), `type` (the value type, e.g. `quantity`, `per_limb`,",
             "`limb_list`), `expected` (what the value must be, in words), `unit` (the key's",
