@@ -165,6 +165,7 @@ def _count(n: int, noun: str) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from limbtree.trees.app import load
+    from limbtree.trees.mission.loops import loop_warnings
 
     mission = load(Path(args.mission), _overrides(args.set))
     print(
@@ -173,6 +174,8 @@ def _check(args: argparse.Namespace) -> int:
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
         f"{_count(len(mission.faults), 'fault')}"
     )
+    for warning in loop_warnings(mission):
+        print(warning)
     return 0
 
 
