@@ -44,7 +44,7 @@ def test_check_warns_about_the_three_looping_missions_of_the_issue(
     (warning,) = out[1:]
     assert warning.startswith(f"{MISSIONS / mission}:")
     assert ": warning: node 0.1 loops over segments that all lie inside its hypersphere" in warning
-    assert "do not visit the waypoints" in warning and "p_e" in warning
+    assert "command jumps between the waypoints" in warning and "p_e_mm" in warning
 
 
 def test_a_loop_longer_than_its_hypersphere_gets_no_warning(tmp_path: Path) -> None:

@@ -3,9 +3,9 @@
 A looping ``sync_move`` whose every segment is no longer than its hypersphere (``p_e`` on
 position, ``r_e`` on rotation, stacked over the limbs by ``norm``: seed 000 eqs. 7, 9) lets the
 clamp reach each waypoint at once. The move then goes round up to one lap per tick (never
-more: see :class:`~limbtree.skills.SyncConfig`), and the limbs never visit the waypoints: each
-tick's command is the clamp's cut inside ``p_e`` of where the limbs are. That mission is
-legal and its ticks end, so ``check`` warns instead of refusing it.
+more: see :class:`~limbtree.skills.SyncConfig`), and its command jumps from waypoint to
+waypoint instead of leading the limbs along the path. That mission is legal and its ticks
+end, so ``check`` warns instead of refusing it.
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ class LoopWarning:
             f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id} loops "
             f"over segments that all lie inside its hypersphere (the longest is "
             f"{self.longest:.2f} of p_e / r_e): the clamp reaches each waypoint at once, so "
-            f"the move goes round up to one lap per tick and the limbs do not visit the "
-            f"waypoints "
-            f"(seed 000's clamp cuts each command inside p_e of where they are); make the "
-            f"waypoints further apart than p_e_mm / r_e_deg, or lower p_e_mm / r_e_deg"
+            f"the move goes round up to one lap per tick and its command jumps between the "
+            f"waypoints instead of leading the limbs along the path (seed 000's clamp only "
+            f"cuts a path that leaves p_e of where the limbs are); make the waypoints further "
+            f"apart than p_e_mm / r_e_deg, or lower p_e_mm / r_e_deg"
         )
 
 
