@@ -9,7 +9,9 @@ hold. Without the watchdog these tests would hang (pytest-timeout ends them).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -19,8 +21,10 @@ import pytest
 from fake_limbs import FakeLink, handles
 
 from limbtree.transport.driver import CommandMode
+from limbtree.trees.behaviours.base import SkillBehaviour
 from limbtree.trees.behaviours.wait import WaitBehaviour
 from limbtree.trees.context import MissionContext
+from limbtree.trees.nodes import REQUIRED, LimbName, NodeKind, NodeSpec, ParamSpec, leaf
 from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
 from limbtree.trees.watchdog import Overrun, TickOverrun, TickWatchdog
 
@@ -177,3 +181,83 @@ def test_ticks_that_overrun_their_period_are_counted_in_the_real_clock(
         assert summary["tick_overruns"] >= 3
     else:  # the sim clock has no period in wall time
         assert summary["tick_overruns"] is None
+
+
+class SpinForever(SkillBehaviour):
+    """A user's node type whose update never returns after its second tick."""
+
+    node_type = "spin_forever"
+
+    def start(self) -> None:
+        self.calls = 0
+
+    def step(self) -> py_trees.common.Status:
+        self.calls += 1
+        while self.calls > 2:
+            pass
+        return py_trees.common.Status.RUNNING
+
+
+SPIN_FOREVER = NodeSpec(
+    "spin_forever",
+    NodeKind.LEAF,
+    (ParamSpec("limb", LimbName(), REQUIRED, "the limb it would command"),),
+    (0, 0),
+    "never returns from its third tick",
+    build=leaf(SpinForever),
+    commands=("limb",),
+)
+
+STUCK_MISSION = """\
+mission: stuck
+rate_hz: 50
+max_tick_s: 1
+limbs:
+  arm: {robot: light_limb}
+tree:
+  parallel:
+    policy: one
+    children:
+      - wait: {duration_s: 30}
+      - spin_forever: {limb: arm, name: spinner}
+"""
+
+
+def _agent_children() -> list[int]:
+    """This process's children that are limbtree agents (and not zombies)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == os.getpid() and stat[0] != "Z" and b"agent" in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_limbtree_run_aborts_a_mission_whose_node_never_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from limbtree.trees import app
+
+    registry = app.default_registry().with_types(SPIN_FOREVER)
+    monkeypatch.setattr(app, "default_registry", lambda: registry)
+    mission = tmp_path / "stuck.yaml"
+    mission.write_text(STUCK_MISSION)
+    out = io.StringIO()
+    record = tmp_path / "rec"
+    request = app.RunRequest(mission=mission, headless=True, record=record)
+    assert app.run_mission(request, out) is RunOutcome.ABORTED
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and summary["ticks"] == 2
+    assert "max_tick_s = 1 s" in summary["failure"]
+    assert "node 0.1 'spinner' (spin_forever)" in summary["failure"]
+    assert "ABORTED" in out.getvalue()
+    assert _agent_children() == []  # the run's agent was stopped
