@@ -62,10 +62,15 @@ def _run(move: SyncMove[Pose], start: list[Pose], ticks: int, step_m: float) -> 
     return laps
 
 
-def _loop_move(start: list[Pose], offsets: list[list[float]], metric: SE3Metric) -> SyncMove[Pose]:
+def _loop_move(
+    start: list[Pose], offsets: list[list[float]], metric: SE3Metric, *, chained: bool = False
+) -> SyncMove[Pose]:
+    """A looping move through ``offsets`` from each limb's start, or, ``chained``, each
+    waypoint offset from the previous one."""
     waypoints = [tuple(start)]
     for offset in offsets:
-        waypoints.append(tuple(offset_pose(origin, offset) for origin in start))
+        origins = waypoints[-1] if chained else start
+        waypoints.append(tuple(offset_pose(origin, offset) for origin in origins))
     space = PoseSpace(tuple(metric for _ in start))
     names = [f"limb{i}" for i in range(len(start))]
     return SyncMove(space, waypoints, SyncConfig(loop=True), names)
@@ -125,7 +130,7 @@ _translations = st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3)
 
 @st.composite
 def _offset(draw: st.DrawFn, p_e: float, r_e: float) -> list[float]:
-    """A waypoint offset 0 to 3 p_e away (and 0 to 3 r_e of rotation, when r_e is finite)."""
+    """A waypoint 0 to 3 p_e from the previous (and 0 to 3 r_e of rotation, r_e finite)."""
     direction = np.array(draw(_translations))
     norm = float(np.linalg.norm(direction))
     direction = direction / norm if norm > 1e-6 else np.array([1.0, 0.0, 0.0])
@@ -150,7 +155,7 @@ def looping_moves(draw: st.DrawFn) -> tuple[SyncMove[Pose], list[Pose], float]:
     offsets = draw(st.lists(_offset(p_e, r_e), min_size=1, max_size=4))
     start = [Pose((0.3 + i, 0.0, 0.2)) for i in range(n)]
     step_m = draw(st.sampled_from([0.0, 0.001, 0.01, 1.0]))
-    return _loop_move(start, offsets, SE3Metric(p_e, r_e)), start, step_m
+    return _loop_move(start, offsets, SE3Metric(p_e, r_e), chained=True), start, step_m
 
 
 @settings(max_examples=60, deadline=None)

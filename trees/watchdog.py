@@ -153,7 +153,9 @@ class TickWatchdog:
             if self._fired and not self._main:
                 _async_raise(self._target, None)
         if self._main:
-            signal.signal(INTERRUPT_SIGNAL, self._previous)
+            # None: the previous handler was not installed from Python; the default stands in.
+            previous = signal.SIG_DFL if self._previous is None else self._previous
+            signal.signal(INTERRUPT_SIGNAL, previous)
             self._main = False
 
     def enter(self, tick: int) -> None:
