@@ -68,7 +68,7 @@ HEADER_SPECS: Final = (
         "max_tick",
         Quantity(S, low=0, low_open=True),
         5.0,
-        "hard limit on one tick, in wall time: a longer tick aborts the run",
+        "hard limit on one tick of the tree, in wall time: a longer tick aborts the run",
     ),
 )
 #: Top-level keys the loader reads itself.

@@ -245,8 +245,8 @@ class Mission:
         world: the modules placed in the simulated world.
         robots: every plant: the ``robots`` entries, then one per ``limbs`` entry, in file
             order; together they hold every limb of :attr:`limbs` exactly once.
-        max_tick_s: the hard limit on one tick [s of wall time]: a longer tick ends the run
-            ABORTED (the runner's watchdog, :mod:`limbtree.trees.watchdog`).
+        max_tick_s: the hard limit on one tick of the tree [s of wall time]: a longer one
+            ends the run ABORTED (the runner's watchdog, :mod:`limbtree.trees.watchdog`).
     """
 
     name: str
