@@ -296,55 +296,6 @@ class Runner:
             raise self.error
         return self.outcome
 
-    # -- the tick limits (issue 19) ------------------------------------------------------------
-
-    def _watched_tick(self, t: float) -> None:
-        """One tick, its wall time counted against the tick period.
-
-        Raises:
-            TickOverrun: when the tree's tick ran longer than ``max_tick_s`` and was
-                interrupted (:meth:`_tick_tree`).
-        """
-        began = self._wall()
-        self._tick(t)
-        took = self._wall() - began
-        self.max_tick_wall_s = max(self.max_tick_wall_s, took)
-        if not self.run_clock.lockstep and took > 1.0 / self.options.rate_hz:
-            self.tick_overruns += 1
-
-    def _tick_tree(self) -> None:
-        """Tick the tree under the watchdog: the nodes' updates, where a tick can hang.
-
-        The rest of a tick is bounded already (the lockstep waits at most
-        ``step_timeout_s``), so a loaded machine's slow steps never count against
-        ``max_tick_s``.
-
-        Raises:
-            TickOverrun: when the tree's tick ran longer than ``max_tick_s``.
-        """
-        self._watchdog.enter(self.ticks)
-        self.tree.tick()
-        self._watchdog.leave()
-
-    def _tick_overran(self) -> None:
-        """The watchdog interrupted a tick: abort, naming the node it was ticking."""
-        overrun = self._watchdog.overrun
-        if overrun is None:  # raised by a node itself: still a tick that did not end
-            self._abort(f"tick {self.ticks} was interrupted (TickOverrun raised in a node)")
-            return
-        self.max_tick_wall_s = max(self.max_tick_wall_s, overrun.elapsed_s)
-        self._abort(overrun.message)
-
-    def _tick_figures(self) -> dict[str, Any]:
-        """``summary.json``'s tick figures: overruns of the period (real clock), longest tick."""
-        return {
-            "tick_overruns": None if self.run_clock.lockstep else self.tick_overruns,
-            "max_tick_wall_s": self.max_tick_wall_s,
-            "max_tick_s": self.options.max_tick_s,
-        }
-
-    # -- one tick -------------------------------------------------------------------------------
-
     def _tick(self, t: float) -> None:
         self.t = t
         self.clock.set(t)
@@ -604,6 +555,53 @@ class Runner:
             return "the tree failed"
         node = failed[0]
         return f"{node.name}: {node.feedback_message}"
+
+    # -- the tick limits (issue 19) ------------------------------------------------------------
+
+    def _watched_tick(self, t: float) -> None:
+        """One tick, its wall time counted against the tick period.
+
+        Raises:
+            TickOverrun: when the tree's tick ran longer than ``max_tick_s`` and was
+                interrupted (:meth:`_tick_tree`).
+        """
+        began = self._wall()
+        self._tick(t)
+        took = self._wall() - began
+        self.max_tick_wall_s = max(self.max_tick_wall_s, took)
+        if not self.run_clock.lockstep and took > 1.0 / self.options.rate_hz:
+            self.tick_overruns += 1
+
+    def _tick_tree(self) -> None:
+        """Tick the tree under the watchdog: the nodes' updates, where a tick can hang.
+
+        The rest of a tick is bounded already (the lockstep waits at most
+        ``step_timeout_s``), so a loaded machine's slow steps never count against
+        ``max_tick_s``.
+
+        Raises:
+            TickOverrun: when the tree's tick ran longer than ``max_tick_s``.
+        """
+        self._watchdog.enter(self.ticks)
+        self.tree.tick()
+        self._watchdog.leave()
+
+    def _tick_overran(self) -> None:
+        """The watchdog interrupted a tick: abort, naming the node it was ticking."""
+        overrun = self._watchdog.overrun
+        if overrun is None:  # raised by a node itself: still a tick that did not end
+            self._abort(f"tick {self.ticks} was interrupted (TickOverrun raised in a node)")
+            return
+        self.max_tick_wall_s = max(self.max_tick_wall_s, overrun.elapsed_s)
+        self._abort(overrun.message)
+
+    def _tick_figures(self) -> dict[str, Any]:
+        """``summary.json``'s tick figures: overruns of the period (real clock), longest tick."""
+        return {
+            "tick_overruns": None if self.run_clock.lockstep else self.tick_overruns,
+            "max_tick_wall_s": self.max_tick_wall_s,
+            "max_tick_s": self.options.max_tick_s,
+        }
 
 
 def default_log_dir(record_dir: Path | None) -> Path:
