@@ -261,3 +261,24 @@ def test_limbtree_run_aborts_a_mission_whose_node_never_returns(
     assert "node 0.1 'spinner' (spin_forever)" in summary["failure"]
     assert "ABORTED" in out.getvalue()
     assert _agent_children() == []  # the run's agent was stopped
+
+
+def test_a_sigusr2_that_is_not_the_watchdogs_goes_to_the_previous_handler() -> None:
+    import signal
+
+    received: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        received.append(signum)
+
+    previous = signal.signal(signal.SIGUSR2, handler)
+    try:
+        with TickWatchdog(60.0) as watchdog:
+            watchdog.enter(0)
+            # Sent to this thread, the signal's handler runs before pthread_kill returns.
+            signal.pthread_kill(threading.get_ident(), signal.SIGUSR2)
+            watchdog.leave()
+            assert received == [signal.SIGUSR2]
+        assert signal.getsignal(signal.SIGUSR2) is handler  # restored after the run
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
