@@ -66,6 +66,9 @@ class SyncConfig:
         stale_timeout: how long [s] a limb may be stale before the move fails.
         loop: after the last waypoint, go on round the waypoints again, forever (the start,
             where the limbs were, is not revisited; with a single waypoint, go back and forth).
+            One step passes each segment at most once, so it completes at most one lap
+            (:attr:`SyncMove.laps` grows by at most one per step), however short the
+            segments are against the hypersphere.
     """
 
     recovery: Recovery = Recovery.LAST_VALID
@@ -111,6 +114,7 @@ class SyncTelemetry(SkillTelemetry):
         distance: the stacked distance from the command to the sensed state (``<= 1``;
             1 = the hypersphere's radius), or None with no command.
         message: for a person: why it holds, recovers or failed.
+        laps: how many laps a looping move has completed (0 for a move that does not loop).
     """
 
     skill: ClassVar[str] = "sync"
@@ -119,6 +123,7 @@ class SyncTelemetry(SkillTelemetry):
     t: float
     distance: float | None
     message: str
+    laps: int = 0
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,8 @@ class SyncStep(Generic[P]):
         distance: the stacked distance from ``command`` to ``center`` (``<= 1``), or None.
         message: for a person: why it holds, recovers or failed.
         recovered: True on the step where a recovery ended and the trajectory resumed.
+        laps: how many laps a looping move has completed (at most one more than at the
+            previous step).
     """
 
     outcome: Outcome
@@ -146,11 +153,14 @@ class SyncStep(Generic[P]):
     distance: float | None
     message: str = ""
     recovered: bool = False
+    laps: int = 0
 
     @property
     def telemetry(self) -> SyncTelemetry:
         """The step's figures for the tick stream."""
-        return SyncTelemetry(self.mode, self.segment, self.t, self.distance, self.message)
+        return SyncTelemetry(
+            self.mode, self.segment, self.t, self.distance, self.message, self.laps
+        )
 
 
 def offset_pose(start: Pose, offset: Sequence[float]) -> Pose:
@@ -201,6 +211,7 @@ class SyncMove(Generic[P]):
         self._recovery: tuple[tuple[P, ...], tuple[P, ...]] | None = None
         self._segment_start: tuple[P, ...] = self.waypoints[0]
         self._stale_since: float | None = None
+        self._laps = 0
         # Segment k runs from waypoint pairs[k][0] to pairs[k][1].
         n = len(self.waypoints) - 1
         self._pairs = [(i, i + 1) for i in range(n)]
@@ -214,6 +225,14 @@ class SyncMove(Generic[P]):
     def segments(self) -> int:
         """Number of segments: one more when looping (from the last waypoint to the first)."""
         return len(self._pairs)
+
+    @property
+    def laps(self) -> int:
+        """How many laps a looping move has completed (0 for a move that does not loop).
+
+        A lap ends each time the move passes from its closing segment back into the loop.
+        """
+        return self._laps
 
     @property
     def progress(self) -> float:
@@ -230,8 +249,17 @@ class SyncMove(Generic[P]):
             return None
         return 1 if self.segments > 2 else 0
 
-    def _clamp_main(self, states: tuple[P, ...], dt: float) -> tuple[int, float] | None:
-        """The furthest (segment, t) inside the sphere, advancing over reached waypoints."""
+    def _clamp_main(self, states: tuple[P, ...], dt: float) -> tuple[int, float, int] | None:
+        """The furthest (segment, t) inside the sphere, advancing over reached waypoints.
+
+        Each segment is passed at most once per step: a lap whose segments all lie inside
+        the hypersphere (the clamp reaches their ends at once) advances by at most one lap
+        per step instead of going round for ever within one tick.
+
+        Returns:
+            ``(segment, t, laps)``, ``laps`` being the laps completed this step (0 or 1),
+            or None when no point of the current segment is inside.
+        """
         k = self._segment
         t_min = self._t if self.config.monotonic else 0.0
         t = self.space.clamp(states, self._segment_start, self._end(k), t_min)
@@ -242,17 +270,22 @@ class SyncMove(Generic[P]):
             budget = self.config.max_speed * dt
             t = min(t, self._t + budget / self._lengths[k])
             budget -= (t - self._t) * self._lengths[k]
+        visited = {k}
+        laps = 0
         while t >= 1.0:
             nxt = self._next_segment(k)
-            if nxt is None or nxt == self._segment:
+            if nxt is None or nxt in visited:
                 break
             t_next = self.space.clamp(
                 states, self.waypoints[self._pairs[nxt][0]], self._end(nxt), 0.0
             )
             if t_next is None:
                 break
+            if nxt <= k:  # from the closing segment back into the loop: a lap
+                laps += 1
+            visited.add(nxt)
             k, t = nxt, min(t_next, budget / self._lengths[nxt])
-        return k, t
+        return k, t, laps
 
     def step(self, observation: SyncObservation[P], dt: float) -> SyncStep[P]:
         """Advance one tick.
@@ -298,7 +331,8 @@ class SyncMove(Generic[P]):
         found = self._clamp_main(current, dt)
         if found is None:
             return self._recover(current)
-        segment, self._t = found
+        segment, self._t, laps = found
+        self._laps += laps
         if segment != self._segment:
             self._segment = segment
             self._segment_start = self.waypoints[self._pairs[segment][0]]
@@ -390,4 +424,5 @@ class SyncMove(Generic[P]):
             distance,
             message,
             recovered,
+            self._laps,
         )

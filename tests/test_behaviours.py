@@ -8,7 +8,7 @@ from limbtree.errors import LimbtreeError
 from limbtree.trees.behaviours import CannotStart, RecoverToLastValidBehaviour, SyncMoveBehaviour
 from limbtree.trees.context import MissionContext
 
-SYNC_KEYS = {"skill", "mode", "segment", "t", "distance", "message"}
+SYNC_KEYS = {"skill", "mode", "segment", "t", "distance", "message", "laps"}
 
 
 class Clock:

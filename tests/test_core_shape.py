@@ -25,7 +25,7 @@ from limbtree.skills import (
     VelocityMove,
 )
 
-SYNC_KEYS = {"skill", "mode", "segment", "t", "distance", "message"}
+SYNC_KEYS = {"skill", "mode", "segment", "t", "distance", "message", "laps"}
 V1_KEYS = {
     "dd_mm", "dtheta_deg", "dd_raw_mm", "dtheta_raw_deg", "e_avg_mm", "jump", "step_mm",
     "step_deg", "delta_p_mm", "stepped", "settled", "settle_timed_out", "phase", "outcome",

@@ -79,7 +79,8 @@ def test_mission_and_tree_are_required(check):
 def test_unknown_top_level_key_lists_the_valid_ones(check):
     message = only(check("tree: {wait: {duration_s: 1}}\ntreee: 1\n"))
     assert message.startswith("m.yaml:6:1: unknown key treee; did you mean tree? valid keys: ")
-    assert "mission, description, clock, rate_hz, parameters, robots, limbs, faults" in message
+    keys = "mission, description, clock, rate_hz, max_tick_s, parameters, robots, limbs, faults"
+    assert keys in message
 
 
 def test_top_level_key_with_the_wrong_unit_is_pointed_at_the_right_one(check):

@@ -44,6 +44,7 @@ from limbtree.transport.driver import (
 from limbtree.transport.endpoint import split_endpoint
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.faults import FaultKind
+from limbtree.transport.orphan import watch_parent
 from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
     BASE_KEY,
@@ -829,6 +830,7 @@ def serve_forever(
     stream_rate_hz: float = 100.0,
     keys_dir: str | os.PathLike[str] | None = None,
     publish_on_step: bool = True,
+    parent_pid: int | None = None,
 ) -> None:
     """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
 
@@ -842,6 +844,9 @@ def serve_forever(
         keys_dir: keys folder to require CURVE, or None.
         publish_on_step: sim clock: also publish each stepped state on the stream (off when
             the only listener is the runner, which has the state in the step's reply).
+        parent_pid: the runner that started this agent: stop when it dies, however it
+            died (:func:`~limbtree.transport.orphan.watch_parent`); None (an agent started
+            by hand) runs until told to stop.
 
     Raises:
         ConfigError: for bad settings or ports in use.
@@ -863,6 +868,8 @@ def serve_forever(
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
+    if parent_pid is not None:
+        watch_parent(parent_pid, agent.request_stop)
     try:
         agent.run()
     finally:

@@ -276,6 +276,7 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
                 speed=request.speed,
                 seed=request.seed,
                 record_dir=request.record,
+                max_tick_s=mission.max_tick_s,
             )
             faults = [
                 ScheduledFault(f.at_s, f.limb, f.kind, f.duration_s, dict(f.params))

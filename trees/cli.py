@@ -78,6 +78,7 @@ def _agent(args: argparse.Namespace) -> int:
         stream_rate_hz=args.rate,
         keys_dir=args.keys,
         publish_on_step=not args.quiet_steps,
+        parent_pid=args.parent_pid,
     )
     return 0
 
@@ -165,6 +166,7 @@ def _count(n: int, noun: str) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from limbtree.trees.app import load
+    from limbtree.trees.mission.loops import loop_warnings
 
     mission = load(Path(args.mission), _overrides(args.set))
     print(
@@ -173,6 +175,8 @@ def _check(args: argparse.Namespace) -> int:
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
         f"{_faults_text(mission)}"
     )
+    for warning in loop_warnings(mission):
+        print(warning)
     return 0
 
 
@@ -320,6 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
     agent.add_argument("--seed", type=int, default=0, help="seed of simulated noise")
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
+    agent.add_argument(
+        "--parent-pid", type=int, metavar="PID",
+        help="stop when process PID (the runner that started this agent) is gone; "
+        "limbtree run passes it, an agent started by hand needs none",
+    )  # fmt: skip
     agent.add_argument(
         "--quiet-steps", action="store_true",
         help="sim clock: do not also publish stepped states on the stream",

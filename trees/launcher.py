@@ -3,7 +3,9 @@
 ``limbtree run`` drives limbs marked ``sim`` through the same ZeroMQ protocol as remote ones:
 each gets its own ``limbtree agent`` process (serving a one-limb plant, its base in the world)
 on 127.0.0.1 with a free port pair, and is stopped (then killed, if it must be) when the run
-ends, whatever way it ends.
+ends, whatever way it ends. Each is given the runner's process id (``--parent-pid``), so an
+agent whose runner was killed outright (SIGKILL, a crash) ends by itself within a few
+seconds (:mod:`limbtree.transport.orphan`).
 """
 
 from __future__ import annotations
@@ -164,7 +166,8 @@ class SimAgents:
         endpoint = f"tcp://127.0.0.1:{port}"
         command = [sys.executable, "-m", "limbtree", "agent", "--robot", spec.robot,
                    "--bind", endpoint, "--driver", "sim", "--clock", spec.clock,
-                   "--seed", str(spec.seed), "--name", spec.limb]  # fmt: skip
+                   "--seed", str(spec.seed), "--name", spec.limb,
+                   "--parent-pid", str(os.getpid())]  # fmt: skip
         if spec.chain:
             command += ["--limb", spec.chain]
         if spec.clock == "sim":

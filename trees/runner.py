@@ -51,6 +51,7 @@ from limbtree.trees.stream import (
     TickSnapshot,
     plain,
 )
+from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdog
 
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
@@ -105,6 +106,8 @@ class RunOptions:
         record_dir: where to write the run record, or None.
         step_timeout_s: how long a sim step may wait for each agent [s].
         max_time_s: stop with FAILURE after this much mission time [s] (a safety net).
+        max_tick_s: abort the run when one tick of the tree runs longer than this [s of wall time]
+            (the mission key ``max_tick_s``; a safety net, see :mod:`.watchdog`).
     """
 
     clock: str = "sim"
@@ -114,6 +117,7 @@ class RunOptions:
     record_dir: Path | None = None
     step_timeout_s: float = 2.0
     max_time_s: float = math.inf
+    max_tick_s: float = DEFAULT_MAX_TICK_S
 
 
 class _TickVisitor(py_trees.visitors.VisitorBase):  # type: ignore[misc]
@@ -225,6 +229,10 @@ class Runner:
             for agent in self.agents
             if (robot := getattr(agent, "robot", "")) and robot in poses
         ]
+        self._wall = time_source
+        self._watchdog = TickWatchdog(options.max_tick_s, time_source)
+        self.tick_overruns = 0
+        self.max_tick_wall_s = 0.0
 
     # -- the header ---------------------------------------------------------------------------
 
@@ -259,20 +267,24 @@ class Runner:
         )
         self.run_clock.start()
         try:
+            self._watchdog.start()
             while self.outcome is None:
                 if self._handle_keys():
                     continue
                 if self.paused:
                     self.run_clock.idle(0.05)
                     continue
-                self._tick(self.run_clock.tick_time(self.ticks))
+                self._watched_tick(self.run_clock.tick_time(self.ticks))
                 self.run_clock.pace(self.ticks)
         except KeyboardInterrupt:
             self._abort("interrupted (Ctrl-C)")
         except AgentError as exc:
             self.error = exc
             self._abort(str(exc))
+        except TickOverrun:
+            self._tick_overran()
         finally:
+            self._watchdog.stop()
             if self.outcome is None:
                 self.outcome = RunOutcome.ABORTED
             self._hold_all()
@@ -302,7 +314,7 @@ class Runner:
         for limb in self.context.limbs.values():
             limb.tick_record = CommandRecord()
         began = time.perf_counter()
-        self.tree.tick()
+        self._tick_tree()
         events.extend(self.context.claims.drain())  # one commander per limb (claims.py)
         self._track_faults(t)
         status = self.root.status
@@ -524,6 +536,7 @@ class Runner:
                 }
                 for f in injected
             ],
+            **self._tick_figures(),
             "nodes": self.node_summaries(),
             "failure": self.failure_message(),
         }
@@ -543,6 +556,53 @@ class Runner:
             return "the tree failed"
         node = failed[0]
         return f"{node.name}: {node.feedback_message}"
+
+    # -- the tick limits (issue 19) ------------------------------------------------------------
+
+    def _watched_tick(self, t: float) -> None:
+        """One tick, its wall time counted against the tick period.
+
+        Raises:
+            TickOverrun: when the tree's tick ran longer than ``max_tick_s`` and was
+                interrupted (:meth:`_tick_tree`).
+        """
+        began = self._wall()
+        self._tick(t)
+        took = self._wall() - began
+        self.max_tick_wall_s = max(self.max_tick_wall_s, took)
+        if not self.run_clock.lockstep and took > 1.0 / self.options.rate_hz:
+            self.tick_overruns += 1
+
+    def _tick_tree(self) -> None:
+        """Tick the tree under the watchdog: the nodes' updates, where a tick can hang.
+
+        The rest of a tick is bounded already (the lockstep waits at most
+        ``step_timeout_s``), so a loaded machine's slow steps never count against
+        ``max_tick_s``.
+
+        Raises:
+            TickOverrun: when the tree's tick ran longer than ``max_tick_s``.
+        """
+        self._watchdog.enter(self.ticks)
+        self.tree.tick()
+        self._watchdog.leave()
+
+    def _tick_overran(self) -> None:
+        """The watchdog interrupted a tick: abort, naming the node it was ticking."""
+        overrun = self._watchdog.overrun
+        if overrun is None:  # raised by a node itself: still a tick that did not end
+            self._abort(f"tick {self.ticks} was interrupted (TickOverrun raised in a node)")
+            return
+        self.max_tick_wall_s = max(self.max_tick_wall_s, overrun.elapsed_s)
+        self._abort(overrun.message)
+
+    def _tick_figures(self) -> dict[str, Any]:
+        """``summary.json``'s tick figures: overruns of the period (real clock), longest tick."""
+        return {
+            "tick_overruns": None if self.run_clock.lockstep else self.tick_overruns,
+            "max_tick_wall_s": self.max_tick_wall_s,
+            "max_tick_s": self.options.max_tick_s,
+        }
 
 
 def default_log_dir(record_dir: Path | None) -> Path:

@@ -46,7 +46,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import HZ, NONE
+from limbtree.trees.mission.units import HZ, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     SIM_AGENT,
@@ -65,6 +65,12 @@ HEADER_SPECS: Final = (
     ParamSpec("description", Text(), None, "what it does"),
     ParamSpec("clock", Choice(tuple(c.value for c in Clock)), "sim", "sim or real"),
     ParamSpec("rate", Quantity(HZ, low=0, low_open=True), 100.0, "tick rate"),
+    ParamSpec(
+        "max_tick",
+        Quantity(S, low=0, low_open=True),
+        5.0,
+        "hard limit on one tick of the tree, in wall time: a longer tick aborts the run",
+    ),
 )
 #: Top-level keys the loader reads itself.
 SECTION_KEYS: Final = (
@@ -289,6 +295,7 @@ class _Loader:
             sources=tuple(Path(source) for source in self.sources),
             world=world,
             robots=self.declarations.plants(robots or (), limbs),
+            max_tick_s=header["max_tick"],
         )
 
     def _sections(self, entries: Sequence[Entry]) -> dict[str, Entry]:

@@ -245,6 +245,8 @@ class Mission:
         world: the modules placed in the simulated world.
         robots: every plant: the ``robots`` entries, then one per ``limbs`` entry, in file
             order; together they hold every limb of :attr:`limbs` exactly once.
+        max_tick_s: the hard limit on one tick of the tree [s of wall time]: a longer one
+            ends the run ABORTED (the runner's watchdog, :mod:`limbtree.trees.watchdog`).
     """
 
     name: str
@@ -259,10 +261,13 @@ class Mission:
     sources: tuple[Path, ...] = field(default=())
     world: tuple[WorldDecl, ...] = field(default=())
     robots: tuple[RobotDecl, ...] = field(default=())
+    max_tick_s: float = 5.0
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:
             raise ValueError(f"rate_hz must be > 0, not {self.rate_hz}")
+        if not self.max_tick_s > 0:
+            raise ValueError(f"max_tick_s must be > 0, not {self.max_tick_s}")
         object.__setattr__(self, "parameters", freeze(self.parameters))
         if self.robots:
             held = [limb for robot in self.robots for limb in robot.limbs]

@@ -1,0 +1,184 @@
+"""Agents that a runner started end by themselves when it dies (issue 19 part 2).
+
+The watcher is tested in-process with a fake parent id; then, end to end, a real
+``limbtree run`` is killed with SIGKILL and none of its agents may be alive a few seconds
+later, while an agent started by hand outlives the shell that started it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fake_driver import free_port_pair
+
+from limbtree.transport import ping_endpoint
+from limbtree.transport.errors import TransportError
+from limbtree.transport.orphan import EXIT_ORPHANED, watch_parent
+
+# -- the watcher, in-process ------------------------------------------------------------------
+
+
+def test_the_watcher_stops_the_agent_when_its_parent_changes() -> None:
+    parents = iter([42, 42, 42, 1])
+    stopped = threading.Event()
+    exited: list[int] = []
+    thread = watch_parent(
+        42,
+        stopped.set,
+        interval_s=0.001,
+        grace_s=None,
+        getppid=lambda: next(parents, 1),
+        exit_process=exited.append,
+    )
+    assert stopped.wait(10.0)
+    thread.join(10.0)
+    assert not thread.is_alive() and exited == []
+
+
+def test_an_agent_that_does_not_stop_in_its_grace_period_is_ended() -> None:
+    exited = threading.Event()
+    codes: list[int] = []
+
+    def exit_process(code: int) -> None:
+        codes.append(code)
+        exited.set()
+
+    watch_parent(
+        42, lambda: None, interval_s=0.001, grace_s=0.01, getppid=lambda: 1,
+        exit_process=exit_process,
+    )  # fmt: skip
+    assert exited.wait(10.0) and codes == [EXIT_ORPHANED]
+
+
+def test_the_watcher_leaves_an_agent_whose_parent_lives_alone() -> None:
+    looked = threading.Event()
+    calls = [0]
+
+    def getppid() -> int:
+        calls[0] += 1
+        if calls[0] >= 20:
+            looked.set()
+        return 42
+
+    stopped = threading.Event()
+    watch_parent(42, stopped.set, interval_s=0.001, getppid=getppid)
+    assert looked.wait(10.0)
+    assert not stopped.is_set()
+
+
+def test_a_parent_pid_that_is_not_a_process_id_is_refused() -> None:
+    with pytest.raises(ValueError, match="--parent-pid must be a positive process id"):
+        watch_parent(0, lambda: None)
+
+
+# -- end to end -------------------------------------------------------------------------------
+
+LONG_MISSION = """\
+mission: long_wait
+clock: sim
+rate_hz: 50
+robots:
+  pair: {robot: moonbot_zero}
+limbs:
+  arm: {robot: light_limb}
+  heavy: {robot: heavy_limb}
+tree:
+  wait: {duration_s: 600}
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_agents_of_a_runner_killed_with_sigkill_end_by_themselves(tmp_path: Path) -> None:
+    mission = tmp_path / "long.yaml"
+    mission.write_text(LONG_MISSION)
+    out = tmp_path / "run.out"
+    with out.open("wb") as sink:
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", "--speed", "1"],
+            stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    agents: list[int] = []
+    try:
+        deadline = time.monotonic() + 180.0  # a safety limit: agents start in seconds
+        while b"running long_wait" not in out.read_bytes():
+            assert runner.poll() is None, out.read_text()
+            assert time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        agents = _children(runner.pid)
+        assert len(agents) == 3  # one agent per plant: the quadruped, the arm, the heavy limb
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(30.0)
+        deadline = time.monotonic() + 30.0  # the agents notice within a second or so
+        while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [pid for pid in agents if _alive(pid)]
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait(30.0)
+        for pid in agents:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _answers(endpoint: str) -> bool:
+    try:
+        ping_endpoint(endpoint, timeout_s=1.0)
+    except TransportError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_an_agent_started_by_hand_outlives_the_shell_that_started_it(tmp_path: Path) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    pid_file = tmp_path / "agent.pid"
+    command = (
+        f"{sys.executable} -m limbtree agent --robot light_limb --bind {endpoint} "
+        f"--driver sim > {tmp_path / 'agent.log'} 2>&1 & echo $! > {pid_file}"
+    )
+    subprocess.run(["sh", "-c", command], check=True, timeout=30)  # the shell exits at once
+    pid = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 180.0  # a safety limit: an agent starts in seconds
+        while not _answers(endpoint):
+            assert _alive(pid) and time.monotonic() < deadline, (tmp_path / "agent.log").read_text()
+        time.sleep(2.0)  # longer than the watcher's interval: it would have noticed
+        assert _alive(pid) and _answers(endpoint)
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGTERM)
