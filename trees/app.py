@@ -441,12 +441,14 @@ def check_operator(mission: Mission, interactive: bool) -> None:
     gates = [node for node in mission.root.walk() if node.type == "operator_gate"]
     if not gates:
         return
-    listed = "; ".join(f'{gate.location}: operator_gate "{gate.name}"' for gate in gates)
+    listed = "\n".join(
+        f'{gate.location}: operator_gate "{gate.name}" asks "{gate.params.get("prompt", "")}"'
+        for gate in gates
+    )
     raise RunError(
-        f"{listed}: no one can answer "
-        f"{'this gate' if len(gates) == 1 else 'these gates'}: stdin is not a terminal "
-        "(or is closed). Run with --auto-confirm to pass the gates by themselves, or run "
-        "from a terminal to answer them with y / n"
+        f"no one can answer the mission's operator gates: stdin is not a terminal (or is "
+        "closed). Run with --auto-confirm to pass them by themselves, or from a terminal to "
+        f"answer them with y / n.\n{listed}"
     )
 
 
