@@ -271,3 +271,33 @@ def _path(name: str):
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "missions" / name
+
+
+# -- moves that must end --------------------------------------------------------------------
+
+
+def test_joint_move_fails_when_its_timeout_runs_out_saying_how_far_it_got(tmp_path):
+    # Limb b's joint j0 starts at 1 rad (57.3 deg) and moves at 0.05 rad/s: the 32.7 deg to
+    # 90 take about 11 s; the timeout is 2 s.
+    tree = """
+    tree:
+      joint_move: {limb: b, posture: {q_deg: [90, 0, 0]}, timeout_s: 2}
+    """
+    runner, _ = make_runner(tmp_path, tree)
+    assert runner.run() is RunOutcome.FAILURE
+    assert runner.t == pytest.approx(2.0, abs=0.05)
+    message = runner.failure_message()
+    assert "timed out after 2 s moving to posture 1/1: b joint j0 is" in message
+    # 2 s at 0.05 rad/s: 5.7 of the 32.7 degrees done.
+    off = float(message.split("joint j0 is ")[1].split(" deg")[0])
+    assert off == pytest.approx(32.7 - 5.7, abs=0.5)
+    assert "timeout_s" in message
+
+
+def test_joint_move_within_its_timeout_succeeds(tmp_path):
+    tree = """
+    tree:
+      joint_move: {limb: a, posture: {q_deg: [10, 0, 0]}, timeout_s: 5}
+    """
+    runner, _ = make_runner(tmp_path, tree)
+    assert runner.run() is RunOutcome.SUCCESS
