@@ -26,7 +26,9 @@ from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
 from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
+from limbtree.transport.errors import TransportError
 from limbtree.trees.builder import build_tree
+from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
@@ -36,6 +38,7 @@ from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
+from limbtree.trees.mission.model import RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
 from limbtree.trees.runner import (
     RunInfo,
@@ -51,6 +54,8 @@ from limbtree.trees.stream import RobotInfo, TickSink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
+#: How long the runner waits for each agent to describe its plant at the start [s].
+DESCRIBE_TIMEOUT_S = 5.0
 
 
 def robot_catalogue() -> dict[str, tuple[str, ...]]:
@@ -127,14 +132,21 @@ def _agents(
     clients: dict[str, AgentClient] = {}
     try:
         for robot in mission.robots:
-            clients[robot.name] = AgentClient(
-                endpoints[robot.name],
-                keys_dir=robot.keys,
-                stale_after_s=stale_after,
-                clock=clock,
-                context=context,
-                limbs=[mission.limb(name).limb for name in robot.limbs],
-            )
+            try:
+                clients[robot.name] = AgentClient(
+                    endpoints[robot.name],
+                    keys_dir=robot.keys,
+                    stale_after_s=stale_after,
+                    clock=clock,
+                    context=context,
+                    limbs=[mission.limb(name).limb for name in robot.limbs],
+                )
+            except TransportError as exc:
+                raise RunError(
+                    unreachable_message(
+                        agent_target(robot, endpoints), "setting up a client", exc, "-"
+                    )
+                ) from None
         yield clients
     finally:
         for client in clients.values():
@@ -181,7 +193,16 @@ def _handles(
     """
     handles: dict[str, LimbHandle] = {}
     for robot in mission.robots:
-        plant = clients[robot.name].describe(timeout_s=5.0).plant
+        try:
+            plant = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S).plant
+        except TransportError as exc:
+            tried = (
+                "connecting and asking it to describe its plant, "
+                f"waiting up to {DESCRIBE_TIMEOUT_S:g} s"
+            )
+            raise RunError(
+                unreachable_message(agent_target(robot, endpoints), tried, exc)
+            ) from None
         for name in robot.limbs:
             limb = mission.limb(name)
             if limb.limb not in plant.limb_names:
@@ -204,6 +225,13 @@ def _handles(
                 _postures(limb.robot, limb.limb),
             )
     return handles
+
+
+def agent_target(robot: RobotDecl, endpoints: Mapping[str, str]) -> AgentTarget:
+    """The agent of ``robot`` as connection errors name it."""
+    return AgentTarget(
+        robot.name, robot.robot, tuple(robot.limbs), endpoints[robot.name], robot.keys
+    )
 
 
 def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[str, RobotInfo]:
