@@ -38,8 +38,10 @@ from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
+from limbtree.trees.mission.errors import MissionError
 from limbtree.trees.mission.model import RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
+from limbtree.trees.reach import reach_problems
 from limbtree.trees.runner import (
     RunInfo,
     Runner,
@@ -71,12 +73,15 @@ def load(
 ) -> Mission:
     """Load and validate a mission file (raises ``MissionError`` listing every problem).
 
+    Besides the file's own checks: no absolute ``sync_move`` waypoint lies beyond its limb's
+    reach (:mod:`limbtree.trees.reach`).
+
     ``registry``: the node types (built once per run and shared with the builder: it scans
     the installed packages' entry points); None builds the default.
     """
     from limbtree.robots.modules import module_names
 
-    return load_mission(
+    mission = load_mission(
         path,
         robots=robot_catalogue(),
         overrides=overrides or {},
@@ -84,6 +89,10 @@ def load(
         modules=module_names(),
         registry=registry,
     )
+    problems = reach_problems(mission)
+    if problems:
+        raise MissionError(problems)
+    return mission
 
 
 def world_json(mission: Mission, base: Pose) -> str | None:
