@@ -301,3 +301,25 @@ def test_joint_move_within_its_timeout_succeeds(tmp_path):
     """
     runner, _ = make_runner(tmp_path, tree)
     assert runner.run() is RunOutcome.SUCCESS
+
+
+# -- signals --------------------------------------------------------------------------------
+
+
+def test_the_first_sigterm_raises_later_ones_and_disarmed_ones_are_only_noted():
+    import signal
+
+    from limbtree.trees.interrupts import RunInterrupted, signals_abort
+
+    with signals_abort() as signals:
+        with pytest.raises(RunInterrupted) as raised:
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.sigtimedwait([], 0)  # a point where the handler has run
+        assert raised.value.signal_name == "SIGTERM"
+        os.kill(os.getpid(), signal.SIGTERM)  # the run is already stopping: no second raise
+        assert signals.received == "SIGTERM"
+    with signals_abort() as signals:
+        signals.disarm()
+        os.kill(os.getpid(), signal.SIGHUP)
+        assert signals.received == "SIGHUP"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -33,7 +33,7 @@ from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.header import limb_info
-from limbtree.trees.interrupts import signals_abort
+from limbtree.trees.interrupts import AbortSignals, signals_abort
 from limbtree.trees.launcher import SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
@@ -312,12 +312,15 @@ def run_mission(
     keep_logs = request.record is not None
     started = _Started()
     try:
-        with signals_abort():
+        with signals_abort() as signals:
+            started.signals = signals
             return _run(
                 request, mission, registry, clock_mode, keyboard, progress, view, operator,
                 log_dir, started,
             )  # fmt: skip
-    except KeyboardInterrupt as exc:  # before the runner took over: during the start-up
+    except KeyboardInterrupt as exc:
+        if started.doing == "running":  # the runner closed its record: keep it
+            return RunOutcome.ABORTED
         why = f"{interrupted_why(exc)} while {started.doing}"
         return _aborted_before_start(request, mission, registry, clock_mode, progress, why)
     except RunError as exc:
@@ -334,6 +337,7 @@ class _Started:
     """What the start-up was doing, for the message of a run interrupted during it."""
 
     doing: str = "starting the agents"
+    signals: AbortSignals | None = None
 
 
 def _run(
@@ -387,8 +391,13 @@ def _run(
                 keyboard,
                 info=_info(mission, handles),
             )
-            with keyboard.raw():
-                outcome = runner.run()
+            started.doing = "running"
+            try:
+                with keyboard.raw():
+                    outcome = runner.run()
+            finally:
+                if started.signals is not None:
+                    started.signals.disarm()  # nothing may cut the clean-up short now
             _print_closing(runner, outcome, progress, view)
             return outcome
 

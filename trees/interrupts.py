@@ -36,32 +36,49 @@ class RunInterrupted(KeyboardInterrupt):
 ABORT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+class AbortSignals:
+    """The state of :func:`signals_abort`: whether a signal came, and whether it still raises.
+
+    Attributes:
+        received: the name of the first signal received (``Ctrl-C`` for SIGINT), or None.
+        armed: whether a signal raises; :meth:`disarm` once the run has ended, so that a
+            signal during the clean-up cannot cut it short.
+    """
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self.armed = True
+
+    def disarm(self) -> None:
+        """Signals from now on are noted, not raised."""
+        self.armed = False
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        """The signal handler: the first signal raises while armed, any other is noted."""
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        first = self.received is None
+        self.received = self.received or name
+        if first and self.armed:
+            raise RunInterrupted(name)
+
+
 @contextlib.contextmanager
-def signals_abort(signals: Sequence[signal.Signals] = ABORT_SIGNALS) -> Iterator[None]:
+def signals_abort(signals: Sequence[signal.Signals] = ABORT_SIGNALS) -> Iterator[AbortSignals]:
     """While inside, the first of ``signals`` raises :class:`RunInterrupted` in the main thread.
 
-    Outside the main thread (where Python cannot install handlers) it does nothing. The
-    previous handlers are restored on exit.
+    Outside the main thread (where Python cannot install handlers) signals keep their
+    handlers. The previous handlers are restored on exit.
     """
+    state = AbortSignals()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield state
         return
-    raised = False
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        nonlocal raised
-        if raised:
-            return
-        raised = True
-        name = signal.Signals(signum).name
-        raise RunInterrupted("Ctrl-C" if signum == signal.SIGINT else name)
-
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    previous = {sig: signal.signal(sig, state.handle) for sig in signals}
     try:
-        yield
+        yield state
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
 
 
-__all__ = ["ABORT_SIGNALS", "RunInterrupted", "signals_abort"]
+__all__ = ["ABORT_SIGNALS", "AbortSignals", "RunInterrupted", "signals_abort"]
