@@ -306,20 +306,41 @@ def test_joint_move_within_its_timeout_succeeds(tmp_path):
 # -- signals --------------------------------------------------------------------------------
 
 
-def test_the_first_sigterm_raises_later_ones_and_disarmed_ones_are_only_noted():
+def test_signals_are_noted_and_stop_the_run_at_its_next_safe_point():
     import signal
 
     from limbtree.trees.interrupts import RunInterrupted, signals_abort
 
     with signals_abort() as signals:
-        with pytest.raises(RunInterrupted) as raised:
-            os.kill(os.getpid(), signal.SIGTERM)
-            signal.sigtimedwait([], 0)  # a point where the handler has run
-        assert raised.value.signal_name == "SIGTERM"
-        os.kill(os.getpid(), signal.SIGTERM)  # the run is already stopping: no second raise
+        signals.check()  # nothing yet
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.sigtimedwait([], 0)  # a point where the handler has run
+        os.kill(os.getpid(), signal.SIGHUP)  # the run is already stopping: changes nothing
+        signal.sigtimedwait([], 0)
         assert signals.received == "SIGTERM"
-    with signals_abort() as signals:
-        signals.disarm()
-        os.kill(os.getpid(), signal.SIGHUP)
-        assert signals.received == "SIGHUP"
+        with pytest.raises(RunInterrupted) as raised:
+            signals.check()
+        assert raised.value.signal_name == "SIGTERM"
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_signal_noted_stops_the_runner_between_two_ticks(tmp_path):
+    runner, _ = make_runner(tmp_path, MOVE)
+    noted: list[str | None] = [None]
+    runner.signalled = lambda: noted[0]
+    original = runner._tick
+
+    def tick(t):
+        original(t)
+        if runner.ticks == 30:
+            noted[0] = "SIGTERM"
+
+    runner._tick = tick
+    assert runner.run() is RunOutcome.ABORTED
+    assert runner.ticks == 30
+    found = events(tmp_path)
+    assert found[-1] == {
+        "kind": "aborted",
+        "t": pytest.approx(0.58),
+        "why": "interrupted (SIGTERM)",
+    }

@@ -308,12 +308,13 @@ def run_mission(
         if view is not None:
             view.operator = terminal_operator
         operator = terminal_operator
-    log_dir = default_log_dir(request.record)
     keep_logs = request.record is not None
     started = _Started()
+    log_dir: Path | None = None
     try:
         with signals_abort() as signals:
             started.signals = signals
+            log_dir = default_log_dir(request.record)
             return _run(
                 request, mission, registry, clock_mode, keyboard, progress, view, operator,
                 log_dir, started,
@@ -328,7 +329,7 @@ def run_mission(
         keep_logs = keep_logs or str(log_dir) in str(exc)
         raise
     finally:
-        if not keep_logs:
+        if not keep_logs and log_dir is not None:
             shutil.rmtree(log_dir, ignore_errors=True)
 
 
@@ -358,11 +359,16 @@ def _run(
     clock = TickClock()
     with SimAgents(specs, log_dir) as agents:
         progress.on_message(f"starting {len(specs)} simulated agent(s)...")
-        endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
+        endpoints = agents.start(
+            lambda endpoint, timeout: _answers(endpoint, timeout),
+            started.signals.check if started.signals is not None else None,
+        )
         endpoints.update({robot.name: robot.agent for robot in remote})
         started.doing = "connecting to the agents"
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
             handles = _handles(mission, clients, endpoints)
+            if started.signals is not None:
+                started.signals.check()
             started.doing = "building the tree"
             context = MissionContext(handles, clock.now, operator)
             root = build_tree(mission.root, context, registry)
@@ -392,12 +398,12 @@ def _run(
                 info=_info(mission, handles),
             )
             started.doing = "running"
-            try:
-                with keyboard.raw():
-                    outcome = runner.run()
-            finally:
-                if started.signals is not None:
-                    started.signals.disarm()  # nothing may cut the clean-up short now
+            signals = started.signals
+            if signals is not None:
+                signals.check()
+                runner.signalled = lambda: signals.received  # it stops between two ticks
+            with keyboard.raw():
+                outcome = runner.run()
             _print_closing(runner, outcome, progress, view)
             return outcome
 

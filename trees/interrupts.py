@@ -1,13 +1,13 @@
 """Signals that end a run: SIGTERM (and SIGHUP) abort it the way Ctrl-C does.
 
 ``limbtree run`` may be stopped by a process manager, a CI job's time limit or ``kill``, not
-only by an operator at the keyboard. :func:`signals_abort` turns those signals into a
-:class:`RunInterrupted` (a ``KeyboardInterrupt``), so every path that handles Ctrl-C (the
-runner's loop, the agents' start-up) ends the run the same way: limbs told to hold, record
-closed with outcome ABORTED, agent processes stopped, temporary folders removed.
-
-The first signal raises; later ones, while the run is already stopping, are ignored, so a
-second ``kill`` cannot cut the clean-up short (SIGKILL still can).
+only by an operator at the keyboard. :func:`signals_abort` notes those signals (and Ctrl-C's
+SIGINT); the run stops at its next safe point, between two pings of the agents' start-up
+(a :class:`RunInterrupted`, a ``KeyboardInterrupt``) or between two ticks, and ends the
+same way whatever the signal: limbs told to hold, record closed with outcome ABORTED, agent
+processes stopped, temporary folders removed. Later signals, while the run is already
+stopping, change nothing, so a second ``kill`` cannot cut the clean-up short (SIGKILL
+still can).
 """
 
 from __future__ import annotations
@@ -37,37 +37,42 @@ ABORT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, sign
 
 
 class AbortSignals:
-    """The state of :func:`signals_abort`: whether a signal came, and whether it still raises.
+    """What :func:`signals_abort` noted: the first signal received, if any.
+
+    The handler only notes the signal; the run stops at its next safe point (between two
+    pings of the agents' start-up, between two ticks): :meth:`check` raises there. Raising
+    from the handler itself could cut anything in the middle, a ZeroMQ socket left open
+    (its context then never terminates) or a tick half recorded.
 
     Attributes:
         received: the name of the first signal received (``Ctrl-C`` for SIGINT), or None.
-        armed: whether a signal raises; :meth:`disarm` once the run has ended, so that a
-            signal during the clean-up cannot cut it short.
     """
 
     def __init__(self) -> None:
         self.received: str | None = None
-        self.armed = True
-
-    def disarm(self) -> None:
-        """Signals from now on are noted, not raised."""
-        self.armed = False
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
-        """The signal handler: the first signal raises while armed, any other is noted."""
-        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        first = self.received is None
-        self.received = self.received or name
-        if first and self.armed:
-            raise RunInterrupted(name)
+        """The signal handler: note the first signal."""
+        if self.received is None:
+            self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+    def check(self) -> None:
+        """A safe point: stop here if a signal came.
+
+        Raises:
+            RunInterrupted: naming the signal.
+        """
+        if self.received is not None:
+            raise RunInterrupted(self.received)
 
 
 @contextlib.contextmanager
 def signals_abort(signals: Sequence[signal.Signals] = ABORT_SIGNALS) -> Iterator[AbortSignals]:
-    """While inside, the first of ``signals`` raises :class:`RunInterrupted` in the main thread.
+    """While inside, ``signals`` are noted in the returned :class:`AbortSignals`.
 
-    Outside the main thread (where Python cannot install handlers) signals keep their
-    handlers. The previous handlers are restored on exit.
+    The run checks it at its safe points. Outside the main thread (where Python cannot
+    install handlers) signals keep their handlers. The previous handlers are restored on
+    exit.
     """
     state = AbortSignals()
     if threading.current_thread() is not threading.main_thread():

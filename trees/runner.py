@@ -210,6 +210,9 @@ class Runner:
         self._link_problems: dict[str, str] = {}
         self._abort_reason: str | None = None
         self._time_holds: set[str] = set()
+        #: Polled at each loop: the name of a signal that asked the run to stop, or None
+        #: (``limbtree run`` notes SIGTERM here, so the run stops between ticks).
+        self.signalled: Callable[[], str | None] | None = None
         self._collected: list[tuple[SteppedAgent, TransportError]] | None = None
         self._stats: dict[str, list[Any]] = {node_id: [0, 0.0, None] for node_id in self.nodes}
         # The bases: each robot's from the header, then each plant's agent's latest.
@@ -477,6 +480,10 @@ class Runner:
         A terminal's space toggles the pause and q or Ctrl-C aborts; a non-terminal stdin's
         lines ``p``, ``r`` and ``a`` pause, resume and abort.
         """
+        signalled = self.signalled() if self.signalled is not None else None
+        if signalled:
+            self._abort(f"interrupted ({signalled})")
+            return True
         if self.keyboard is None:
             return False
         for key in self.keyboard.pressed():
