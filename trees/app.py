@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,17 +26,23 @@ from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
 from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
+from limbtree.transport.errors import TransportError
 from limbtree.trees.builder import build_tree
+from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info
+from limbtree.trees.interrupts import AbortSignals, signals_abort
 from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
+from limbtree.trees.mission.errors import MissionError
+from limbtree.trees.mission.model import RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
+from limbtree.trees.reach import reach_problems
 from limbtree.trees.runner import (
     RunInfo,
     Runner,
@@ -44,11 +51,14 @@ from limbtree.trees.runner import (
     ScheduledFault,
     TickClock,
     default_log_dir,
+    interrupted_why,
 )
 from limbtree.trees.stream import RobotInfo, TickSink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
+#: How long the runner waits for each agent to describe its plant at the start [s].
+DESCRIBE_TIMEOUT_S = 5.0
 
 
 def robot_catalogue() -> dict[str, tuple[str, ...]]:
@@ -64,12 +74,15 @@ def load(
 ) -> Mission:
     """Load and validate a mission file (raises ``MissionError`` listing every problem).
 
+    Besides the file's own checks: no absolute ``sync_move`` waypoint lies beyond its limb's
+    reach (:mod:`limbtree.trees.reach`).
+
     ``registry``: the node types (built once per run and shared with the builder: it scans
     the installed packages' entry points); None builds the default.
     """
     from limbtree.robots.modules import module_names
 
-    return load_mission(
+    mission = load_mission(
         path,
         robots=robot_catalogue(),
         overrides=overrides or {},
@@ -77,6 +90,10 @@ def load(
         modules=module_names(),
         registry=registry,
     )
+    problems = reach_problems(mission)
+    if problems:
+        raise MissionError(problems)
+    return mission
 
 
 def world_json(mission: Mission, base: Pose) -> str | None:
@@ -125,14 +142,21 @@ def _agents(
     clients: dict[str, AgentClient] = {}
     try:
         for robot in mission.robots:
-            clients[robot.name] = AgentClient(
-                endpoints[robot.name],
-                keys_dir=robot.keys,
-                stale_after_s=stale_after,
-                clock=clock,
-                context=context,
-                limbs=[mission.limb(name).limb for name in robot.limbs],
-            )
+            try:
+                clients[robot.name] = AgentClient(
+                    endpoints[robot.name],
+                    keys_dir=robot.keys,
+                    stale_after_s=stale_after,
+                    clock=clock,
+                    context=context,
+                    limbs=[mission.limb(name).limb for name in robot.limbs],
+                )
+            except TransportError as exc:
+                raise RunError(
+                    unreachable_message(
+                        agent_target(robot, endpoints), "setting up a client", exc, "-"
+                    )
+                ) from None
         yield clients
     finally:
         for client in clients.values():
@@ -179,7 +203,16 @@ def _handles(
     """
     handles: dict[str, LimbHandle] = {}
     for robot in mission.robots:
-        plant = clients[robot.name].describe(timeout_s=5.0).plant
+        try:
+            plant = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S).plant
+        except TransportError as exc:
+            tried = (
+                "connecting and asking it to describe its plant, "
+                f"waiting up to {DESCRIBE_TIMEOUT_S:g} s"
+            )
+            raise RunError(
+                unreachable_message(agent_target(robot, endpoints), tried, exc)
+            ) from None
         for name in robot.limbs:
             limb = mission.limb(name)
             if limb.limb not in plant.limb_names:
@@ -204,6 +237,13 @@ def _handles(
     return handles
 
 
+def agent_target(robot: RobotDecl, endpoints: Mapping[str, str]) -> AgentTarget:
+    """The agent of ``robot`` as connection errors name it."""
+    return AgentTarget(
+        robot.name, robot.robot, tuple(robot.limbs), endpoints[robot.name], robot.keys
+    )
+
+
 def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[str, RobotInfo]:
     """The header's robots: each plant with its limbs as the agents described them."""
     return {
@@ -218,18 +258,34 @@ def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[st
     }
 
 
-def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
+def run_mission(
+    request: RunRequest, out: TextIO = sys.stdout, stdin: TextIO | None = None
+) -> RunOutcome:
     """Run a mission file end to end; returns how it ended.
+
+    SIGINT (Ctrl-C), SIGTERM and SIGHUP abort the run, during the agents' start-up too: the
+    limbs hold, the record is closed with outcome ABORTED, the agents are stopped and the
+    temporary folder of their output (when there is no ``--record``) is removed.
+
+    Args:
+        request: the flags.
+        out: where progress goes.
+        stdin: the operator's input (keys from a terminal, or ``p`` / ``r`` / ``a`` lines);
+            ``sys.stdin`` when None.
 
     Raises:
         MissionError: the mission file is wrong (nothing was started).
-        RunError: an agent could not be started or reached, or describes another robot.
+        RunError: an agent could not be started or reached, or describes another robot, or
+            an operator gate has no one to answer it (nothing was started).
     """
     registry = default_registry()
     mission = load(request.mission, request.overrides, request.seed, registry)
     clock_mode = request.clock or mission.clock
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
+    keyboard = TerminalKeyboard(stdin)
+    if not request.auto_confirm:
+        check_operator(mission, keyboard.interactive)
     remote = [robot for robot in mission.robots if not robot.simulated]
     if clock_mode == "sim" and remote:
         names = ", ".join(robot.name for robot in remote)
@@ -237,18 +293,15 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
             f"note: robots {names} use remote agents; they are stepped like simulated ones",
             file=out,
         )
-    specs = agent_specs(mission, clock_mode, request.seed)
-    log_dir = default_log_dir(request.record)
-    keyboard = TerminalKeyboard()
     live = not request.headless and out.isatty()
     progress: LiveView | HeadlessProgress
-    operator: Operator
     view: LiveView | None = None
     if live:
         view = LiveView(out)
         progress = view
     else:
         progress = HeadlessProgress(out)
+    operator: Operator
     if request.auto_confirm:
         operator = AutoConfirm()
     else:
@@ -256,38 +309,78 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
         if view is not None:
             view.operator = terminal_operator
         operator = terminal_operator
+    keep_logs = request.record is not None
+    started = _Started()
+    log_dir: Path | None = None
+    try:
+        with signals_abort() as signals:
+            started.signals = signals
+            log_dir = default_log_dir(request.record)
+            return _run(
+                request, mission, registry, clock_mode, keyboard, progress, view, operator,
+                log_dir, started,
+            )  # fmt: skip
+    except KeyboardInterrupt as exc:
+        if started.doing == "running":  # the runner closed its record: keep it
+            return RunOutcome.ABORTED
+        why = f"{interrupted_why(exc)} while {started.doing}"
+        return _aborted_before_start(request, mission, registry, clock_mode, progress, why)
+    except RunError as exc:
+        # The message may name an agent's output file there: keep it.
+        keep_logs = keep_logs or str(log_dir) in str(exc)
+        raise
+    finally:
+        if not keep_logs and log_dir is not None:
+            shutil.rmtree(log_dir, ignore_errors=True)
 
+
+@dataclass
+class _Started:
+    """What the start-up was doing, for the message of a run interrupted during it."""
+
+    doing: str = "starting the agents"
+    signals: AbortSignals | None = None
+
+
+def _run(
+    request: RunRequest,
+    mission: Mission,
+    registry: NodeRegistry,
+    clock_mode: str,
+    keyboard: TerminalKeyboard,
+    progress: LiveView | HeadlessProgress,
+    view: LiveView | None,
+    operator: Operator,
+    log_dir: Path,
+    started: _Started,
+) -> RunOutcome:
+    """Start the agents, connect, build the tree and run it (inside the signal handlers)."""
+    specs = agent_specs(mission, clock_mode, request.seed)
+    remote = [robot for robot in mission.robots if not robot.simulated]
     clock = TickClock()
-
     with SimAgents(specs, log_dir) as agents:
         progress.on_message(
             f"starting {plural(len(specs), 'simulated agent')}: waiting until each "
             f"answers (up to {STARTUP_TIMEOUT_S:g} s)"
         )
-        endpoints = agents.start(lambda endpoint, timeout: _answers(endpoint, timeout))
+        endpoints = agents.start(
+            lambda endpoint, timeout: _answers(endpoint, timeout),
+            started.signals.check if started.signals is not None else None,
+        )
         endpoints.update({robot.name: robot.agent for robot in remote})
+        started.doing = "connecting to the agents"
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
             handles = _handles(mission, clients, endpoints)
+            if started.signals is not None:
+                started.signals.check()
+            started.doing = "building the tree"
             context = MissionContext(handles, clock.now, operator)
             root = build_tree(mission.root, context, registry)
-            options = RunOptions(
-                clock=clock_mode,
-                rate_hz=mission.rate_hz,
-                speed=request.speed,
-                seed=request.seed,
-                record_dir=request.record,
-                max_tick_s=mission.max_tick_s,
-            )
+            options = _options(request, mission, clock_mode)
             faults = [
                 ScheduledFault(f.at_s, f.limb, f.kind, f.duration_s, dict(f.params))
                 for f in mission.faults
             ]
-            info = RunInfo(
-                mission_file=str(mission.path),
-                parameters=mission.parameters,
-                robots=_robots_info(mission, handles),
-                agents={limb.name: limb.agent for limb in mission.limbs},
-            )
             sinks: list[TickSink] = [progress]
             runner = Runner(
                 mission.name,
@@ -306,21 +399,114 @@ def run_mission(request: RunRequest, out: TextIO = sys.stdout) -> RunOutcome:
                 options,
                 sinks,
                 keyboard,
-                info=info,
+                info=_info(mission, handles),
             )
+            started.doing = "running"
+            signals = started.signals
+            if signals is not None:
+                signals.check()
+                runner.signalled = lambda: signals.received  # it stops between two ticks
             with keyboard.raw():
                 outcome = runner.run()
-            closing = _closing_line(runner, outcome, runner.recorder is not None)
-            for failure in runner.sink_failures:
-                closing += (
-                    f"\nwarning: {failure.sink} failed at t={failure.t:.2f} s and was "
-                    f"detached: {failure.error}"
-                )
-            if view is not None:
-                print(closing, file=out, flush=True)  # below the final frame
-            else:
-                progress.on_message(closing)
+            _print_closing(runner, outcome, progress, view)
             return outcome
+
+
+def _options(request: RunRequest, mission: Mission, clock_mode: str) -> RunOptions:
+    return RunOptions(
+        clock=clock_mode,
+        rate_hz=mission.rate_hz,
+        speed=request.speed,
+        seed=request.seed,
+        record_dir=request.record,
+        max_tick_s=mission.max_tick_s,
+    )
+
+
+def _info(mission: Mission, handles: Mapping[str, LimbHandle]) -> RunInfo:
+    return RunInfo(
+        mission_file=str(mission.path),
+        parameters=mission.parameters,
+        robots=_robots_info(mission, handles),
+        agents={limb.name: limb.agent for limb in mission.limbs},
+    )
+
+
+def _print_closing(
+    runner: Runner,
+    outcome: RunOutcome,
+    progress: LiveView | HeadlessProgress,
+    view: LiveView | None,
+) -> None:
+    closing = _closing_line(runner, outcome, runner.recorder is not None)
+    for failure in runner.sink_failures:
+        closing += (
+            f"\nwarning: {failure.sink} failed at t={failure.t:.2f} s and was "
+            f"detached: {failure.error}"
+        )
+    if view is not None:
+        print(closing, file=view.stream, flush=True)  # below the final frame
+    else:
+        progress.on_message(closing)
+
+
+def _aborted_before_start(
+    request: RunRequest,
+    mission: Mission,
+    registry: NodeRegistry,
+    clock_mode: str,
+    progress: LiveView | HeadlessProgress,
+    why: str,
+) -> RunOutcome:
+    """A run interrupted before its tree ran: the record says ABORTED, and why.
+
+    The record's header describes the limbs from their robot descriptions (no agent
+    answered yet); the log holds that header and one map with the ``aborted`` event.
+    """
+    handles = _offline_handles(mission)
+    clock = TickClock()
+    context = MissionContext(handles, clock.now)
+    root = build_tree(mission.root, context, registry)
+    runner = Runner(
+        mission.name,
+        clock,
+        root,
+        context,
+        [],
+        [],
+        _options(request, mission, clock_mode),
+        [progress],
+        info=_info(mission, handles),
+    )
+    outcome = runner.abort_before_start(why)
+    _print_closing(runner, outcome, progress, None)
+    return outcome
+
+
+def check_operator(mission: Mission, interactive: bool) -> None:
+    """Refuse a mission whose operator gates no one can answer (before anything starts).
+
+    Args:
+        mission: the mission.
+        interactive: whether stdin is a terminal (someone can press y or n).
+
+    Raises:
+        RunError: naming each gate (``file:line:column``) and ``--auto-confirm``.
+    """
+    if interactive:
+        return
+    gates = [node for node in mission.root.walk() if node.type == "operator_gate"]
+    if not gates:
+        return
+    listed = "\n".join(
+        f'{gate.location}: operator_gate "{gate.name}" asks "{gate.params.get("prompt", "")}"'
+        for gate in gates
+    )
+    raise RunError(
+        f"no one can answer the mission's operator gates: stdin is not a terminal (or is "
+        "closed). Run with --auto-confirm to pass them by themselves, or from a terminal to "
+        f"answer them with y / n.\n{listed}"
+    )
 
 
 class _Offline:
@@ -340,6 +526,12 @@ def offline_tree(path: Path, overrides: Mapping[str, str] | None = None) -> Any:
     """Build a mission's tree over placeholder limbs, to print it; nothing is started."""
     registry = default_registry()
     mission = load(path, overrides, registry=registry)
+    context = MissionContext(_offline_handles(mission), lambda: 0.0)
+    return build_tree(mission.root, context, registry)
+
+
+def _offline_handles(mission: Mission) -> dict[str, LimbHandle]:
+    """Placeholder limbs described from the robot descriptions (no agent answers)."""
     handles = {}
     for limb in mission.limbs:
         spec = load_robot(limb.robot).limb(limb.limb)
@@ -350,8 +542,11 @@ def offline_tree(path: Path, overrides: Mapping[str, str] | None = None) -> Any:
             end_effectors=tuple(spec.end_effectors),
             command_modes=(),
         )
-        handles[limb.name] = LimbHandle(limb.name, description, _Offline())
-    return build_tree(mission.root, MissionContext(handles, lambda: 0.0), registry)
+        base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+        handles[limb.name] = LimbHandle(
+            limb.name, description, _Offline(), base, _postures(limb.robot, limb.limb)
+        )
+    return handles
 
 
 def _answers(endpoint: str, timeout_s: float) -> bool:

@@ -10,6 +10,11 @@
 
 Both take the wall clock and the sleep as arguments, so nothing in the runner's logic reads
 the wall clock by itself (tests pass fakes).
+
+A pause (the operator's, or an operator gate waiting in the ``sim`` clock) stops mission time
+in both clocks: :meth:`RunClock.pause` and :meth:`RunClock.resume` take the wall time in
+between out of the pace (the ``sim`` clock with a ``--speed`` does not race to catch it up)
+and out of the ``real`` clock's tick times. ``elapsed`` (the run's ``wall_time_s``) keeps it.
 """
 
 from __future__ import annotations
@@ -56,6 +61,12 @@ class RunClock(Protocol):
     def idle(self, seconds: float) -> None:
         """Wait while paused [s of wall time]."""
 
+    def pause(self) -> None:
+        """Mission time stops now (until :meth:`resume`)."""
+
+    def resume(self) -> None:
+        """Mission time goes on from where :meth:`pause` stopped it."""
+
     def elapsed(self) -> float:
         """Wall time since :meth:`start` [s]."""
 
@@ -77,10 +88,31 @@ class _WallClock:
         self.wall = wall
         self.sleep = sleep
         self.wall_start = 0.0
+        #: Wall time spent paused so far [s], not counted as mission time.
+        self.paused_s = 0.0
+        self._paused_at: float | None = None
 
     def start(self) -> None:
         """The run starts now."""
         self.wall_start = self.wall()
+        self.paused_s = 0.0
+        self._paused_at = None
+
+    def pause(self) -> None:
+        """Mission time stops now; a second call before :meth:`resume` does nothing."""
+        if self._paused_at is None:
+            self._paused_at = self.wall()
+
+    def resume(self) -> None:
+        """Mission time goes on: the wall time since :meth:`pause` is not counted."""
+        if self._paused_at is not None:
+            self.paused_s += self.wall() - self._paused_at
+            self._paused_at = None
+
+    def running_s(self) -> float:
+        """Wall time since :meth:`start`, less the time spent paused [s]."""
+        now = self._paused_at if self._paused_at is not None else self.wall()
+        return now - self.wall_start - self.paused_s
 
     def idle(self, seconds: float) -> None:
         """Sleep ``seconds`` of wall time (the operator paused the run)."""
@@ -127,11 +159,11 @@ class SimClock(_WallClock):
     def pace(self, index: int) -> None:
         """With a speed, sleep until tick ``index`` is due at that speed; else return."""
         if self.speed is not None:
-            self._wait_until(self.wall_start + index * self.dt / self.speed)
+            self._wait_until(self.wall_start + self.paused_s + index * self.dt / self.speed)
 
 
 class RealClock(_WallClock):
-    """Monotonic mission time: the tick time is the wall time since the start.
+    """Monotonic mission time: the tick time is the wall time since the start, less pauses.
 
     Args:
         rate_hz: the tick rate [Hz].
@@ -140,12 +172,12 @@ class RealClock(_WallClock):
     """
 
     def tick_time(self, index: int) -> float:
-        """Wall time since the start [s]."""
-        return self.wall() - self.wall_start
+        """Wall time since the start, less the time spent paused [s]."""
+        return self.running_s()
 
     def pace(self, index: int) -> None:
-        """Sleep until tick ``index`` is due."""
-        self._wait_until(self.wall_start + index * self.dt)
+        """Sleep until tick ``index`` is due (paused time not counted)."""
+        self._wait_until(self.wall_start + self.paused_s + index * self.dt)
 
 
 def make_clock(

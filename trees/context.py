@@ -31,6 +31,12 @@ class Operator(Protocol):
     def withdraw(self, key: str) -> None:
         """Forget the question ``key`` (its gate was interrupted)."""
 
+    def waiting(self) -> bool:
+        """Whether a gate asked and no answer has come yet (the ``sim`` clock stops meanwhile).
+
+        Optional: the runner treats an operator without it as never waiting.
+        """
+
 
 class AutoConfirm:
     """The operator of ``--auto-confirm``: every gate passes at once."""
@@ -41,6 +47,10 @@ class AutoConfirm:
 
     def withdraw(self, key: str) -> None:
         """Nothing to forget."""
+
+    def waiting(self) -> bool:
+        """Never: every gate is answered at once."""
+        return False
 
 
 @dataclass

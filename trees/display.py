@@ -6,7 +6,8 @@ header and its snapshots, never from the runner, the tree or the limbs.
 The live view redraws at most ten times a second: the tree with each node's status and
 feedback message, the limbs' health, and the keys (space pauses and resumes, q aborts,
 y/n answer an operator gate). The keyboard is read without blocking, in cbreak mode, and the
-terminal is restored however the run ends.
+terminal is restored however the run ends. When stdin is not a terminal, the same commands
+come as lines: ``p`` pauses, ``r`` resumes, ``a`` aborts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TextIO
 
 from limbtree.transport.driver import Health
 from limbtree.trees.stream import (
+    EventKind,
     LimbTick,
     NodeStatus,
     NodeTick,
@@ -267,8 +269,10 @@ class HeadlessProgress:
         """The runner's message says it."""
 
     def on_tick(self, snapshot: TickSnapshot) -> None:
-        """A status line when due."""
+        """A status line when due (not for an aborted run's last map: its end line follows)."""
         self._snapshot = snapshot
+        if any(event.kind is EventKind.ABORTED for event in snapshot.events):
+            return
         if snapshot.t >= self._next:
             self._next = snapshot.t + self.every_s
             self._status("RUNNING")
@@ -291,14 +295,38 @@ class HeadlessProgress:
         self.on_message(f"t={snapshot.t:7.2f} s  tick {count:6d}  {state:<8} {doing}")
 
 
+#: The run keys a terminal sends: space pauses and resumes, q (or Ctrl-C) aborts.
+TERMINAL_RUN_KEYS = " qQ\x03"
+#: The commands a line on a non-terminal stdin gives (its first letter, any case): pause,
+#: resume, abort. ``y`` and ``n`` lines answer an operator gate.
+LINE_COMMANDS = "pra"
+
+
 class TerminalKeyboard:
-    """Keys from a terminal, read without blocking; nothing when stdin is not a terminal."""
+    """The operator's keys, read without blocking.
+
+    From a terminal: key presses in cbreak mode (space, q, y, n). From any other stdin (a
+    pipe, a file, a socket): one command per line, ``p`` pauses, ``r`` resumes, ``a`` aborts
+    (``y`` / ``n`` answer an operator gate), so pause, resume and abort can be scripted.
+    A closed stdin (end of file, or none at all) gives nothing.
+
+    Attributes:
+        interactive: whether stdin is a terminal.
+        buffer: answers to an operator gate (``y``, ``n``) read but not yet taken.
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdin
-        self.interactive = self.stream.isatty()
+        self.interactive = is_terminal(self.stream)
         self._saved: list[object] | None = None
         self.buffer = ""
+        self._partial = ""
+        self._fd: int | None = None
+        if not self.interactive and self.stream is not None:
+            try:
+                self._fd = self.stream.fileno()
+            except (OSError, ValueError):  # closed, or a stand-in without a descriptor
+                self._fd = None
 
     @contextlib.contextmanager
     def raw(self) -> Iterator[TerminalKeyboard]:
@@ -318,28 +346,74 @@ class TerminalKeyboard:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
     def pressed(self) -> str:
-        """The keys pressed since the last call (run keys only; y/n go to the operator)."""
-        if not self.interactive:
+        """The run keys since the last call (y/n go to :attr:`buffer`, for the operator).
+
+        A terminal gives ``" "``, ``q`` or Ctrl-C; lines give ``p``, ``r`` or ``a``.
+        """
+        if self.interactive:
+            fd = self.stream.fileno()
+            while select.select([fd], [], [], 0.0)[0]:
+                chunk = os.read(fd, 64).decode(errors="replace")
+                if not chunk:
+                    break
+                self.buffer += chunk
+            run_keys = "".join(k for k in self.buffer if k in TERMINAL_RUN_KEYS)
+            self.buffer = "".join(k for k in self.buffer if k in "yYnN")
+            return run_keys
+        return self._lines()
+
+    def _lines(self) -> str:
+        """Commands from the complete lines that came on a non-terminal stdin."""
+        fd = self._fd
+        if fd is None:
             return ""
-        fd = self.stream.fileno()
-        while select.select([fd], [], [], 0.0)[0]:
-            chunk = os.read(fd, 64).decode(errors="replace")
-            if not chunk:
+        while True:
+            try:
+                ready = select.select([fd], [], [], 0.0)[0]
+            except (OSError, ValueError):
+                ready = []
+            if not ready:
                 break
-            self.buffer += chunk
-        run_keys = "".join(k for k in self.buffer if k in " qQ\x03")
-        self.buffer = "".join(k for k in self.buffer if k in "yYnN")
-        return run_keys
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:  # end of file: nothing more will come
+                self._fd = None
+                self._partial += "\n"
+                break
+            self._partial += chunk.decode(errors="replace")
+        *lines, self._partial = self._partial.split("\n")
+        keys = ""
+        for line in lines:
+            word = line.strip().lower()
+            if not word:
+                continue
+            if word[0] in LINE_COMMANDS:
+                keys += word[0]
+            elif word in ("y", "yes", "n", "no"):
+                self.buffer += word[0]
+        return keys
+
+
+def is_terminal(stream: TextIO | None) -> bool:
+    """Whether ``stream`` is an open terminal (False for None, a closed or fake stream)."""
+    if stream is None:
+        return False
+    try:
+        return bool(stream.isatty())
+    except (OSError, ValueError):
+        return False
 
 
 class TerminalOperator:
     """An operator at the terminal answering gates with y or n.
 
-    With a terminal, the answer is a key press (through :class:`TerminalKeyboard`); without
-    one, a line ``y`` or ``n`` on standard input. The question is printed once.
+    The answer is a key press read by the runner's :class:`TerminalKeyboard` (or a ``y`` /
+    ``n`` line on a non-terminal stdin, for tools). The question is printed once.
 
     Args:
-        keyboard: the run's keyboard.
+        keyboard: the run's keyboard (the runner drains it every loop).
         say: how to show the question (the progress' ``message``).
     """
 
@@ -363,6 +437,10 @@ class TerminalOperator:
         self._asked = None
         return answer
 
+    def waiting(self) -> bool:
+        """Whether a question was asked and its answer has not come yet."""
+        return self.pending is not None and not self.keyboard.buffer
+
     def withdraw(self, key: str) -> None:
         """Forget a question whose gate is no longer running."""
         if self._asked == key:
@@ -370,22 +448,8 @@ class TerminalOperator:
             self.pending = None
 
     def _read(self) -> bool | None:
-        if self.keyboard.interactive:
-            self.keyboard.pressed()  # drains the terminal into its buffer
-            for k in self.keyboard.buffer:
-                self.keyboard.buffer = ""
-                return k in "yY"
+        # The runner drains the keyboard every loop (run keys to itself, y/n to the buffer).
+        if not self.keyboard.buffer:
             return None
-        stream = self.keyboard.stream
-        try:
-            ready = select.select([stream], [], [], 0.0)[0]
-        except (ValueError, OSError):
-            return None
-        if not ready:
-            return None
-        line = stream.readline().strip().lower()
-        if line in ("y", "yes"):
-            return True
-        if line in ("n", "no"):
-            return False
-        return None
+        answer, self.keyboard.buffer = self.keyboard.buffer[0], self.keyboard.buffer[1:]
+        return answer in "yY"

@@ -120,11 +120,16 @@ class SimAgents:
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _logs: list[IO[bytes]] = field(default_factory=list)
 
-    def start(self, ready: Callable[[str, float], bool]) -> dict[str, str]:
+    def start(
+        self, ready: Callable[[str, float], bool], check: Callable[[], None] | None = None
+    ) -> dict[str, str]:
         """Start every agent and wait until each answers.
 
         Args:
             ready: ``ready(endpoint, timeout_s)`` pings an agent and says whether it answered.
+            check: called between launches and between pings; it raises to stop the start-up
+                (a signal asked the run to stop); the agents are stopped on the way out of
+                the ``with`` block.
 
         Returns:
             limb name -> request endpoint.
@@ -134,11 +139,15 @@ class SimAgents:
         """
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for spec, port in zip(self.specs, free_port_pairs(len(self.specs)), strict=True):
+            if check is not None:
+                check()
             self._launch(spec, port)
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         for spec in self.specs:
             attempts = 1
             while True:
+                if check is not None:
+                    check()
                 process = self._processes[spec.limb]
                 endpoint = self.endpoints[spec.limb]
                 output = self.log_dir / f"agent-{spec.limb}.log"

@@ -213,6 +213,11 @@ class Runner:
         self._next_events: list[RunEvent] = []
         self._link_problems: dict[str, str] = {}
         self._abort_reason: str | None = None
+        self._time_holds: set[str] = set()
+        #: Polled at each loop: the name of a signal that asked the run to stop, or None
+        #: (``limbtree run`` notes SIGTERM here, so the run stops between ticks).
+        self.signalled: Callable[[], str | None] | None = None
+        self._collected: list[tuple[SteppedAgent, TransportError]] | None = None
         self._stats: dict[str, list[Any]] = {node_id: [0, 0.0, None] for node_id in self.nodes}
         # The bases: each robot's from the header, then each plant's agent's latest.
         if self.info.robots is not None:
@@ -271,13 +276,13 @@ class Runner:
             while self.outcome is None:
                 if self._handle_keys():
                     continue
-                if self.paused:
+                if self.paused or self._gate_holds_time():
                     self.run_clock.idle(0.05)
                     continue
                 self._watched_tick(self.run_clock.tick_time(self.ticks))
                 self.run_clock.pace(self.ticks)
-        except KeyboardInterrupt:
-            self._abort("interrupted (Ctrl-C)")
+        except KeyboardInterrupt as exc:
+            self._abort(interrupted_why(exc))
         except AgentError as exc:
             self.error = exc
             self._abort(str(exc))
@@ -286,8 +291,11 @@ class Runner:
         finally:
             self._watchdog.stop()
             if self.outcome is None:
+                self._abort_reason = self._abort_reason or "the run stopped before its tree ended"
                 self.outcome = RunOutcome.ABORTED
             self._hold_all()
+            if self.outcome is RunOutcome.ABORTED:
+                self._record_abort()
             self.end = RunEnd(
                 self.outcome, self.t, self.ticks, self.failure_message(), self.summary()
             )
@@ -296,16 +304,35 @@ class Runner:
             raise self.error
         return self.outcome
 
+    def abort_before_start(self, why: str) -> RunOutcome:
+        """End a run that was stopped before its first tick (during the agents' start-up).
+
+        The sinks get the header, one map with the ``aborted`` event, and the end: the
+        record says ABORTED and why, like that of a run aborted later.
+        """
+        self.run_clock.start()
+        self.sinks.start(self.header())
+        self._abort(why)
+        self._record_abort()
+        self.end = RunEnd(
+            RunOutcome.ABORTED, self.t, self.ticks, self.failure_message(), self.summary()
+        )
+        self.sinks.end(self.end)
+        return RunOutcome.ABORTED
+
     def _tick(self, t: float) -> None:
         self.t = t
         self.clock.set(t)
         events = self.events = self._next_events
         self._next_events = []
         if self.run_clock.lockstep:
-            if not self.lockstep.started:  # the first tick, or the first after a pause
-                self._inject_faults(t, events)
-                self.lockstep.begin(t)
-            for agent, problem in self.lockstep.finish():
+            stale, self._collected = self._collected, None
+            if stale is None:  # (else the step was collected when mission time stopped)
+                if not self.lockstep.started:  # the first tick
+                    self._inject_faults(t, events)
+                    self.lockstep.begin(t)
+                stale = self.lockstep.finish()
+            for agent, problem in stale:
                 for name in agent.limbs:
                     self._note_link_problem(name, t, problem)
         for agent in self.agents:
@@ -461,26 +488,109 @@ class Runner:
     # -- operator -----------------------------------------------------------------------------
 
     def _handle_keys(self) -> bool:
+        """Act on the operator's keys; True when the run was aborted.
+
+        A terminal's space toggles the pause and q or Ctrl-C aborts; a non-terminal stdin's
+        lines ``p``, ``r`` and ``a`` pause, resume and abort.
+        """
+        signalled = self.signalled() if self.signalled is not None else None
+        if signalled:
+            self._abort(f"interrupted ({signalled})")
+            return True
         if self.keyboard is None:
             return False
         for key in self.keyboard.pressed():
-            if key in "qQ\x03":
+            if key in "qQ\x03aA":
                 self._abort("aborted by the operator")
                 return True
             if key == " ":
-                self.paused = not self.paused
-                kind = EventKind.PAUSED if self.paused else EventKind.RESUMED
-                self._next_events.append(RunEvent(kind, self.t))
-                if self.paused:
-                    self._hold_all()
-                self.sinks.pause(self.paused, self.t)
-                self._message(f"t={self.t:7.2f} s  {kind.value} (space to toggle, q to abort)")
+                self._set_paused(not self.paused)
+            elif key in "pP":
+                self._set_paused(True)
+            elif key in "rR":
+                self._set_paused(False)
         return False
+
+    def _set_paused(self, paused: bool) -> None:
+        """Pause (mission time stops, the limbs hold) or resume; nothing if already so."""
+        if paused == self.paused:
+            return
+        self.paused = paused
+        kind = EventKind.PAUSED if paused else EventKind.RESUMED
+        self._next_events.append(RunEvent(kind, self.t))
+        if paused:
+            self._hold_all()
+        self._hold_time("pause", paused)
+        self.sinks.pause(paused, self.t)
+        how = "space, or lines p / r / a on stdin"
+        self._message(f"t={self.t:7.2f} s  {kind.value} ({how}; q aborts)")
+
+    def _gate_holds_time(self) -> bool:
+        """Sim clock: whether an operator gate waits for its answer (time does not advance).
+
+        In the ``real`` clock time goes on (the limbs hold where the last skill left them).
+        """
+        waiting = getattr(self.context.operator, "waiting", None)
+        holds = bool(self.run_clock.lockstep and waiting is not None and waiting())
+        self._hold_time("gate", holds)
+        return holds
+
+    def _hold_time(self, reason: str, hold: bool) -> None:
+        """Stop mission time for ``reason`` (a pause, a waiting gate), or let it go on."""
+        before = bool(self._time_holds)
+        if hold:
+            self._time_holds.add(reason)
+        else:
+            self._time_holds.discard(reason)
+        if self._time_holds and not before:
+            self.run_clock.pause()
+            if self.run_clock.lockstep and self.lockstep.started:
+                # Take the step in flight now: its replies are in, and would count as late
+                # (a link error) once its deadline passed during the hold.
+                self._collected = self.lockstep.finish()
+        elif before and not self._time_holds:
+            self.run_clock.resume()
 
     def _abort(self, why: str) -> None:
         self.outcome = RunOutcome.ABORTED
         self._abort_reason = why
         self._message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
+
+    def _record_abort(self) -> None:
+        """One last map for the record: the ``aborted`` event (and any pause not yet logged).
+
+        It is a tick map at the last tick's time, not counted in ``ticks`` (the tree was not
+        ticked again): the nodes as they stood, the limbs holding, so the log says why it
+        ends where it does.
+        """
+        reason = self._abort_reason
+        events = (*self._next_events, RunEvent(EventKind.ABORTED, self.t, detail=reason))
+        self._next_events = []
+        nodes = {
+            node_id: NodeTick(_STATUS[behaviour.status], behaviour.feedback_message, 0.0)
+            for node_id, behaviour in walk(self.root)
+            if behaviour.status != py_trees.common.Status.INVALID
+        }
+        limbs: dict[str, LimbTick] = {}
+        for name, limb in self.context.limbs.items():
+            state = limb.link.state
+            if state is None:
+                limbs[name] = LimbTick(None, None, None, None, 0, True)
+                continue
+            q = state.q if type(state.q) is tuple else tuple(state.q)
+            limbs[name] = LimbTick(
+                limb.pose(), None, q, None, int(state.health), limb.link.is_stale
+            )
+        snapshot = TickSnapshot(
+            t=self.t,
+            tick=self.ticks,
+            nodes=MappingProxyType(nodes),
+            limbs=MappingProxyType(limbs),
+            bases=self._current_bases(),
+            events=events,
+            skills=MappingProxyType({}),
+        )
+        self.sinks.tick(snapshot)
 
     def _hold_all(self) -> None:
         for limb in self.context.limbs.values():
@@ -603,6 +713,12 @@ class Runner:
             "max_tick_wall_s": self.max_tick_wall_s,
             "max_tick_s": self.options.max_tick_s,
         }
+
+
+def interrupted_why(exc: BaseException) -> str:
+    """Why an interrupted run stopped: the signal's name, or Ctrl-C."""
+    signal_name = getattr(exc, "signal_name", None)
+    return f"interrupted ({signal_name or 'Ctrl-C'})"
 
 
 def default_log_dir(record_dir: Path | None) -> Path:

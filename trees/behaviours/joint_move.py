@@ -3,10 +3,15 @@
 The joint-space variant of the synchronized move: the trajectory is a LERP between joint
 vectors and the hypersphere uses eq. 3's weighted metric with ``q_e`` per joint, so a joint
 never leads its sensed value by more than ``q_e``.
+
+With a ``timeout`` [s of mission time] the node fails when it runs out, the limbs told to
+hold, and its message says how far it got: the posture it was moving to, and the joint
+furthest from that posture (by how much, against ``settle``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,7 +19,15 @@ import numpy as np
 import numpy.typing as npt
 import py_trees
 
-from limbtree.skills import JointSpace, Mode, StepTimer, SyncConfig, SyncMove, SyncObservation
+from limbtree.skills import (
+    JointSpace,
+    Mode,
+    Outcome,
+    StepTimer,
+    SyncConfig,
+    SyncMove,
+    SyncObservation,
+)
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
 from limbtree.trees.context import MissionContext
 
@@ -33,6 +46,8 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         self.core: SyncMove[FloatArray] | None = None
         self._waiting_since: float | None = None
         self._timer = StepTimer()
+        self._started_at: float | None = None
+        self._targets: list[tuple[FloatArray, ...]] = []
 
     def _limb_list(self) -> Sequence[str]:
         return list(self.params["limbs"])
@@ -54,10 +69,14 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         self.core = None
         self._waiting_since = None
         self._timer = StepTimer()
+        self._started_at = None
+        self._targets = []
 
     def step(self) -> py_trees.common.Status:
         """Clamp the joint trajectory around the sensed joints and send joint targets."""
         now = self.context.clock()
+        if self._started_at is None:
+            self._started_at = now
         states = [limb.joints() for limb in self.limbs]
         if self.core is None:
             if any(s is None for s in states):
@@ -81,7 +100,18 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             )
             config = SyncConfig(stale_timeout=float(self.params.get("stale_timeout", 5.0)))
             self.core = SyncMove(space, waypoints, config, self.limb_names)
+            self._targets = waypoints[1:]
         result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
+        timeout = self.params.get("timeout")
+        if (
+            timeout is not None
+            and result.outcome is Outcome.RUNNING
+            and now - self._started_at >= float(timeout)
+        ):
+            for limb in self.limbs:
+                limb.hold()
+            self.feedback_message = self._timed_out(float(timeout), result.segment, states)
+            return py_trees.common.Status.FAILURE
         if result.command is not None:
             for limb, q in zip(self.limbs, result.command, strict=True):
                 limb.command_joints(q)
@@ -92,6 +122,30 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             result.message or f"posture {result.segment + 1}, t = {result.t:.2f}"
         )
         return STATUS[result.outcome]
+
+    def _timed_out(self, timeout: float, segment: int, states: Sequence[FloatArray | None]) -> str:
+        """How far the move got when its ``timeout`` [s] ran out."""
+        index = min(segment, len(self._targets) - 1)
+        worst: tuple[float, str, str] | None = None
+        for name, limb, q, target in zip(
+            self.limb_names, self.limbs, states, self._targets[index], strict=True
+        ):
+            if q is None:
+                continue
+            errors = np.abs(q - target)
+            j = int(np.argmax(errors))
+            if worst is None or errors[j] > worst[0]:
+                worst = (float(errors[j]), name, limb.description.joints[j].name)
+        where = f"posture {index + 1}/{len(self._targets)}"
+        settle = math.degrees(float(self.params["settle"]))
+        if worst is None:
+            return f"timed out after {timeout:g} s moving to {where}: no joint state"
+        off, limb_name, joint = worst
+        return (
+            f"timed out after {timeout:g} s moving to {where}: {limb_name} joint {joint} is "
+            f"{math.degrees(off):.1f} deg from it (settle_deg {settle:g}); give it a longer "
+            "timeout_s, or check that the limb can move (faults, limits, speed)"
+        )
 
     def terminate(self, new_status: py_trees.common.Status) -> None:
         """Interrupted: the limbs hold."""

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import py_trees
 
 from limbtree.kinematics import Pose, SE3Metric
@@ -43,6 +44,9 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._waiting_since: float | None = None
         self._recovering = False
         self._timer = StepTimer()
+        self._started_at: float | None = None
+        #: The waypoints after the start, per limb (world frame), once the core is built.
+        self.targets: list[tuple[Pose, ...]] = []
 
     def metrics(self) -> tuple[SE3Metric, ...]:
         """One metric per limb from ``p_e`` [m] and ``r_e`` [rad]."""
@@ -60,21 +64,57 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._waiting_since = None
         self._recovering = False
         self._timer = StepTimer()
+        self._started_at = None
+        self.targets = []
 
     def step(self) -> py_trees.common.Status:
         """Clamp around the sensed states and send the command."""
         now = self.context.clock()
+        if self._started_at is None:
+            self._started_at = now
         states = [limb.pose() for limb in self.limbs]
         if self.core is None:
             if any(s is None for s in states):
                 return self._wait_for_states(now, states)
             self.core = self.make_core(tuple(s for s in states if s is not None))
         result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
+        timeout = self.params.get("timeout")
+        if (
+            timeout is not None
+            and result.outcome is Outcome.RUNNING
+            and now - self._started_at >= float(timeout)
+        ):
+            for limb in self.limbs:
+                limb.hold()
+            self.feedback_message = self._timed_out(float(timeout), result.segment, states)
+            return py_trees.common.Status.FAILURE
         self._send(result)
         self.feedback_message = result.message or (
             f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
         )
         return STATUS[result.outcome]
+
+    def _timed_out(self, timeout: float, segment: int, states: Sequence[Pose | None]) -> str:
+        """How far the move got when its ``timeout`` [s] ran out: the waypoint, each limb's gap.
+
+        A limb that stopped short of a waypoint beyond its reach waits at the edge forever;
+        this says which waypoint and by how much.
+        """
+        if not self.targets:
+            return f"timed out after {timeout:g} s"
+        index = min(segment, len(self.targets) - 1)
+        gaps = []
+        for name, state, target in zip(self.limb_names, states, self.targets[index], strict=True):
+            if state is None:
+                gaps.append(f"{name} has no state")
+                continue
+            gap = float(np.linalg.norm(state.position - target.position))
+            gaps.append(f"{name} {gap * 1000:.0f} mm")
+        return (
+            f"timed out after {timeout:g} s short of waypoint {index + 1}/{len(self.targets)} "
+            f"(from it: {', '.join(gaps)}); a limb that stopped far from it may be out of its "
+            "reach there: check the waypoint, the limb's base and any --set value"
+        )
 
     def _wait_for_states(self, now: float, states: Sequence[Pose | None]) -> py_trees.common.Status:
         if self._waiting_since is None:
@@ -133,6 +173,7 @@ class SyncMoveBehaviour(PoseMoveBehaviour):
                 values = waypoint[name]
                 points.append(offset_pose(origin, values) if relative else Pose.from_array(values))
             waypoints.append(tuple(points))
+        self.targets = waypoints[1:]
         metrics = self.metrics()
         p_min = min(m.p_e for m in metrics)
         max_speed = self.params.get("max_speed")

@@ -138,6 +138,13 @@ SYNC_MOVE: Final = NodeSpec(
         settle_mm(2.0),
         STALE_TIMEOUT,
         ParamSpec("loop", Flag(), False, "after the last waypoint go back to the first, forever"),
+        ParamSpec(
+            "timeout",
+            POSITIVE_S,
+            None,
+            "FAILURE after this much mission time, naming the waypoint and how far each limb "
+            "is from it; none: never",
+        ),
     ),
     (0, 0),
     "n end-effectors through waypoints in sync, clamped to the hypersphere (seed 000)",

@@ -1,0 +1,71 @@
+"""Connection errors of ``limbtree run``: which limb, which address, what was tried."""
+
+from __future__ import annotations
+
+import io
+import socket
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.app import RunRequest, run_mission
+from limbtree.trees.connection import AgentTarget, probe, unreachable_message
+from limbtree.trees.errors import RunError
+from limbtree.trees.launcher import free_port_pair
+
+
+def test_probe_says_nothing_listens_on_a_closed_port():
+    port = free_port_pair()
+    assert probe(f"tcp://127.0.0.1:{port}") == (
+        f"nothing listens on port {port} of 127.0.0.1 (connection refused)"
+    )
+
+
+def test_probe_says_a_host_name_does_not_resolve():
+    assert probe("tcp://no-such-host.invalid:5550").startswith(
+        "the host name no-such-host.invalid does not resolve"
+    )
+
+
+def test_probe_says_something_listens_that_is_not_an_agent():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert "accepts TCP connections, but no limbtree agent answered" in probe(
+            f"tcp://127.0.0.1:{port}"
+        )
+
+
+def test_the_message_names_the_robot_its_limbs_the_address_the_keys_and_what_to_check():
+    target = AgentTarget(
+        "quad", "moonbot_zero", ("quad.leg_0", "quad.leg_1"), "tcp://10.0.0.5:5550", Path("k")
+    )
+    text = unreachable_message(target, "asking", "no reply", finding="nothing listens")
+    first, *rest = text.splitlines()
+    assert first == (
+        "robot quad (limbs quad.leg_0, quad.leg_1; moonbot_zero): cannot use its agent at "
+        "tcp://10.0.0.5:5550"
+    )
+    assert "  tried: asking, with the CURVE client keys in k" in rest
+    assert "  found: nothing listens" in rest
+    assert "limbtree agent --robot moonbot_zero --bind tcp://ADDRESS:5550" in text
+    assert "limbtree ping tcp://10.0.0.5:5550" in text
+
+
+@pytest.mark.slow  # waits for the describe timeout (5 s)
+def test_run_says_which_limb_which_address_what_was_tried_and_what_to_check(tmp_path):
+    port = free_port_pair()
+    mission = tmp_path / "remote.yaml"
+    mission.write_text(
+        "mission: remote\nclock: sim\nrate_hz: 50\nlimbs:\n"
+        f'  arm: {{robot: light_limb, agent: "tcp://127.0.0.1:{port}"}}\n'
+        "tree:\n  wait: {duration_s: 1}\n"
+    )
+    with pytest.raises(RunError) as error:
+        run_mission(RunRequest(mission), io.StringIO(), stdin=io.StringIO())
+    text = str(error.value)
+    assert text.startswith(f"limb arm (light_limb): cannot use its agent at tcp://127.0.0.1:{port}")
+    assert "tried: connecting and asking it to describe its plant, waiting up to 5 s" in text
+    assert f"found: nothing listens on port {port} of 127.0.0.1" in text
+    assert "check: that an agent runs there" in text

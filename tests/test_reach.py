@@ -1,0 +1,144 @@
+"""Unreachable waypoints: refused by ``check`` and ``run``, or failing within a timeout."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from limbtree.robots import load_robot
+from limbtree.trees.app import load
+from limbtree.trees.mission.errors import MissionError
+from limbtree.trees.reach import limb_reach, reach_bound
+
+MISSION = """\
+mission: reach
+clock: sim
+parameters:
+  x_mm: {default: 600}
+limbs:
+  heavy: {robot: heavy_limb, base: {translation_mm: [0, 0, 100]}}
+tree:
+  sequence:
+    - wait: {duration_s: 1}
+    - sync_move:
+        name: out there
+        limbs: [heavy]
+        frame: absolute
+        waypoints:
+          - {translation_mm: [500, 0, 400]}
+          - {translation_mm: [$x_mm, 0, 400]}
+"""
+
+
+def write(tmp_path, text=MISSION):
+    path = tmp_path / "reach.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_reachable_absolute_waypoints_pass(tmp_path):
+    assert load(write(tmp_path)).name == "reach"
+
+
+def test_check_names_the_file_line_and_reach_of_an_unreachable_waypoint(tmp_path):
+    path = write(tmp_path, MISSION.replace("default: 600", "default: 2000"))
+    with pytest.raises(MissionError) as error:
+        load(path)
+    (problem,) = error.value.problems
+    text = str(problem)
+    assert text.startswith(f"{path}:10:7: ")  # the sync_move node
+    assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
+    # (2000, 0, 400) mm from the base at (0, 0, 100) mm: 2022 mm; the heavy limb reaches 1400.
+    assert "2022 mm from its base, 622 mm beyond the 1400 mm its links reach" in text
+
+
+def test_a_set_value_out_of_reach_is_refused_too(tmp_path):
+    with pytest.raises(MissionError, match="out of reach"):
+        load(write(tmp_path), overrides={"x_mm": "1800"})
+
+
+def test_the_reach_of_the_heavy_limb_is_the_sum_of_its_links():
+    assert limb_reach("heavy_limb", "arm") == pytest.approx(1.4)
+
+
+@pytest.mark.slow  # builds kinematic chains (roboticstoolbox)
+@pytest.mark.parametrize(("robot", "limb"), [("heavy_limb", "arm"), ("moonbot_zero", "leg_1")])
+def test_no_posture_reaches_further_than_the_bound_and_some_come_close(robot, limb):
+    description = load_robot(robot)
+    chain = description.chain(limb)
+    spec = description.limb(limb)
+    bound = reach_bound(description.urdf_path, spec.base_link, spec.ee_link)
+    rng = np.random.default_rng(0)
+    low = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
+    high = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    distances = [
+        float(np.linalg.norm(chain.fk(rng.uniform(low, high)).position)) for _ in range(2000)
+    ]
+    assert max(distances) <= bound + 1e-9
+    assert max(distances) >= 0.97 * bound
+
+
+class ReachLink:
+    """A fake limb that stops at the edge of a 500 mm reach around its base."""
+
+    REACH_M = 0.5
+
+    def __new__(cls, *args, **kwargs):
+        from fake_limbs import FakeLink
+
+        class _Link(FakeLink):
+            def step(self, t, timeout_s=1.0):
+                self.target = _within(self.target, cls.REACH_M)
+                return super().step(t, timeout_s)
+
+        return _Link(*args, **kwargs)
+
+
+def _within(point, radius):
+    norm = float(np.linalg.norm(point))
+    return point if norm <= radius else point * (radius / norm)
+
+
+def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_path):
+    from fake_limbs import handles
+
+    from limbtree.trees.builder import build_tree
+    from limbtree.trees.context import MissionContext
+    from limbtree.trees.mission import load_mission
+    from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            mission: runtime_reach
+            rate_hz: 50
+            limbs:
+              a: {robot: heavy_limb}
+            tree:
+              sync_move:
+                limbs: [a]
+                waypoints: [{translation_mm: [300, 0, 0]}, {translation_mm: [900, 0, 0]}]
+                p_e_mm: 20
+                timeout_s: 20
+            """
+        )
+    )
+    mission = load_mission(path, robots={"heavy_limb": ("arm",)})
+    clock = TickClock()
+    links = {"a": ReachLink((0.0, 0.0, 0.0), 0.2, clock=clock.now)}
+    context = MissionContext(handles(links), clock.now)
+    runner = Runner(
+        "runtime_reach", clock, build_tree(mission.root, context), context, links, [],
+        RunOptions(rate_hz=50.0, max_time_s=100.0),
+    )  # fmt: skip
+    assert runner.run() is RunOutcome.FAILURE
+    assert runner.t == pytest.approx(20.0, abs=0.05)
+    message = runner.failure_message()
+    # The second waypoint is 900 mm from the start; the limb stopped at the edge, 500 mm.
+    assert "timed out after 20 s short of waypoint 2/2 (from it: a 400 mm)" in message
+    assert "reach" in message
+    assert links["a"].commands[-1][0].value == "hold"

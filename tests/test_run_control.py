@@ -1,0 +1,346 @@
+"""Runs that end, and end honestly: pause, resume, abort, operator gates, signals.
+
+In-process tests over fake limbs and a fake wall clock; the tests that start real agent
+processes and signal ``limbtree run`` are in ``test_run_signals.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import textwrap
+
+import pytest
+from fake_limbs import FakeLink, handles
+
+from limbtree.transport.errors import RequestTimeoutError
+from limbtree.trees.app import RunRequest, check_operator, load, run_mission
+from limbtree.trees.builder import build_tree
+from limbtree.trees.clocks import RealClock, SimClock
+from limbtree.trees.context import MissionContext
+from limbtree.trees.display import HeadlessProgress, TerminalKeyboard
+from limbtree.trees.errors import RunError
+from limbtree.trees.mission import load_mission
+from limbtree.trees.recorder import read_log
+from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
+
+LIMBS = """
+limbs:
+  a: {robot: heavy_limb}
+  b: {robot: light_limb}
+"""
+
+MOVE = """
+tree:
+  sync_move:
+    name: square
+    limbs: [a, b]
+    waypoints:
+      - {translation_mm: [100, 0, 0]}
+      - {translation_mm: [0, 0, 0]}
+    p_e_mm: 20
+"""
+
+
+class FakeWall:
+    """A wall clock that only moves when something sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+
+class Keys:
+    """Keys by loop iteration of the runner (it reads the keyboard once per iteration)."""
+
+    def __init__(self, script: dict[int, str]) -> None:
+        self.script = dict(script)
+        self.calls = 0
+
+    def pressed(self) -> str:
+        self.calls += 1
+        return self.script.get(self.calls, "")
+
+
+class DeadlineLink(FakeLink):
+    """A fake limb whose step reply counts as late after its timeout of (fake) wall time."""
+
+    def __init__(self, *args, wall: FakeWall, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.wall = wall
+        self.sent_at = 0.0
+        self.timeout_s = 1.0
+
+    def send_step(self, t: float, timeout_s: float = 1.0) -> None:
+        super().send_step(t, timeout_s)
+        self.sent_at, self.timeout_s = self.wall(), timeout_s
+
+    def finish_step(self):
+        if self.wall() - self.sent_at > self.timeout_s:
+            raise RequestTimeoutError("tcp://fake", "step", self.timeout_s)
+        return super().finish_step()
+
+
+class LateOperator:
+    """Answers yes after the runner asked it ``polls`` times whether it is still waiting."""
+
+    def __init__(self, polls: int) -> None:
+        self.polls = polls
+        self.asked_at: list[float] = []
+        self.pending = False
+        self.clock = None
+
+    def confirm(self, key: str, prompt: str):
+        if not self.pending and self.polls > 0:
+            self.pending = True
+            self.asked_at.append(self.clock())
+            return None
+        if self.pending:
+            return None
+        return True
+
+    def waiting(self) -> bool:
+        if self.pending:
+            self.polls -= 1
+            if self.polls <= 0:
+                self.pending = False
+        return self.pending
+
+    def withdraw(self, key: str) -> None:
+        self.pending = False
+
+
+def make_runner(tmp_path, tree_yaml, *, keys=None, operator=None, wall=None, speed=None):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "mission.yaml"
+    path.write_text("mission: test\nrate_hz: 50\n" + LIMBS + textwrap.dedent(tree_yaml))
+    mission = load_mission(path, robots={"heavy_limb": ("arm",), "light_limb": ("arm",)})
+    clock = TickClock()
+    wall = wall or FakeWall()
+    links = {
+        "a": DeadlineLink((0.0, 0.0, 0.0), 0.2, clock=clock.now, wall=wall),
+        "b": DeadlineLink((1.0, 0.0, 0.0), 0.05, clock=clock.now, wall=wall),
+    }
+    context = MissionContext(handles(links), clock.now)
+    if operator is not None:
+        operator.clock = clock.now
+        context.operator = operator
+    root = build_tree(mission.root, context)
+    out = io.StringIO()
+    runner = Runner(
+        "test", clock, root, context, links, [],
+        RunOptions(rate_hz=50.0, record_dir=tmp_path / "rec", max_time_s=120.0, speed=speed),
+        [HeadlessProgress(out)], keys, time_source=wall, sleep=wall.sleep,
+    )  # fmt: skip
+    return runner, out
+
+
+def events(tmp_path) -> list[dict]:
+    return [e for t in read_log(tmp_path / "rec" / "log.msgpack") for e in t["events"]]
+
+
+# -- the clocks -----------------------------------------------------------------------------
+
+
+def test_a_paused_sim_clock_does_not_race_to_catch_up_the_paused_time():
+    wall = FakeWall()
+    clock = SimClock(10.0, speed=1.0, wall=wall, sleep=wall.sleep)
+    clock.start()
+    clock.pace(5)  # tick 5 is due 0.5 s after the start
+    assert wall.now == pytest.approx(100.5)
+    clock.pause()
+    wall.sleep(30.0)
+    clock.resume()
+    clock.pace(6)  # due 0.1 s of pace after tick 5, not 30 s in the past
+    assert wall.now == pytest.approx(130.6)
+    assert clock.elapsed() == pytest.approx(30.6)  # the wall time still counts the pause
+
+
+def test_a_paused_real_clock_stops_mission_time():
+    wall = FakeWall()
+    clock = RealClock(10.0, wall=wall, sleep=wall.sleep)
+    clock.start()
+    wall.sleep(2.0)
+    clock.pause()
+    wall.sleep(50.0)
+    assert clock.tick_time(0) == pytest.approx(2.0)
+    clock.resume()
+    wall.sleep(1.0)
+    assert clock.tick_time(0) == pytest.approx(3.0)
+
+
+# -- pause, resume, abort -------------------------------------------------------------------
+
+
+def test_lines_on_a_non_terminal_stdin_pause_resume_abort_and_answer():
+    read, write = os.pipe()
+    with os.fdopen(read) as stream:
+        keyboard = TerminalKeyboard(stream)
+        assert not keyboard.interactive
+        os.write(write, b"p\nresume\n  A \ny\nwhat\nr")
+        assert keyboard.pressed() == "pra"
+        assert keyboard.buffer == "y"
+        os.write(write, b"\n")
+        os.close(write)
+        assert keyboard.pressed() == "r"  # the last line, ended by the end of the file
+        assert keyboard.pressed() == ""
+
+
+def test_a_closed_stdin_gives_no_keys():
+    keyboard = TerminalKeyboard(io.StringIO("p\n"))  # no descriptor: like pytest's stdin
+    assert not keyboard.interactive and keyboard.pressed() == ""
+
+
+def test_a_long_pause_in_the_sim_clock_makes_no_link_errors_and_is_recorded(tmp_path):
+    # 300 loop iterations paused, 0.05 s of wall time each: 15 s, far past the 2 s step timeout.
+    runner, out = make_runner(tmp_path, MOVE, keys=Keys({10: "p", 310: "r"}))
+    assert runner.run() is RunOutcome.SUCCESS
+    kinds = [e["kind"] for e in events(tmp_path)]
+    assert "link" not in kinds, [e for e in events(tmp_path) if e["kind"] == "link"]
+    assert kinds.count("paused") == 1 and kinds.count("resumed") == 1
+    assert "paused" in out.getvalue() and "resumed" in out.getvalue()
+
+
+def test_pausing_stops_mission_time(tmp_path):
+    # At speed 1, 100 loop iterations paused (0.05 s of wall time each) add 5 s of wall time,
+    # and the ticks after the pause keep their pace instead of racing through the 5 s.
+    runner, _ = make_runner(tmp_path, MOVE, keys=Keys({10: "p", 110: "r"}), speed=1.0)
+    assert runner.run() is RunOutcome.SUCCESS
+    assert runner.t > 1.0
+    assert runner.run_clock.elapsed() == pytest.approx(runner.t + 5.0, abs=0.1)
+
+
+def test_an_abort_is_an_event_in_the_record_with_why(tmp_path):
+    runner, _ = make_runner(tmp_path, MOVE, keys=Keys({20: "p", 25: "a"}))
+    assert runner.run() is RunOutcome.ABORTED
+    found = events(tmp_path)
+    assert [e["kind"] for e in found][-2:] == ["paused", "aborted"]
+    assert found[-1]["why"] == "aborted by the operator"
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and summary["failure"] == "aborted by the operator"
+
+
+# -- operator gates -------------------------------------------------------------------------
+
+GATE = """
+tree:
+  sequence:
+    - wait: {duration_s: 1}
+    - operator_gate: {prompt: "go on?"}
+    - wait: {duration_s: 1}
+"""
+
+
+def test_sim_time_stands_still_while_a_gate_waits(tmp_path):
+    operator = LateOperator(polls=500)  # 500 ticks would be 10 s of mission time
+    runner, _ = make_runner(tmp_path, GATE, operator=operator)
+    assert runner.run() is RunOutcome.SUCCESS
+    assert operator.polls == 0
+    assert operator.asked_at == [pytest.approx(1.0, abs=0.05)]
+    assert runner.t == pytest.approx(2.0, abs=0.1)
+
+
+def test_a_gate_no_one_can_answer_is_refused_naming_it_and_auto_confirm():
+    mission = load(_path("self_assembly_minimal.yaml"))
+    with pytest.raises(RunError) as error:
+        check_operator(mission, interactive=False)
+    text = str(error.value)
+    assert "--auto-confirm" in text
+    assert (
+        'self_assembly_minimal.yaml:36:9: operator_gate "Operator gate" asks '
+        '"limb in its safe pose: start the alignment?"'
+    ) in text
+    assert text.count("operator_gate") == 3
+    check_operator(mission, interactive=True)  # someone at a terminal can answer
+
+
+def test_run_refuses_gates_with_a_non_terminal_stdin_before_starting_anything(tmp_path):
+    request = RunRequest(_path("self_assembly_minimal.yaml"), record=tmp_path / "rec")
+    with pytest.raises(RunError, match="--auto-confirm"):
+        run_mission(request, io.StringIO(), stdin=io.StringIO())
+    assert not (tmp_path / "rec").exists()
+
+
+def _path(name: str):
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "missions" / name
+
+
+# -- moves that must end --------------------------------------------------------------------
+
+
+def test_joint_move_fails_when_its_timeout_runs_out_saying_how_far_it_got(tmp_path):
+    # Limb b's joint j0 starts at 1 rad (57.3 deg) and moves at 0.05 rad/s: the 32.7 deg to
+    # 90 take about 11 s; the timeout is 2 s.
+    tree = """
+    tree:
+      joint_move: {limb: b, posture: {q_deg: [90, 0, 0]}, timeout_s: 2}
+    """
+    runner, _ = make_runner(tmp_path, tree)
+    assert runner.run() is RunOutcome.FAILURE
+    assert runner.t == pytest.approx(2.0, abs=0.05)
+    message = runner.failure_message()
+    assert "timed out after 2 s moving to posture 1/1: b joint j0 is" in message
+    # 2 s at 0.05 rad/s: 5.7 of the 32.7 degrees done.
+    off = float(message.split("joint j0 is ")[1].split(" deg")[0])
+    assert off == pytest.approx(32.7 - 5.7, abs=0.5)
+    assert "timeout_s" in message
+
+
+def test_joint_move_within_its_timeout_succeeds(tmp_path):
+    tree = """
+    tree:
+      joint_move: {limb: a, posture: {q_deg: [10, 0, 0]}, timeout_s: 5}
+    """
+    runner, _ = make_runner(tmp_path, tree)
+    assert runner.run() is RunOutcome.SUCCESS
+
+
+# -- signals --------------------------------------------------------------------------------
+
+
+def test_signals_are_noted_and_stop_the_run_at_its_next_safe_point():
+    import signal
+
+    from limbtree.trees.interrupts import RunInterrupted, signals_abort
+
+    with signals_abort() as signals:
+        signals.check()  # nothing yet
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.sigtimedwait([], 0)  # a point where the handler has run
+        os.kill(os.getpid(), signal.SIGHUP)  # the run is already stopping: changes nothing
+        signal.sigtimedwait([], 0)
+        assert signals.received == "SIGTERM"
+        with pytest.raises(RunInterrupted) as raised:
+            signals.check()
+        assert raised.value.signal_name == "SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_signal_noted_stops_the_runner_between_two_ticks(tmp_path):
+    runner, _ = make_runner(tmp_path, MOVE)
+    noted: list[str | None] = [None]
+    runner.signalled = lambda: noted[0]
+    original = runner._tick
+
+    def tick(t):
+        original(t)
+        if runner.ticks == 30:
+            noted[0] = "SIGTERM"
+
+    runner._tick = tick
+    assert runner.run() is RunOutcome.ABORTED
+    assert runner.ticks == 30
+    found = events(tmp_path)
+    assert found[-1] == {
+        "kind": "aborted",
+        "t": pytest.approx(0.58),
+        "why": "interrupted (SIGTERM)",
+    }

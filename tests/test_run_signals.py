@@ -1,0 +1,169 @@
+"""``limbtree run`` stopped by a signal, mid-run or during the agents' start-up.
+
+Each test starts ``limbtree run`` as a process (with a real simulated agent on loopback),
+signals it, and checks what it leaves: a record that says ABORTED and why, a readable log,
+no agent process and no temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.recorder import read_header, read_log
+
+#: Each test starts an agent process: seconds each.
+pytestmark = pytest.mark.slow
+
+#: A safety limit only (a busy machine takes long to start an agent), never a measured time.
+LIMIT_S = 180.0
+
+MISSION = """\
+mission: long_wait
+clock: sim
+rate_hz: 50
+limbs:
+  arm: {robot: light_limb}
+tree:
+  wait: {duration_s: 3600}
+"""
+
+
+class Run:
+    """``limbtree run`` in a process whose output lines are read as they come."""
+
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        mission = tmp_path / "long_wait.yaml"
+        mission.write_text(MISSION)
+        self.tmp = tmp_path / "tmp"
+        self.tmp.mkdir()
+        env = dict(os.environ, TMPDIR=str(self.tmp), PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_for(self, text: str) -> None:
+        """Read lines until one contains ``text``."""
+        while True:
+            line = self.lines.get(timeout=LIMIT_S)
+            if line is None:
+                raise AssertionError(f"the run ended before {text!r}:\n{''.join(self.output)}")
+            self.output.append(line)
+            if text in line:
+                return
+
+    def say(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def end(self) -> str:
+        """Wait for the process to exit; its whole output."""
+        self.process.wait(timeout=LIMIT_S)
+        self._reader.join(timeout=LIMIT_S)
+        while (line := self.lines.get_nowait() if not self.lines.empty() else None) is not None:
+            self.output.append(line)
+        return "".join(self.output)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[list[Run]]:
+    runs: list[Run] = []
+    yield runs
+    for run in runs:
+        run.kill()
+
+
+def processes_holding(path: Path) -> list[int]:
+    """The processes with a file open under ``path`` (an agent writes its log there)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        if any(target.startswith(str(path)) for target in targets):
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, running):
+    record = tmp_path / "rec"
+    run = Run(tmp_path, "--speed", "1", "--record", str(record))
+    running.append(run)
+    run.wait_for("running long_wait")
+    run.say("p")
+    run.wait_for("paused")
+    run.say("r")
+    run.wait_for("resumed")
+    run.process.send_signal(signal.SIGTERM)
+    out = run.end()
+    assert run.process.returncode == 1, out
+    assert "interrupted (SIGTERM): limbs hold, record closed" in out
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and summary["failure"] == "interrupted (SIGTERM)"
+    assert read_header(record / "log.msgpack") is not None
+    events = [e for tick in read_log(record / "log.msgpack") for e in tick["events"]]
+    assert [e["kind"] for e in events] == ["paused", "resumed", "aborted"], events
+    assert processes_holding(tmp_path) == []
+    assert list(run.tmp.iterdir()) == []
+
+
+def test_ctrl_c_during_start_up_leaves_no_agent_nor_temporary_folder(tmp_path, running):
+    run = Run(tmp_path)
+    running.append(run)
+    run.wait_for("starting 1 simulated agent(s)")
+    run.process.send_signal(signal.SIGINT)
+    out = run.end()
+    assert run.process.returncode == 1, out
+    assert "ABORTED: long_wait" in out
+    assert "interrupted (Ctrl-C) while starting the agents" in out
+    assert processes_holding(tmp_path) == []
+    assert list(run.tmp.iterdir()) == []  # the agents' output folder was removed
+
+
+def test_sigterm_during_the_agents_start_up_records_an_aborted_run(tmp_path, running):
+    record = tmp_path / "rec"
+    run = Run(tmp_path, "--record", str(record))
+    running.append(run)
+    run.wait_for("starting 1 simulated agent(s)")
+    run.process.send_signal(signal.SIGTERM)
+    out = run.end()
+    assert run.process.returncode == 1, out
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED"
+    assert summary["failure"] == "interrupted (SIGTERM) while starting the agents"
+    assert summary["ticks"] == 0
+    header = read_header(record / "log.msgpack")
+    assert header is not None and header["tree"]["type"] == "wait"
+    (last,) = list(read_log(record / "log.msgpack"))
+    assert [e["kind"] for e in last["events"]] == ["aborted"]
+    assert processes_holding(tmp_path) == []

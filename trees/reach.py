@@ -1,0 +1,114 @@
+"""Waypoints a limb cannot reach, found before anything moves (``limbtree check`` and ``run``).
+
+A limb's reach is bounded by its links: the end-effector is never further from the limb's
+base than the sum of the distances between consecutive joint frames along its chain (each
+a rigid offset in the URDF, whatever the joint angles; the triangle inequality), plus the
+travel of its prismatic joints. An absolute ``sync_move`` waypoint further than that from
+the limb's base can never be reached: the limb would stop at the edge of its workspace and
+the node would wait forever. :func:`reach_problems` reports each such waypoint at its node's
+``file:line:column``.
+
+Waypoints relative to where a limb starts, and bases that move during a run, are only known
+at run time: there a ``sync_move`` with a ``timeout_s`` fails naming the waypoint and each
+limb's distance from it.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+from xml.etree import ElementTree
+
+from limbtree.robots import load_robot
+from limbtree.trees.mission import Mission
+from limbtree.trees.mission.errors import Problem
+
+#: Slack on the reach bound [m]: rounding in the description, never a real margin.
+REACH_SLACK_M = 1e-3
+
+
+@cache
+def reach_bound(urdf: Path, base_link: str, ee_link: str) -> float:
+    """The largest distance [m] the frame of ``ee_link`` can be from that of ``base_link``.
+
+    Args:
+        urdf: the robot's URDF file.
+        base_link: the limb's base link.
+        ee_link: its end-effector link.
+
+    Returns:
+        The sum of the joint origins' offsets on the path between the two links, plus the
+        travel of its prismatic joints; infinity if a prismatic joint has no limit.
+    """
+    root = ElementTree.parse(urdf).getroot()
+    above: dict[str, ElementTree.Element] = {}
+    for joint in root.findall("joint"):
+        child = joint.find("child")
+        if child is not None and child.get("link"):
+            above[str(child.get("link"))] = joint
+
+    def lineage(link: str) -> list[str]:
+        links = [link]
+        while links[-1] in above and len(links) <= len(above) + 1:
+            parent = above[links[-1]].find("parent")
+            links.append(str(parent.get("link")) if parent is not None else "")
+        return links
+
+    up, down = lineage(base_link), lineage(ee_link)
+    common = next((link for link in up if link in down), None)
+    if common is None:
+        return math.inf
+    path = up[: up.index(common)] + down[: down.index(common)]
+    total = 0.0
+    for link in path:
+        joint = above[link]
+        origin = joint.find("origin")
+        xyz = origin.get("xyz", "0 0 0") if origin is not None else "0 0 0"
+        total += math.dist([float(v) for v in xyz.split()], (0.0, 0.0, 0.0))
+        if joint.get("type") == "prismatic":
+            limit = joint.find("limit")
+            if limit is None:
+                return math.inf
+            travel = (float(limit.get("lower", "inf")), float(limit.get("upper", "inf")))
+            total += max(abs(travel[0]), abs(travel[1]))
+    return total
+
+
+def limb_reach(robot: str, limb: str) -> float:
+    """The reach bound [m] of a robot's limb (see :func:`reach_bound`)."""
+    description = load_robot(robot)
+    spec = description.limb(limb)
+    return reach_bound(description.urdf_path, spec.base_link, spec.ee_link)
+
+
+def reach_problems(mission: Mission) -> list[Problem]:
+    """Every absolute ``sync_move`` waypoint beyond its limb's reach, at its node's location."""
+    problems: list[Problem] = []
+    for node in mission.root.walk():
+        if node.type != "sync_move" or node.params.get("frame") != "absolute":
+            continue
+        for number, waypoint in enumerate(node.params.get("waypoints") or (), start=1):
+            for name in node.params.get("limbs") or ():
+                pose = waypoint.get(name) if hasattr(waypoint, "get") else None
+                if pose is None:
+                    continue
+                limb = mission.limb(name)
+                base = limb.base_pose[:3] if limb.base_pose else (0.0, 0.0, 0.0)
+                distance = math.dist(pose[:3], base)
+                reach = limb_reach(limb.robot, limb.limb)
+                if distance > reach + REACH_SLACK_M:
+                    problems.append(
+                        Problem(
+                            node.location,
+                            f'sync_move "{node.name}": waypoint {number} is out of reach of '
+                            f"limb {name}: {distance * 1000:.0f} mm from its base, "
+                            f"{(distance - reach) * 1000:.0f} mm beyond the "
+                            f"{reach * 1000:.0f} mm its links reach ({limb.robot}); move the "
+                            "waypoint or the limb's base",
+                        )
+                    )
+    return problems
+
+
+__all__ = ["REACH_SLACK_M", "limb_reach", "reach_bound", "reach_problems"]
