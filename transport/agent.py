@@ -412,7 +412,7 @@ class PlantAgent:
             wait_s = next_tick - (clock() - start)
             timeout_ms = 0 if wait_s <= 0.0 else min(math.ceil(wait_s * 1000.0), cap_ms)
             if poll(timeout_ms):
-                self._drain()
+                self._drain_until(start + next_tick)
             if self._shutdown_deadline is not None:
                 self._check_shutdown()
             now = clock() - start
@@ -511,17 +511,26 @@ class PlantAgent:
     # ----------------------------------------------------------------------------------------
     # Requests
 
-    def _drain(self) -> None:
-        """Serve the requests waiting on the ROUTER (the poller said there is at least one)."""
+    def _drain_until(self, deadline: float) -> None:
+        """Serve waiting requests until none is left, ``deadline``, or :data:`MAX_BATCH` of them.
+
+        The real clock's loop passes its next stream tick: a client flooding the agent with
+        requests (each ``ee_pose`` runs IK) then cannot hold back the plant's updates and its
+        state stream, which go on at their rate in the agent's own time.
+
+        Args:
+            deadline: the time source's value at which to stop serving [s].
+        """
         router = self._router
         events = router.getsockopt
+        clock = self._time
         for _ in range(MAX_BATCH):
             try:
                 identity = router.recv(_NOBLOCK)
             except zmq.Again:
                 return
             self._serve(identity)
-            if self._shutdown or not cast(int, events(_EVENTS)) & _POLLIN:
+            if self._shutdown or not cast(int, events(_EVENTS)) & _POLLIN or clock() >= deadline:
                 return
 
     def _serve(self, identity: bytes) -> None:
