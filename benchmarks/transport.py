@@ -43,6 +43,7 @@ from limbtree.transport import (
     LimbDriver,
     LimbState,
 )
+from limbtree.transport.exposure import ShutdownPolicy
 
 N_JOINTS = 7
 
@@ -98,6 +99,7 @@ def serve_agent(port: int, clock: str, rate_hz: float, quiet: bool = False) -> N
         clock=clock,
         stream_rate_hz=rate_hz,
         publish_on_step=not quiet,
+        shutdown=ShutdownPolicy(allow_remote=True),  # the benchmark stops it over the wire
     )
     agent.run()
 

@@ -33,6 +33,7 @@ import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
 from limbtree.transport.clock import ClockMode
+from limbtree.transport.deadline import DeadlinePlant
 from limbtree.transport.driver import (
     CommandMode,
     DriverError,
@@ -43,6 +44,7 @@ from limbtree.transport.driver import (
 )
 from limbtree.transport.endpoint import split_endpoint
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
+from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
 from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
@@ -142,9 +144,14 @@ class PlantAgent:
             authentication, or None for plain TCP.
         time_source: the real clock's time source [s]; the agent reads no other clock.
         publish_on_step: whether ``step`` replies are also published on the stream.
+        insecure: allow binding a non-loopback address without ``keys_dir`` (a warning is
+            logged); without it such a bind raises ``ConfigError``.
+        shutdown: who may stop the agent with a ``shutdown`` request (default: nobody; see
+            :mod:`limbtree.transport.exposure`).
 
     Raises:
-        ConfigError: for a malformed endpoint, a bad clock or rate, or a port in use.
+        ConfigError: for a malformed endpoint, a bad clock or rate, a port in use, or a
+            non-loopback bind without keys and without ``insecure``.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
 
@@ -158,6 +165,8 @@ class PlantAgent:
         *,
         time_source: Callable[[], float] = time.monotonic,
         publish_on_step: bool = True,
+        insecure: bool = False,
+        shutdown: ShutdownPolicy = OWNER_ONLY,
     ) -> None:
         try:
             self._clock = ClockMode(clock)
@@ -168,11 +177,15 @@ class PlantAgent:
         if not (math.isfinite(stream_rate_hz) and stream_rate_hz > 0.0):
             raise ConfigError(f"stream_rate_hz must be a finite rate > 0 Hz, not {stream_rate_hz}")
         host, port = split_endpoint(bind)
+        exposed = check_exposure(bind, host, curve=keys_dir is not None, insecure=insecure)
+        if exposed is not None:
+            _log.warning(exposed)
+        self._shutdown_policy = shutdown
         self._request_endpoint = f"tcp://{host}:{port}"
         self._state_endpoint = f"tcp://{host}:{port + 1}"
         if isinstance(plant, LimbDriver):
             plant = DriverPlant(plant, plant.describe().robot)
-        self._plant = plant
+        self._plant = DeadlinePlant(plant)
         self._real = self._clock is ClockMode.REAL
         self._description = plant.describe()
         self._stream_rate_hz = float(stream_rate_hz)
@@ -277,8 +290,8 @@ class PlantAgent:
 
     @property
     def plant(self) -> Plant:
-        """The plant served."""
-        return self._plant
+        """The plant served (without the command deadlines the agent adds around it)."""
+        return self._plant.inner
 
     @property
     def errors_received(self) -> dict[str, int]:
@@ -781,6 +794,13 @@ class PlantAgent:
         return self._ack(request)
 
     def _on_shutdown(self, request: Request) -> bytes:
+        if not self._shutdown_policy.allows(request.fields.get("token")):
+            _log.warning("shutdown request refused (no owner token; no --allow-remote-shutdown)")
+            return self._pack(
+                error_reply(
+                    request.seq, ErrorCode.SHUTDOWN_REFUSED, self._shutdown_policy.refusal()
+                )
+            )
         _log.info("shutdown requested over the wire")
         if self._shutdown_deadline is None:
             self._shutdown_deadline = self._time() + SHUTDOWN_GRACE_S
@@ -838,6 +858,8 @@ def serve_forever(
     stream_rate_hz: float = 100.0,
     keys_dir: str | os.PathLike[str] | None = None,
     publish_on_step: bool = True,
+    insecure: bool = False,
+    shutdown: ShutdownPolicy = OWNER_ONLY,
 ) -> None:
     """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
 
@@ -851,9 +873,11 @@ def serve_forever(
         keys_dir: keys folder to require CURVE, or None.
         publish_on_step: sim clock: also publish each stepped state on the stream (off when
             the only listener is the runner, which has the state in the step's reply).
+        insecure: allow a non-loopback bind without keys (logs a warning).
+        shutdown: who may stop the agent with a ``shutdown`` request.
 
     Raises:
-        ConfigError: for bad settings or ports in use.
+        ConfigError: for bad settings, ports in use, or an exposed bind without keys.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
     agent = PlantAgent(
@@ -863,6 +887,8 @@ def serve_forever(
         stream_rate_hz=stream_rate_hz,
         keys_dir=keys_dir,
         publish_on_step=publish_on_step,
+        insecure=insecure,
+        shutdown=shutdown,
     )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

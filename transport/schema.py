@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 import msgpack
 
+from limbtree.transport.deadline import DEADLINE_FIELD, MAX_COMMAND_DEADLINE_S
 from limbtree.transport.driver import (
     CommandMode,
     GripperAction,
@@ -125,6 +126,9 @@ class ErrorCode(StrEnum):
     """The driver does not know this fault kind."""
     INTERNAL = "internal"
     """The driver raised something unexpected; the agent logged it and goes on serving."""
+    SHUTDOWN_REFUSED = "shutdown_refused"
+    """``shutdown`` without the agent's owner token, to an agent started without
+    ``--allow-remote-shutdown``."""
 
 
 class Request(NamedTuple):
@@ -421,15 +425,34 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
         fields["q"] = _numbers(obj.get("q"), "q", where, seq)
     elif mode is CommandMode.EE_POSE:
         fields["pose"] = _numbers(obj.get("pose"), "pose", where, seq, 7)
-        if "ee" in obj:
+        if obj.get("ee") is not None:  # nil means missing
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
     elif mode is CommandMode.EE_TWIST:
         fields["twist"] = _numbers(obj.get("twist"), "twist", where, seq, 6)
-        if "ee" in obj:
+        if obj.get("ee") is not None:
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
+        _deadline(obj, fields, where, seq)
     elif mode is CommandMode.JOINT_TORQUE:
         fields["tau"] = _numbers(obj.get("tau"), "tau", where, seq)
+        _deadline(obj, fields, where, seq)
     return Request(MessageType.COMMAND, seq, fields)
+
+
+def _deadline(obj: dict[str, Any], fields: dict[str, Any], where: str, seq: int) -> None:
+    """Add the optional ``deadline_s`` of an ``ee_twist`` or ``joint_torque`` command."""
+    value = obj.get(DEADLINE_FIELD)
+    if value is None:
+        return
+    deadline_s = _number(value, DEADLINE_FIELD, where, seq)
+    if not 0.0 < deadline_s <= MAX_COMMAND_DEADLINE_S:
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {DEADLINE_FIELD!r} of {where} is {deadline_s} s; it must be > 0 s and "
+            f"<= {MAX_COMMAND_DEADLINE_S:g} s",
+            seq=seq,
+            field=DEADLINE_FIELD,
+        )
+    fields[DEADLINE_FIELD] = deadline_s
 
 
 def _parse_step(obj: dict[str, Any], seq: int) -> Request:
@@ -443,7 +466,9 @@ def _parse_step(obj: dict[str, Any], seq: int) -> Request:
 
 def _parse_fault(obj: dict[str, Any], seq: int) -> Request:
     kind = _string(obj.get("kind"), "kind", "fault", seq)
-    params = obj.get("params", {})
+    params = obj.get("params")
+    if params is None:  # missing or nil: no parameters
+        params = {}
     if type(params) is not dict:
         raise _field_error("params", "a map (string keys)", params, "fault", seq)
     return Request(
@@ -456,11 +481,19 @@ def _parse_gripper(obj: dict[str, Any], seq: int) -> Request:
     return Request(MessageType.GRIPPER, seq, _limb(obj, {"action": action}, "gripper", seq))
 
 
+def _parse_shutdown(obj: dict[str, Any], seq: int) -> Request:
+    token = obj.get("token")
+    fields: dict[str, Any] = {}
+    if token is not None:  # nil means missing
+        fields["token"] = _string(token, "token", "shutdown", seq)
+    return Request(MessageType.SHUTDOWN, seq, fields)
+
+
 _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
     {
         MessageType.DESCRIBE.value: _parse_empty(MessageType.DESCRIBE),
         MessageType.PING.value: _parse_empty(MessageType.PING),
-        MessageType.SHUTDOWN.value: _parse_empty(MessageType.SHUTDOWN),
+        MessageType.SHUTDOWN.value: _parse_shutdown,
         MessageType.COMMAND.value: _parse_command,
         MessageType.STEP.value: _parse_step,
         MessageType.FAULT.value: _parse_fault,
