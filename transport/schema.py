@@ -47,6 +47,12 @@ A peer that sends more is disconnected by ZeroMQ without a reply (it reconnects 
 this keeps a hostile peer from making the agent allocate without bound.
 """
 
+MAX_NESTING_DEPTH: Final = 32
+"""Deepest nesting of maps and arrays in a request; the message map itself is level 1."""
+
+QUATERNION_TOLERANCE: Final = 1e-6
+"""How far from 1 the norm of a pose's quaternion may be (as ``limbtree.kinematics.Pose``)."""
+
 MAX_ENVELOPE_FRAMES: Final = 8
 """Most envelope frames (between the routing identity and the message) an agent echoes back."""
 
@@ -186,6 +192,12 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
         )
     try:
         obj = unpack(frame)
+    except msgpack.StackError:  # msgpack's own limit (1024) is far beyond ours
+        raise ProtocolError(
+            ErrorCode.UNDECODABLE,
+            f"nesting deeper than the limit of {MAX_NESTING_DEPTH} levels "
+            "(the message map is level 1)",
+        ) from None
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise ProtocolError(ErrorCode.UNDECODABLE, f"not valid msgpack: {exc}") from None
     if type(obj) is not dict:
@@ -244,7 +256,67 @@ def parse_request(frame: bytes) -> Request:
     Raises:
         ProtocolError: with the wire code of the first problem found.
     """
-    return validate_request(decode(frame))
+    obj = decode(frame)
+    check_plain(obj)
+    return validate_request(obj)
+
+
+def check_plain(obj: dict[str, Any]) -> None:
+    """Check a decoded request all the way down: string map keys, no timestamps, bounded depth.
+
+    msgpack decodes binary map keys and the timestamp extension (type -1) without calling
+    the extension hook; this refuses them wherever they are, and any nesting deeper than
+    :data:`MAX_NESTING_DEPTH` levels (the message map is level 1). Only requests are walked:
+    the agent's own replies and states are trusted by its clients.
+
+    Args:
+        obj: the decoded message map.
+
+    Raises:
+        ProtocolError: ``undecodable``, naming the top-level field it is under.
+    """
+    stack: list[tuple[object, int, str]] = [(obj, 1, "")]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node, depth, top = pop()
+        if type(node) is dict:
+            for key in node:
+                if type(key) is not str:
+                    raise _not_plain(
+                        obj, top, f"a map key is {_wire_type_name(key)}; map keys must be strings"
+                    )
+            values: Any = node.items() if depth == 1 else ((top, v) for v in node.values())
+        else:
+            values = ((top, v) for v in node)  # type: ignore[attr-defined]
+        for where, value in values:
+            tv = type(value)
+            if tv is dict or tv is tuple:
+                if depth >= MAX_NESTING_DEPTH:
+                    raise _not_plain(
+                        obj,
+                        where,
+                        f"nesting deeper than the limit of {MAX_NESTING_DEPTH} levels "
+                        "(the message map is level 1)",
+                    )
+                push((value, depth + 1, where))
+            elif tv is msgpack.Timestamp:
+                raise _not_plain(
+                    obj,
+                    where,
+                    "a msgpack timestamp (extension type -1) is not part of this protocol",
+                )
+
+
+def _not_plain(obj: dict[str, Any], top: str, problem: str) -> ProtocolError:
+    seq = obj.get("seq")
+    where = f" (under field {top!r})" if top else ""
+    return ProtocolError(
+        ErrorCode.UNDECODABLE,
+        f"{problem}{where}",
+        seq=seq if type(seq) is int else 0,
+        field=top or None,
+    )
 
 
 def validate_request(obj: dict[str, Any]) -> Request:
@@ -424,7 +496,7 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     if mode is CommandMode.JOINT_POSITION:
         fields["q"] = _numbers(obj.get("q"), "q", where, seq)
     elif mode is CommandMode.EE_POSE:
-        fields["pose"] = _numbers(obj.get("pose"), "pose", where, seq, 7)
+        fields["pose"] = _pose(obj.get("pose"), "pose", where, seq)
         if obj.get("ee") is not None:  # nil means missing
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
     elif mode is CommandMode.EE_TWIST:
@@ -436,6 +508,22 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
         fields["tau"] = _numbers(obj.get("tau"), "tau", where, seq)
         _deadline(obj, fields, where, seq)
     return Request(MessageType.COMMAND, seq, fields)
+
+
+def _pose(value: object, name: str, where: str, seq: int) -> tuple[float, ...]:
+    """7 numbers ``[x, y, z, qx, qy, qz, qw]`` whose quaternion has norm 1 (within tolerance)."""
+    pose = _numbers(value, name, where, seq, 7)
+    norm = math.sqrt(sum(v * v for v in pose[3:]))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        quaternion = ", ".join(f"{v:g}" for v in pose[3:])
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {name!r} of {where} has quaternion [{quaternion}] of norm {norm:.9g}; "
+            "give a unit quaternion (qx, qy, qz, qw), scalar last",
+            seq=seq,
+            field=name,
+        )
+    return pose
 
 
 def _deadline(obj: dict[str, Any], fields: dict[str, Any], where: str, seq: int) -> None:
@@ -747,7 +835,9 @@ def _state_from_map_checked(m: object, seq: int) -> StateSample:
     health = m.get("health")
     if type(health) is not int or health < 0:
         raise _field_error("health", "a non-negative int (Health flags)", health, _STATE, seq)
-    detail = m.get("detail", {})
+    detail = m.get("detail")
+    if detail is None:  # missing or nil: no detail
+        detail = {}
     if type(detail) is not dict:
         raise _field_error("detail", "a map", detail, _STATE, seq)
     state = LimbState(
