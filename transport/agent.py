@@ -599,7 +599,10 @@ class PlantAgent:
             self._extra_health = Health.BAD_INPUT
             if self._real and self._all_gone():
                 return None
-            return self._pack(error_reply(exc.seq, exc.code, str(exc), exc.field))
+            reply = error_reply(exc.seq, exc.code, str(exc), exc.field)
+            if exc.code == ErrorCode.BAD_VERSION:
+                reply["versions"] = list(SUPPORTED_VERSIONS)
+            return self._pack(reply)
         except DriverError as exc:
             return self._pack(error_reply(seq, exc.code, str(exc)))
         except Exception as exc:
@@ -742,6 +745,7 @@ class PlantAgent:
                 seq=request.seq,
                 field="t",
             )
+        repeat = last == t  # the same t again: the same states, nothing new published
         self._last_step_t = t
         self._sim_time = t
         plant = self._plant
@@ -750,7 +754,8 @@ class PlantAgent:
         live = [limb for name, limb in self._limbs.items() if available(name)]
         if not live:
             return self._unavailable(request)
-        self._state_seq += 1
+        if not repeat:
+            self._state_seq += 1
         base = self._pack_base()
         packb = self._packb
         parts = [
@@ -764,7 +769,7 @@ class PlantAgent:
             _map_header(len(live)),
         ]
         limb_state = plant.limb_state
-        publish = self._publish_on_step
+        publish = self._publish_on_step and not repeat
         for limb in live:
             state = limb_state(limb.name)
             parts.append(limb.packed_name)
