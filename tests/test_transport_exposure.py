@@ -295,3 +295,31 @@ def test_a_real_clock_agent_brings_a_twisting_limb_to_rest_when_its_client_goes_
 def _later(link: Any, t: float) -> bool:
     state = link.state
     return state is not None and state.t > t
+
+
+def test_the_launcher_gives_its_agents_a_fresh_owner_token_in_the_environment(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import limbtree.trees.launcher as launcher
+
+    seen: list[tuple[list[str], dict[str, str]]] = []
+
+    class Recorded:
+        def __init__(self, command: list[str], **kwargs: Any) -> None:
+            seen.append((command, kwargs["env"]))
+
+        def poll(self) -> int:
+            return 0
+
+        def wait(self, timeout: float) -> int:
+            return 0
+
+    monkeypatch.setattr(launcher.subprocess, "Popen", Recorded)
+    agents = launcher.SimAgents([], tmp_path)
+    other = launcher.SimAgents([], tmp_path)
+    agents._launch(launcher.SimAgentSpec("arm", "light_limb", None, 0, "sim"), 5550)
+    agents.stop()
+    ((command, env),) = seen
+    assert env[SHUTDOWN_TOKEN_ENV] == agents.token and len(agents.token) == 32
+    assert agents.token != other.token
+    assert agents.token not in " ".join(command)
