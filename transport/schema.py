@@ -496,9 +496,10 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     if mode is CommandMode.JOINT_POSITION:
         fields["q"] = _numbers(obj.get("q"), "q", where, seq)
     elif mode is CommandMode.EE_POSE:
-        fields["pose"] = _pose(obj.get("pose"), "pose", where, seq)
+        pose = _numbers(obj.get("pose"), "pose", where, seq, 7)
         if obj.get("ee") is not None:  # nil means missing
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
+        fields["pose"] = _unit_quaternion(pose, "pose", where, seq)
     elif mode is CommandMode.EE_TWIST:
         fields["twist"] = _numbers(obj.get("twist"), "twist", where, seq, 6)
         if obj.get("ee") is not None:
@@ -510,9 +511,8 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     return Request(MessageType.COMMAND, seq, fields)
 
 
-def _pose(value: object, name: str, where: str, seq: int) -> tuple[float, ...]:
-    """7 numbers ``[x, y, z, qx, qy, qz, qw]`` whose quaternion has norm 1 (within tolerance)."""
-    pose = _numbers(value, name, where, seq, 7)
+def _unit_quaternion(pose: tuple[float, ...], name: str, where: str, seq: int) -> tuple[float, ...]:
+    """``pose`` (7 numbers ``[x, y, z, qx, qy, qz, qw]``) if its quaternion has norm 1."""
     norm = math.sqrt(sum(v * v for v in pose[3:]))
     if abs(norm - 1.0) > QUATERNION_TOLERANCE:
         quaternion = ", ".join(f"{v:g}" for v in pose[3:])
