@@ -199,11 +199,18 @@ class HardwareDriver(LimbDriver):
         if t == self._t and self._state is not None:
             return
         dt = 0.0 if self._t is None else t - self._t
+        tracker = self._tracker
+        # The setpoint for t goes out before the bus moves to t, so a command given before
+        # this advance moves the joints over the interval it closes, not one update later.
+        ahead = (
+            self._q is not None and not self._interrupted and self.power_state() and self.available
+        )
+        if ahead and self._q is not None:
+            self.write_joint_targets(tracker.step(self._q, dt))
         self.sync(t)
         self._t = t
         powered = self.power_state()
         live = powered and self.available
-        tracker = self._tracker
         if not live:
             self._interrupted = True
             if self._state is not None:
@@ -224,7 +231,8 @@ class HardwareDriver(LimbDriver):
                 # Back from a power loss or a disassembly: stay where the limb now is.
                 tracker.hold(q)
                 self._interrupted = False
-            self.write_joint_targets(tracker.step(q, dt))
+            if not ahead:
+                self.write_joint_targets(tracker.step(q, dt))
         self._state = LimbState(
             t=t,
             q=tuple(q.tolist()),

@@ -30,6 +30,7 @@ from limbtree.transport import (
     LimbState,
     serve_forever,
 )
+from limbtree.transport.exposure import ShutdownPolicy
 
 
 class FakeDriver(LimbDriver):
@@ -173,6 +174,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--keys", default=None)
     parser.add_argument("--speed", type=float, default=1.0)
+    parser.add_argument("--allow-remote-shutdown", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     serve_forever(
@@ -181,6 +183,7 @@ def main() -> None:
         clock=args.clock,
         stream_rate_hz=args.rate,
         keys_dir=args.keys,
+        shutdown=ShutdownPolicy(allow_remote=args.allow_remote_shutdown),
     )
 
 

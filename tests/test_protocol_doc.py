@@ -114,3 +114,230 @@ def test_a_raw_client_from_the_document_drives_a_plant_agent(sockets):
     typed = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 9, "t": "now"}))
     assert (typed["code"], typed["field"]) == ("bad_field", "t")
     assert typed["message"] in DOC.replace("\n", " ")
+
+
+# --- section 13: delivery, order, versions, reconnection -----------------------------------
+
+SECTION_13 = DOC[DOC.index("## 13. Delivery") : DOC.index("## 14. Example")].replace("\n  ", " ")
+
+
+def _dealer(context: zmq.Context[zmq.Socket[bytes]], *, immediate: bool) -> zmq.Socket[bytes]:
+    dealer = context.socket(zmq.DEALER)
+    dealer.linger = 0
+    dealer.rcvtimeo = 5000
+    dealer.immediate = immediate
+    dealer.setsockopt(zmq.RECONNECT_IVL, 100)
+    dealer.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+    return dealer
+
+
+@pytest.fixture
+def context() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    yield ctx
+    ctx.destroy(linger=0)
+
+
+@pytest.fixture
+def quad(make_agent: MakeAgent) -> Any:
+    return make_agent(make_plant("moonbot_zero"), clock="sim")
+
+
+def test_sizes_a_request_over_64_kib_is_too_large_and_a_frame_over_1_mib_drops_the_connection(
+    quad: Any, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "at most 65536 bytes" in SECTION_13 and "over 1 MiB" in SECTION_13
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    big = msgpack.packb({"v": 2, "type": "ping", "seq": 1, "pad": "x" * 70_000})
+    assert exchange(dealer, big)["code"] == "too_large"
+    dealer.send(msgpack.packb({"v": 2, "type": "ping", "seq": 2, "pad": b"x" * (1 << 20)}))
+    dealer.rcvtimeo = 1000
+    with pytest.raises(zmq.Again):
+        dealer.recv()  # no reply: the connection was dropped
+    dealer.rcvtimeo = 5000
+    for seq in range(3, 50):  # it reconnects by itself
+        dealer.send(msgpack.packb({"v": 2, "type": "ping", "seq": seq}))
+        if dealer.poll(500):
+            assert msgpack.unpackb(dealer.recv())["type"] == "ping_reply"
+            break
+    else:
+        pytest.fail("the dealer never reconnected")
+
+
+def test_the_first_request_of_an_immediate_dealer_is_dropped_before_it_connects(
+    make_agent: MakeAgent, free_port: Callable[[], int], context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "fails (`EAGAIN`)" in SECTION_13
+    port = free_port()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    immediate = _dealer(context, immediate=True)
+    queued = _dealer(context, immediate=False)
+    immediate.connect(endpoint)
+    queued.connect(endpoint)
+    ping = msgpack.packb({"v": 2, "type": "ping", "seq": 1})
+    with pytest.raises(zmq.Again):
+        immediate.send(ping, zmq.NOBLOCK)  # nobody there yet: dropped, not queued
+    queued.send(ping, zmq.NOBLOCK)  # queued until connected
+    agent = _agent_on(make_agent, port)
+    assert msgpack.unpackb(queued.recv())["seq"] == 1
+    assert immediate.poll(10_000, zmq.POLLOUT), "POLLOUT never said the connection is up"
+    assert exchange(immediate, ping)["type"] == "ping_reply"
+    assert not agent.closed
+
+
+def _agent_on(make_agent: MakeAgent, port: int) -> Any:
+    """An agent on ``port``; the fixture picks free ports, so bind this one by hand."""
+    from limbtree.transport import PlantAgent
+
+    agent = PlantAgent(make_plant("light_limb"), f"tcp://127.0.0.1:{port}", clock="sim")
+    agent.start_in_thread()
+    _started.append(agent)
+    return agent
+
+
+_started: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_started() -> Iterator[None]:
+    yield
+    while _started:
+        _started.pop().stop(timeout_s=5.0)
+
+
+@pytest.mark.parametrize("seq", [0, -3, 2**63 - 1, 2**64 - 1, -(2**63)])
+def test_integers_any_msgpack_int_seq_is_echoed_unchanged(quad: Any, seq: int) -> None:
+    assert "−2^63 … 2^64−1" in SECTION_13
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    try:
+        assert exchange(dealer, msgpack.packb({"v": 2, "type": "ping", "seq": seq}))["seq"] == seq
+    finally:
+        dealer.close()
+        context.term()
+
+
+def test_integers_state_seq_starts_at_1_and_session_has_32_bits(
+    quad: Any, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "starts at 1" in SECTION_13 and "0 … 2^32−1" in SECTION_13
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    first = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.01}))
+    second = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 2, "t": 0.02}))
+    assert first["limbs"]["leg_0"]["seq"] == 1 and second["limbs"]["leg_0"]["seq"] == 2
+    assert 0 <= first["limbs"]["leg_0"]["session"] < 2**32
+
+
+def test_order_replies_on_one_connection_come_in_request_order(
+    quad: Any, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "answers in the order it received the requests" in SECTION_13
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    kinds = ["ping", "describe", "step", "command", "ping"] * 20
+    for seq, kind in enumerate(kinds, start=1):
+        message: dict[str, Any] = {"v": 2, "type": kind, "seq": seq}
+        if kind == "step":
+            message["t"] = seq * 0.01
+        if kind == "command":
+            message.update(limb="leg_1", mode="hold")
+        dealer.send(msgpack.packb(message))
+    seqs = [msgpack.unpackb(dealer.recv())["seq"] for _ in kinds]
+    assert seqs == list(range(1, len(kinds) + 1))
+
+
+def test_versions_bad_version_lists_the_versions_the_agent_speaks(
+    quad: Any, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "answers `bad_version` with `versions`" in SECTION_13
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    refused = exchange(dealer, msgpack.packb({"v": 3, "type": "describe", "seq": 1}))
+    assert (refused["code"], refused["versions"]) == ("bad_version", [2])
+    accepted = exchange(dealer, msgpack.packb({"v": 2, "type": "describe", "seq": 2}))
+    assert accepted["versions"] == [2]
+
+
+def test_reconnection_a_restarted_agent_has_a_new_session_and_seq_from_1(
+    make_agent: MakeAgent, free_port: Callable[[], int], context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "has a new `session`" in SECTION_13
+    port = free_port()
+    dealer = _dealer(context, immediate=True)
+    dealer.connect(f"tcp://127.0.0.1:{port}")
+    old = _agent_on(make_agent, port)
+    assert dealer.poll(10_000, zmq.POLLOUT)
+    before = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.5}))
+    old.stop(timeout_s=5.0)
+    _agent_on(make_agent, port)
+    for seq in range(2, 200):  # resend until the new agent answers
+        try:
+            dealer.send(msgpack.packb({"v": 2, "type": "step", "seq": seq, "t": 0.01}), zmq.NOBLOCK)
+        except zmq.Again:
+            dealer.poll(100, zmq.POLLOUT)
+            continue
+        if dealer.poll(500):
+            after = msgpack.unpackb(dealer.recv())
+            break
+    else:
+        pytest.fail("the dealer never reached the restarted agent")
+    assert after["seq"] == seq
+    assert after["limbs"]["arm"]["session"] != before["limbs"]["arm"]["session"]
+    assert after["limbs"]["arm"]["seq"] == 1
+
+
+def test_idempotence_a_fault_resent_starts_its_duration_again(
+    quad: Any, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "`fault` is **not** idempotent" in SECTION_13
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(quad.request_endpoint)
+    seq = iter(range(1, 100))
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        return exchange(dealer, msgpack.packb({"v": 2, "seq": next(seq), **message}))
+
+    def blocked(t: float) -> bool:
+        state = ask({"type": "step", "t": t})["limbs"]["leg_0"]
+        return bool(state["health"] & 2)
+
+    fault = {"type": "fault", "limb": "leg_0", "kind": "blockage", "params": {"duration_s": 0.1}}
+    assert ask(fault)["type"] == "fault_reply"
+    assert blocked(0.05)
+    assert ask(fault)["type"] == "fault_reply"  # again at t = 0.05 s: now until 0.15 s
+    assert blocked(0.12)
+    assert not blocked(0.2)
+
+
+def test_idempotence_describe_ping_same_step_and_same_gripper_change_nothing(
+    make_agent: MakeAgent, context: zmq.Context[zmq.Socket[bytes]]
+) -> None:
+    assert "`describe` and `ping` (no effect)" in SECTION_13
+    agent = make_agent(make_plant("light_limb"), clock="sim")
+    dealer = _dealer(context, immediate=False)
+    dealer.connect(agent.request_endpoint)
+    seq = iter(range(1, 100))
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        return exchange(dealer, msgpack.packb({"v": 2, "seq": next(seq), **message}))
+
+    first = ask({"type": "step", "t": 0.1})["limbs"]["arm"]
+    for message in (
+        {"type": "describe"},
+        {"type": "ping"},
+        {"type": "gripper", "limb": "arm", "action": first["gripper"]},
+        {"type": "command", "limb": "arm", "mode": "joint_position", "q": first["q"]},
+        {"type": "step", "t": 0.1},
+    ):
+        assert ask(message)["type"].endswith("_reply")
+    again = ask({"type": "step", "t": 0.1})["limbs"]["arm"]
+    assert (again["seq"], again["q"], again["gripper"]) == (
+        first["seq"],
+        first["q"],
+        first["gripper"],
+    )
+    later = ask({"type": "step", "t": 0.2})["limbs"]["arm"]
+    assert later["q"] == first["q"]

@@ -334,10 +334,11 @@ def test_latency_delays_the_start_of_motion_by_latency_s():
     for driver in (ideal, late):
         driver.command(CommandMode.JOINT_POSITION, {"q": target})
     ideal_states, late_states = run(ideal, 1.0), run(late, 1.0)
-    # The setpoint sent at t = 0.01 s acts from 0.21 s: the joints have moved at 0.22 s.
-    assert late_states[20].q == late.tracker.limb.postures["home"]
-    assert late_states[21].q != late_states[20].q
-    assert ideal_states[1].q != ideal_states[0].q
+    # The setpoint for t = 0.01 s goes out at 0 s (before the bus moves) and acts from
+    # 0.20 s: the joints have moved at 0.21 s. Without latency they move in the first step.
+    assert late_states[19].q == late.tracker.limb.postures["home"]
+    assert late_states[20].q != late_states[19].q
+    assert ideal_states[0].q != ideal.tracker.limb.postures["home"]
     for k in range(30, 100):
         assert late_states[k].q == pytest.approx(ideal_states[k - 20].q, abs=1e-12)
 

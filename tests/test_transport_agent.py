@@ -20,6 +20,7 @@ from limbtree.transport import (
     RemoteError,
     RequestTimeoutError,
 )
+from limbtree.transport.exposure import ShutdownPolicy
 from limbtree.transport.schema import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 
 pytestmark = pytest.mark.timeout(30)
@@ -115,7 +116,7 @@ def test_shutdown_request_replies_then_stops_the_agent(
     make_agent: MakeAgent, make_client: MakeClient
 ) -> None:
     driver = FakeDriver()
-    agent = make_agent(driver, clock="sim")
+    agent = make_agent(driver, clock="sim", shutdown=ShutdownPolicy(allow_remote=True))
     make_client(agent.request_endpoint).shutdown(timeout_s=5)
     assert wait_until(lambda: agent.closed, 5)
     assert driver.closed

@@ -111,7 +111,7 @@ def test_shutdown_request_ends_the_agent_process(
     agent_process: StartAgent, make_client: MakeClient, free_port: Callable[[], int]
 ) -> None:
     port = free_port()
-    proc = agent_process(port, "--clock", "sim")
+    proc = agent_process(port, "--clock", "sim", "--allow-remote-shutdown")
     client = make_client(f"tcp://127.0.0.1:{port}")
     client.describe(timeout_s=STARTUP_S)
     client.shutdown(timeout_s=5)

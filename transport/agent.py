@@ -33,6 +33,7 @@ import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
 from limbtree.transport.clock import ClockMode
+from limbtree.transport.deadline import DeadlinePlant
 from limbtree.transport.driver import (
     CommandMode,
     DriverError,
@@ -43,6 +44,7 @@ from limbtree.transport.driver import (
 )
 from limbtree.transport.endpoint import split_endpoint
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
+from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
 from limbtree.transport.orphan import watch_parent
 from limbtree.transport.plant import BaseState, DriverPlant, Plant
@@ -143,9 +145,14 @@ class PlantAgent:
             authentication, or None for plain TCP.
         time_source: the real clock's time source [s]; the agent reads no other clock.
         publish_on_step: whether ``step`` replies are also published on the stream.
+        insecure: allow binding a non-loopback address without ``keys_dir`` (a warning is
+            logged); without it such a bind raises ``ConfigError``.
+        shutdown: who may stop the agent with a ``shutdown`` request (default: nobody; see
+            :mod:`limbtree.transport.exposure`).
 
     Raises:
-        ConfigError: for a malformed endpoint, a bad clock or rate, or a port in use.
+        ConfigError: for a malformed endpoint, a bad clock or rate, a port in use, or a
+            non-loopback bind without keys and without ``insecure``.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
 
@@ -159,6 +166,8 @@ class PlantAgent:
         *,
         time_source: Callable[[], float] = time.monotonic,
         publish_on_step: bool = True,
+        insecure: bool = False,
+        shutdown: ShutdownPolicy = OWNER_ONLY,
     ) -> None:
         try:
             self._clock = ClockMode(clock)
@@ -169,11 +178,15 @@ class PlantAgent:
         if not (math.isfinite(stream_rate_hz) and stream_rate_hz > 0.0):
             raise ConfigError(f"stream_rate_hz must be a finite rate > 0 Hz, not {stream_rate_hz}")
         host, port = split_endpoint(bind)
+        exposed = check_exposure(bind, host, curve=keys_dir is not None, insecure=insecure)
+        if exposed is not None:
+            _log.warning(exposed)
+        self._shutdown_policy = shutdown
         self._request_endpoint = f"tcp://{host}:{port}"
         self._state_endpoint = f"tcp://{host}:{port + 1}"
         if isinstance(plant, LimbDriver):
             plant = DriverPlant(plant, plant.describe().robot)
-        self._plant = plant
+        self._plant = DeadlinePlant(plant)
         self._real = self._clock is ClockMode.REAL
         self._description = plant.describe()
         self._stream_rate_hz = float(stream_rate_hz)
@@ -278,8 +291,8 @@ class PlantAgent:
 
     @property
     def plant(self) -> Plant:
-        """The plant served."""
-        return self._plant
+        """The plant served (without the command deadlines the agent adds around it)."""
+        return self._plant.inner
 
     @property
     def errors_received(self) -> dict[str, int]:
@@ -413,7 +426,7 @@ class PlantAgent:
             wait_s = next_tick - (clock() - start)
             timeout_ms = 0 if wait_s <= 0.0 else min(math.ceil(wait_s * 1000.0), cap_ms)
             if poll(timeout_ms):
-                self._drain()
+                self._drain_until(start + next_tick)
             if self._shutdown_deadline is not None:
                 self._check_shutdown()
             now = clock() - start
@@ -512,17 +525,26 @@ class PlantAgent:
     # ----------------------------------------------------------------------------------------
     # Requests
 
-    def _drain(self) -> None:
-        """Serve the requests waiting on the ROUTER (the poller said there is at least one)."""
+    def _drain_until(self, deadline: float) -> None:
+        """Serve waiting requests until none is left, ``deadline``, or :data:`MAX_BATCH` of them.
+
+        The real clock's loop passes its next stream tick: a client flooding the agent with
+        requests (each ``ee_pose`` runs IK) then cannot hold back the plant's updates and its
+        state stream, which go on at their rate in the agent's own time.
+
+        Args:
+            deadline: the time source's value at which to stop serving [s].
+        """
         router = self._router
         events = router.getsockopt
+        clock = self._time
         for _ in range(MAX_BATCH):
             try:
                 identity = router.recv(_NOBLOCK)
             except zmq.Again:
                 return
             self._serve(identity)
-            if self._shutdown or not cast(int, events(_EVENTS)) & _POLLIN:
+            if self._shutdown or not cast(int, events(_EVENTS)) & _POLLIN or clock() >= deadline:
                 return
 
     def _serve(self, identity: bytes) -> None:
@@ -578,7 +600,10 @@ class PlantAgent:
             self._extra_health = Health.BAD_INPUT
             if self._real and self._all_gone():
                 return None
-            return self._pack(error_reply(exc.seq, exc.code, str(exc), exc.field))
+            reply = error_reply(exc.seq, exc.code, str(exc), exc.field)
+            if exc.code == ErrorCode.BAD_VERSION:
+                reply["versions"] = list(SUPPORTED_VERSIONS)
+            return self._pack(reply)
         except DriverError as exc:
             return self._pack(error_reply(seq, exc.code, str(exc)))
         except Exception as exc:
@@ -721,6 +746,7 @@ class PlantAgent:
                 seq=request.seq,
                 field="t",
             )
+        repeat = last == t  # the same t again: the same states, nothing new published
         self._last_step_t = t
         self._sim_time = t
         plant = self._plant
@@ -729,7 +755,8 @@ class PlantAgent:
         live = [limb for name, limb in self._limbs.items() if available(name)]
         if not live:
             return self._unavailable(request)
-        self._state_seq += 1
+        if not repeat:
+            self._state_seq += 1
         base = self._pack_base()
         packb = self._packb
         parts = [
@@ -743,7 +770,7 @@ class PlantAgent:
             _map_header(len(live)),
         ]
         limb_state = plant.limb_state
-        publish = self._publish_on_step
+        publish = self._publish_on_step and not repeat
         for limb in live:
             state = limb_state(limb.name)
             parts.append(limb.packed_name)
@@ -773,6 +800,13 @@ class PlantAgent:
         return self._ack(request)
 
     def _on_shutdown(self, request: Request) -> bytes:
+        if not self._shutdown_policy.allows(request.fields.get("token")):
+            _log.warning("shutdown request refused (no owner token; no --allow-remote-shutdown)")
+            return self._pack(
+                error_reply(
+                    request.seq, ErrorCode.SHUTDOWN_REFUSED, self._shutdown_policy.refusal()
+                )
+            )
         _log.info("shutdown requested over the wire")
         if self._shutdown_deadline is None:
             self._shutdown_deadline = self._time() + SHUTDOWN_GRACE_S
@@ -831,6 +865,8 @@ def serve_forever(
     keys_dir: str | os.PathLike[str] | None = None,
     publish_on_step: bool = True,
     parent_pid: int | None = None,
+    insecure: bool = False,
+    shutdown: ShutdownPolicy = OWNER_ONLY,
 ) -> None:
     """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
 
@@ -847,9 +883,11 @@ def serve_forever(
         parent_pid: the runner that started this agent: stop when it dies, however it
             died (:func:`~limbtree.transport.orphan.watch_parent`); None (an agent started
             by hand) runs until told to stop.
+        insecure: allow a non-loopback bind without keys (logs a warning).
+        shutdown: who may stop the agent with a ``shutdown`` request.
 
     Raises:
-        ConfigError: for bad settings or ports in use.
+        ConfigError: for bad settings, ports in use, or an exposed bind without keys.
         KeysError: when ``keys_dir`` lacks the agent's keys.
     """
     agent = PlantAgent(
@@ -859,6 +897,8 @@ def serve_forever(
         stream_rate_hz=stream_rate_hz,
         keys_dir=keys_dir,
         publish_on_step=publish_on_step,
+        insecure=insecure,
+        shutdown=shutdown,
     )
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -534,13 +534,19 @@ class AgentClient:
             message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
         self._call(MessageType.COMMAND, timeout_s, message)
 
-    def shutdown(self, timeout_s: float = 1.0) -> None:
+    def shutdown(self, timeout_s: float = 1.0, token: str | None = None) -> None:
         """Ask the agent process to stop serving.
+
+        Args:
+            timeout_s: how long to wait for the reply [s].
+            token: the agent's owner token (given by the runner that started it); without
+                it only an agent started with ``--allow-remote-shutdown`` stops.
 
         Raises:
             RequestTimeoutError: when no reply came in time.
+            RemoteError: ``shutdown_refused`` when the agent does not stop for this client.
         """
-        self._call(MessageType.SHUTDOWN, timeout_s, {})
+        self._call(MessageType.SHUTDOWN, timeout_s, {} if token is None else {"token": token})
 
     # ----------------------------------------------------------------------------------------
     # Life cycle

@@ -261,9 +261,9 @@ class LimbClient:
         """Send a command and wait for the agent to accept it (setup and tests)."""
         self._agent.command(self.limb, mode, timeout_s, **fields)
 
-    def shutdown(self, timeout_s: float = 1.0) -> None:
-        """Ask the agent process to stop serving."""
-        self._agent.shutdown(timeout_s)
+    def shutdown(self, timeout_s: float = 1.0, token: str | None = None) -> None:
+        """Ask the agent process to stop serving (``token``: its owner token, if any)."""
+        self._agent.shutdown(timeout_s, token)
 
     # ----------------------------------------------------------------------------------------
     # Life cycle

@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple
 
 import msgpack
 
+from limbtree.transport.deadline import DEADLINE_FIELD, MAX_COMMAND_DEADLINE_S
 from limbtree.transport.driver import (
     CommandMode,
     GripperAction,
@@ -45,6 +46,12 @@ MAX_FRAME_BYTES: Final = 1024 * 1024
 A peer that sends more is disconnected by ZeroMQ without a reply (it reconnects by itself);
 this keeps a hostile peer from making the agent allocate without bound.
 """
+
+MAX_NESTING_DEPTH: Final = 32
+"""Deepest nesting of maps and arrays in a request; the message map itself is level 1."""
+
+QUATERNION_TOLERANCE: Final = 1e-6
+"""How far from 1 the norm of a pose's quaternion may be (as ``limbtree.kinematics.Pose``)."""
 
 MAX_ENVELOPE_FRAMES: Final = 8
 """Most envelope frames (between the routing identity and the message) an agent echoes back."""
@@ -125,6 +132,9 @@ class ErrorCode(StrEnum):
     """The driver does not know this fault kind."""
     INTERNAL = "internal"
     """The driver raised something unexpected; the agent logged it and goes on serving."""
+    SHUTDOWN_REFUSED = "shutdown_refused"
+    """``shutdown`` without the agent's owner token, to an agent started without
+    ``--allow-remote-shutdown``."""
 
 
 class Request(NamedTuple):
@@ -182,6 +192,12 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
         )
     try:
         obj = unpack(frame)
+    except msgpack.StackError:  # msgpack's own limit (1024) is far beyond ours
+        raise ProtocolError(
+            ErrorCode.UNDECODABLE,
+            f"nesting deeper than the limit of {MAX_NESTING_DEPTH} levels "
+            "(the message map is level 1)",
+        ) from None
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise ProtocolError(ErrorCode.UNDECODABLE, f"not valid msgpack: {exc}") from None
     if type(obj) is not dict:
@@ -240,7 +256,67 @@ def parse_request(frame: bytes) -> Request:
     Raises:
         ProtocolError: with the wire code of the first problem found.
     """
-    return validate_request(decode(frame))
+    obj = decode(frame)
+    check_plain(obj)
+    return validate_request(obj)
+
+
+def check_plain(obj: dict[str, Any]) -> None:
+    """Check a decoded request all the way down: string map keys, no timestamps, bounded depth.
+
+    msgpack decodes binary map keys and the timestamp extension (type -1) without calling
+    the extension hook; this refuses them wherever they are, and any nesting deeper than
+    :data:`MAX_NESTING_DEPTH` levels (the message map is level 1). Only requests are walked:
+    the agent's own replies and states are trusted by its clients.
+
+    Args:
+        obj: the decoded message map.
+
+    Raises:
+        ProtocolError: ``undecodable``, naming the top-level field it is under.
+    """
+    stack: list[tuple[object, int, str]] = [(obj, 1, "")]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node, depth, top = pop()
+        if type(node) is dict:
+            for key in node:
+                if type(key) is not str:
+                    raise _not_plain(
+                        obj, top, f"a map key is {_wire_type_name(key)}; map keys must be strings"
+                    )
+            values: Any = node.items() if depth == 1 else ((top, v) for v in node.values())
+        else:
+            values = ((top, v) for v in node)  # type: ignore[attr-defined]
+        for where, value in values:
+            tv = type(value)
+            if tv is dict or tv is tuple:
+                if depth >= MAX_NESTING_DEPTH:
+                    raise _not_plain(
+                        obj,
+                        where,
+                        f"nesting deeper than the limit of {MAX_NESTING_DEPTH} levels "
+                        "(the message map is level 1)",
+                    )
+                push((value, depth + 1, where))
+            elif tv is msgpack.Timestamp:
+                raise _not_plain(
+                    obj,
+                    where,
+                    "a msgpack timestamp (extension type -1) is not part of this protocol",
+                )
+
+
+def _not_plain(obj: dict[str, Any], top: str, problem: str) -> ProtocolError:
+    seq = obj.get("seq")
+    where = f" (under field {top!r})" if top else ""
+    return ProtocolError(
+        ErrorCode.UNDECODABLE,
+        f"{problem}{where}",
+        seq=seq if type(seq) is int else 0,
+        field=top or None,
+    )
 
 
 def validate_request(obj: dict[str, Any]) -> Request:
@@ -420,16 +496,51 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     if mode is CommandMode.JOINT_POSITION:
         fields["q"] = _numbers(obj.get("q"), "q", where, seq)
     elif mode is CommandMode.EE_POSE:
-        fields["pose"] = _numbers(obj.get("pose"), "pose", where, seq, 7)
-        if "ee" in obj:
+        pose = _numbers(obj.get("pose"), "pose", where, seq, 7)
+        if obj.get("ee") is not None:  # nil means missing
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
+        fields["pose"] = _unit_quaternion(pose, "pose", where, seq)
     elif mode is CommandMode.EE_TWIST:
         fields["twist"] = _numbers(obj.get("twist"), "twist", where, seq, 6)
-        if "ee" in obj:
+        if obj.get("ee") is not None:
             fields["ee"] = _string(obj["ee"], "ee", where, seq)
+        _deadline(obj, fields, where, seq)
     elif mode is CommandMode.JOINT_TORQUE:
         fields["tau"] = _numbers(obj.get("tau"), "tau", where, seq)
+        _deadline(obj, fields, where, seq)
     return Request(MessageType.COMMAND, seq, fields)
+
+
+def _unit_quaternion(pose: tuple[float, ...], name: str, where: str, seq: int) -> tuple[float, ...]:
+    """``pose`` (7 numbers ``[x, y, z, qx, qy, qz, qw]``) if its quaternion has norm 1."""
+    norm = math.sqrt(sum(v * v for v in pose[3:]))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        quaternion = ", ".join(f"{v:g}" for v in pose[3:])
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {name!r} of {where} has quaternion [{quaternion}] of norm {norm:.9g}; "
+            "give a unit quaternion (qx, qy, qz, qw), scalar last",
+            seq=seq,
+            field=name,
+        )
+    return pose
+
+
+def _deadline(obj: dict[str, Any], fields: dict[str, Any], where: str, seq: int) -> None:
+    """Add the optional ``deadline_s`` of an ``ee_twist`` or ``joint_torque`` command."""
+    value = obj.get(DEADLINE_FIELD)
+    if value is None:
+        return
+    deadline_s = _number(value, DEADLINE_FIELD, where, seq)
+    if not 0.0 < deadline_s <= MAX_COMMAND_DEADLINE_S:
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {DEADLINE_FIELD!r} of {where} is {deadline_s} s; it must be > 0 s and "
+            f"<= {MAX_COMMAND_DEADLINE_S:g} s",
+            seq=seq,
+            field=DEADLINE_FIELD,
+        )
+    fields[DEADLINE_FIELD] = deadline_s
 
 
 def _parse_step(obj: dict[str, Any], seq: int) -> Request:
@@ -443,7 +554,9 @@ def _parse_step(obj: dict[str, Any], seq: int) -> Request:
 
 def _parse_fault(obj: dict[str, Any], seq: int) -> Request:
     kind = _string(obj.get("kind"), "kind", "fault", seq)
-    params = obj.get("params", {})
+    params = obj.get("params")
+    if params is None:  # missing or nil: no parameters
+        params = {}
     if type(params) is not dict:
         raise _field_error("params", "a map (string keys)", params, "fault", seq)
     return Request(
@@ -456,11 +569,19 @@ def _parse_gripper(obj: dict[str, Any], seq: int) -> Request:
     return Request(MessageType.GRIPPER, seq, _limb(obj, {"action": action}, "gripper", seq))
 
 
+def _parse_shutdown(obj: dict[str, Any], seq: int) -> Request:
+    token = obj.get("token")
+    fields: dict[str, Any] = {}
+    if token is not None:  # nil means missing
+        fields["token"] = _string(token, "token", "shutdown", seq)
+    return Request(MessageType.SHUTDOWN, seq, fields)
+
+
 _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
     {
         MessageType.DESCRIBE.value: _parse_empty(MessageType.DESCRIBE),
         MessageType.PING.value: _parse_empty(MessageType.PING),
-        MessageType.SHUTDOWN.value: _parse_empty(MessageType.SHUTDOWN),
+        MessageType.SHUTDOWN.value: _parse_shutdown,
         MessageType.COMMAND.value: _parse_command,
         MessageType.STEP.value: _parse_step,
         MessageType.FAULT.value: _parse_fault,
@@ -714,7 +835,9 @@ def _state_from_map_checked(m: object, seq: int) -> StateSample:
     health = m.get("health")
     if type(health) is not int or health < 0:
         raise _field_error("health", "a non-negative int (Health flags)", health, _STATE, seq)
-    detail = m.get("detail", {})
+    detail = m.get("detail")
+    if detail is None:  # missing or nil: no detail
+        detail = {}
     if type(detail) is not dict:
         raise _field_error("detail", "a map", detail, _STATE, seq)
     state = LimbState(

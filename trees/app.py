@@ -193,18 +193,54 @@ def agent_specs(mission: Mission, clock_mode: str, seed: int) -> list[SimAgentSp
     return specs
 
 
+def check_agent_clock(robot: str, endpoint: str, agent_clock: str, run_clock: str) -> None:
+    """Refuse to run when an agent's clock is not the run's (issue 12, safety item 1).
+
+    A ``sim`` run against a ``real``-clock agent races mission time past the limb's own (the
+    skills then command it as if it moved many times faster); a ``real`` run cannot step a
+    ``sim``-clock agent at all. Every agent is checked before the tree starts.
+
+    Args:
+        robot: the mission's robot (plant) name.
+        endpoint: the agent's request endpoint.
+        agent_clock: the clock the agent's ``describe`` reported (``real`` or ``sim``).
+        run_clock: the run's clock (``real`` or ``sim``).
+
+    Raises:
+        RunError: naming the robot, the endpoint, both clocks and the two ways to fix it.
+    """
+    if agent_clock == run_clock:
+        return
+    raise RunError(
+        f"robot {robot}: the agent at {endpoint} runs the {agent_clock} clock, but this run "
+        f"uses the {run_clock} clock; run with --clock {agent_clock}, or start the agent with "
+        f"--clock {run_clock}"
+    )
+
+
 def _handles(
-    mission: Mission, clients: Mapping[str, AgentClient], endpoints: Mapping[str, str]
+    mission: Mission,
+    clients: Mapping[str, AgentClient],
+    endpoints: Mapping[str, str],
+    *,
+    clock_mode: str | None = None,
 ) -> dict[str, LimbHandle]:
     """Each limb's handle over its plant's agent; every agent must drive the robot declared.
 
+    Args:
+        mission: the mission.
+        clients: one client per robot (plant).
+        endpoints: each robot's agent endpoint.
+        clock_mode: the run's clock; every agent must run it (None: not checked).
+
     Raises:
-        RunError: naming the limb, the agent and both robots, when they differ.
+        RunError: naming the limb, the agent and both robots, when they differ; naming the
+            robot, the agent and both clocks when the clocks differ.
     """
     handles: dict[str, LimbHandle] = {}
     for robot in mission.robots:
         try:
-            plant = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S).plant
+            described = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S)
         except TransportError as exc:
             tried = (
                 "connecting and asking it to describe its plant, "
@@ -213,6 +249,9 @@ def _handles(
             raise RunError(
                 unreachable_message(agent_target(robot, endpoints), tried, exc)
             ) from None
+        if clock_mode is not None:
+            check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
+        plant = described.plant
         for name in robot.limbs:
             limb = mission.limb(name)
             if limb.limb not in plant.limb_names:
@@ -370,7 +409,7 @@ def _run(
         endpoints.update({robot.name: robot.agent for robot in remote})
         started.doing = "connecting to the agents"
         with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
-            handles = _handles(mission, clients, endpoints)
+            handles = _handles(mission, clients, endpoints, clock_mode=clock_mode)
             if started.signals is not None:
                 started.signals.check()
             started.doing = "building the tree"

@@ -17,6 +17,7 @@ import limbtree
 from limbtree.errors import LimbtreeError
 
 if TYPE_CHECKING:
+    from limbtree.transport.exposure import ShutdownPolicy
     from limbtree.trees.mission import Mission
 
 Handler = Callable[[argparse.Namespace], int]
@@ -50,6 +51,7 @@ def _agent(args: argparse.Namespace) -> int:
     from limbtree.transport import serve_forever
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    _check_exposure(args)
     options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None
     world = world_from_json(args.world) if args.world else None
@@ -79,8 +81,28 @@ def _agent(args: argparse.Namespace) -> int:
         keys_dir=args.keys,
         publish_on_step=not args.quiet_steps,
         parent_pid=args.parent_pid,
+        insecure=args.insecure,
+        shutdown=_shutdown_policy(args.allow_remote_shutdown),
     )
     return 0
+
+
+def _check_exposure(args: argparse.Namespace) -> None:
+    """Refuse an exposed bind without keys before loading anything (the agent checks again)."""
+    from limbtree.transport import split_endpoint
+    from limbtree.transport.exposure import check_exposure
+
+    host, _ = split_endpoint(args.bind)
+    check_exposure(args.bind, host, curve=args.keys is not None, insecure=args.insecure)
+
+
+def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
+    """Who may stop this agent: anyone, or the runner whose token is in the environment."""
+    import os
+
+    from limbtree.transport.exposure import SHUTDOWN_TOKEN_ENV, ShutdownPolicy
+
+    return ShutdownPolicy(allow_remote, os.environ.get(SHUTDOWN_TOKEN_ENV) or None)
 
 
 def _ping(args: argparse.Namespace) -> int:
@@ -320,6 +342,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="hardware driver: a keyword argument (text) of its constructor (repeatable)",
     )  # fmt: skip
     agent.add_argument("--keys", metavar="DIR", help="require CURVE with the keys in DIR")
+    agent.add_argument(
+        "--insecure", action="store_true",
+        help="allow a non-loopback --bind without --keys (anyone who reaches it can move "
+        "the limbs; a warning is printed)",
+    )  # fmt: skip
+    agent.add_argument(
+        "--allow-remote-shutdown", action="store_true",
+        help="let any client stop the agent with a shutdown request (default: only the "
+        "runner that started it, by the token in LIMBTREE_AGENT_TOKEN)",
+    )  # fmt: skip
     agent.add_argument("--clock", choices=["real", "sim"], default="real")
     agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
     agent.add_argument("--seed", type=int, default=0, help="seed of simulated noise")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from limbtree.transport.exposure import SHUTDOWN_TOKEN_ENV, new_shutdown_token
 from limbtree.trees.errors import RunError
 
 #: How long an agent process may take to answer its first ping [s] (importing the robotics
@@ -119,6 +120,8 @@ class SimAgents:
     endpoints: dict[str, str] = field(default_factory=dict)
     _processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _logs: list[IO[bytes]] = field(default_factory=list)
+    token: str = field(default_factory=new_shutdown_token)
+    """The owner token every agent of this run gets (``shutdown`` requests carry it)."""
 
     def start(
         self, ready: Callable[[str, float], bool], check: Callable[[], None] | None = None
@@ -191,7 +194,8 @@ class SimAgents:
             command += ["--base", ",".join(repr(float(v)) for v in spec.base)]
         log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
         self._logs.append(log)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # The agent's owner token: only this runner's shutdown requests stop it.
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **{SHUTDOWN_TOKEN_ENV: self.token})
         self._processes[spec.limb] = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
         )
