@@ -63,11 +63,18 @@ class EventKind(StrEnum):
     ABORTED = "aborted"
     TIME_LIMIT = "time_limit"
     SINK_FAILED = "sink_failed"
+    FAULT_DEFERRED = "fault_deferred"
+    FAULT_SKIPPED = "fault_skipped"
 
 
 #: The key an event's ``detail`` takes in the record, per kind (record v1 names kept).
 _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
-    {EventKind.ABORTED: "why", EventKind.SINK_FAILED: "error"}
+    {
+        EventKind.ABORTED: "why",
+        EventKind.SINK_FAILED: "error",
+        EventKind.FAULT_ENDED: "reason",
+        EventKind.FAULT_SKIPPED: "reason",
+    }
 )
 
 
