@@ -40,7 +40,7 @@ def exact_tick(time_s: float, rate_hz: float) -> int:
     """The first tick at or after ``time_s``: ``ceil(time_s * rate_hz)`` on exact fractions.
 
     Each number is taken as its shortest decimal form (what a mission file says), so
-    ``exact_tick(0.1, 30)`` is 3, where ``math.ceil(0.1 * 30)`` is 4.
+    ``exact_tick(0.28, 25)`` is 7, where ``math.ceil(0.28 * 25)`` is 8.
 
     Args:
         time_s: a mission time [s], >= 0.
