@@ -193,4 +193,6 @@ def test_random_fault_storms_agree_with_the_health_flags_tick_for_tick(tmp_path,
         assert fault["at_s"] <= fault["injected_at_s"] + 1e-9
         if fault["ended_at_s"] is not None:
             assert round(fault["ended_at_s"] * rate_hz) > injected
-            assert fault["ended_at_s"] <= planned_end + 1.0 / rate_hz + 1e-9
+            # On the first tick at or after the planned end; a fault lasts at least one tick.
+            last = max(planned_end, fault["injected_at_s"] + 1.0 / rate_hz)
+            assert fault["ended_at_s"] <= last + 1.0 / rate_hz + 1e-9
