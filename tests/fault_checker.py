@@ -52,8 +52,6 @@ def fault_record_problems(ticks: Iterable[Mapping[str, Any]]) -> list[str]:
                 if ended[key] <= 0:
                     problems.append(f"{what} recovered but none ended before")
                 ended[key] -= 1
-            elif kind in ("fault_skipped", "fault_refused") and key in in_force:
-                problems.append(f"{what} {kind} while one is in force")
         for limb, entry in tick["limbs"].items():
             if (limb, "disassembly") in in_force:
                 continue

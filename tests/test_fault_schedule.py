@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from limbtree.transport.errors import LimbUnavailableError, RemoteError
 from limbtree.trees.errors import AgentError
 from limbtree.trees.faults import FaultSchedule, ScheduledFault, duration_to, exact_tick
+from limbtree.trees.report import RunLog
 from limbtree.trees.stream import EventKind
 
 RATES = [25, 30, 50, 60, 100, 120, 1000]
@@ -170,3 +171,16 @@ def test_a_fault_on_a_limb_no_agent_serves_stops_the_run_naming_the_limbs():
     book, _ = schedule([ScheduledFault(0.0, "b", "blockage", 0.4)], Agent())
     with pytest.raises(AgentError, match="limb b, which no agent serves; the agents serve a"):
         book.inject(0, 0.0, [])
+
+
+def test_the_report_pairs_overlapping_faults_on_one_limb_by_their_kind():
+    events = [
+        {"kind": "fault_injected", "limb": "a", "fault": "blockage", "t": 1.0},
+        {"kind": "fault_injected", "limb": "a", "fault": "power_off", "t": 1.5},
+        {"kind": "fault_ended", "limb": "a", "fault": "power_off", "t": 2.0},
+        {"kind": "fault_ended", "limb": "a", "fault": "blockage", "t": 3.0},
+        {"kind": "fault_recovered", "limb": "a", "fault": "blockage", "t": 3.5},
+    ]
+    blockage, power_off = RunLog(events=events).disruptions()
+    assert (blockage.fault, blockage.end, blockage.recovered) == ("blockage", 3.0, 3.5)
+    assert (power_off.fault, power_off.end, power_off.recovered) == ("power_off", 2.0, None)
