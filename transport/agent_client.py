@@ -28,7 +28,13 @@ import msgpack
 import zmq
 
 from limbtree.transport.clock import ClockMode
-from limbtree.transport.driver import CommandMode, GripperAction, LimbDescription, LimbState
+from limbtree.transport.driver import (
+    CommandMode,
+    GripperAction,
+    Health,
+    LimbDescription,
+    LimbState,
+)
 from limbtree.transport.endpoint import split_endpoint
 from limbtree.transport.errors import (
     ConfigError,
@@ -742,14 +748,28 @@ class AgentClient:
 
     def _accept(self, limb: str, sample: StateSample) -> bool:
         """Keep a sample if it is newer; a new agent session (a restart) always wins."""
-        self._received_at[limb] = self._clock()
         current = self._samples.get(limb)
+        if _is_news(current, sample):
+            self._received_at[limb] = self._clock()
         if current is None or sample.seq > current.seq or sample.session != current.session:
             if current is not None and sample.session != current.session:
                 self._restarts += 1
             self._samples[limb] = sample
             return True
         return False
+
+
+def _is_news(current: StateSample | None, sample: StateSample) -> bool:
+    """Whether ``sample`` is a state that really updates the limb (it refreshes staleness).
+
+    A powered-off limb's state stops updating (protocol.md sec. 7): the first state saying
+    ``POWER_OFF`` is news, the same limb's next ones are not, whether the agent stays quiet
+    (real clock) or repeats the frozen state in every ``step`` reply (sim clock). So in both
+    clocks the limb goes stale ``stale_after_s`` after the state that said why.
+    """
+    if current is None or sample.session != current.session:
+        return True
+    return not (sample.state.health & current.state.health & Health.POWER_OFF)
 
 
 def _reply_to(raw: bytes, seq: int) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ import math
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -28,10 +28,10 @@ import py_trees
 
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode
-from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.errors import AgentError
+from limbtree.trees.faults import FaultSchedule, ScheduledFault
 from limbtree.trees.header import RunInfo, robots_of, tree_of
 from limbtree.trees.identity import assign_node_ids, walk
 from limbtree.trees.limbs import CommandRecord
@@ -56,35 +56,6 @@ from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdo
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
 )
-
-
-@dataclass
-class ScheduledFault:
-    """A fault the runner injects at a mission time, and what became of it.
-
-    Attributes:
-        at: injection time [s].
-        limb: the limb's name.
-        kind: the fault kind (``power_off``, ...).
-        duration: how long it lasts [s], or None for the rest of the run.
-        params: the fault's parameters.
-        injected: whether it was injected.
-        recovered_at: when the mission drove the limb on its trajectory again after the
-            fault ended [s], or None.
-    """
-
-    at: float
-    limb: str
-    kind: str
-    duration: float | None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    injected: bool = False
-    recovered_at: float | None = None
-
-    @property
-    def end(self) -> float:
-        """When the fault ends [s] (infinity if it never does)."""
-        return math.inf if self.duration is None else self.at + self.duration
 
 
 class Keyboard(Protocol):
@@ -183,7 +154,6 @@ class Runner:
         self.agents: list[SteppedAgent] = (
             list(one_limb_agents(agents)) if isinstance(agents, Mapping) else list(agents)
         )
-        self.faults = sorted(faults, key=lambda f: f.at)
         self.options = options
         self.keyboard = keyboard
         self.info = info or RunInfo()
@@ -192,6 +162,15 @@ class Runner:
         )
         self.lockstep = Lockstep(self.agents, options.step_timeout_s)
         self._agent_of = {limb: agent for agent in self.agents for limb in agent.limbs}
+        self.fault_schedule = FaultSchedule(
+            faults,
+            options.rate_hz,
+            self.run_clock.tick_time,
+            self._agent_of,
+            options.step_timeout_s,
+            self._message,
+        )
+        self.faults = self.fault_schedule.faults
         self.recorder = Recorder(options.record_dir) if options.record_dir else None
         self.sinks = Sinks(
             [*([self.recorder] if self.recorder else []), *sinks],
@@ -439,30 +418,7 @@ class Runner:
     # -- faults -------------------------------------------------------------------------------
 
     def _inject_faults(self, t: float, events: list[RunEvent]) -> None:
-        for fault in self.faults:
-            if fault.injected or fault.at > t:
-                continue
-            params = dict(fault.params)
-            if fault.duration is not None:
-                params["duration_s"] = fault.duration
-            agent = self._agent_of.get(fault.limb)
-            if agent is None:
-                raise AgentError(
-                    (fault.limb,),
-                    f"a fault is scheduled on limb {fault.limb}, which no agent serves; "
-                    f"the agents serve {', '.join(sorted(self._agent_of))}",
-                )
-            try:
-                agent.fault(fault.limb, fault.kind, self.options.step_timeout_s, **params)
-            except TransportError as exc:
-                events.append(
-                    RunEvent(EventKind.FAULT_REFUSED, t, fault.limb, fault.kind, str(exc))
-                )
-                self._message(f"t={t:7.2f} s  could not inject {fault.kind} on {fault.limb}: {exc}")
-                continue
-            fault.injected = True
-            events.append(RunEvent(EventKind.FAULT_INJECTED, t, fault.limb, fault.kind))
-            self._message(f"t={t:7.2f} s  fault injected: {fault.kind} on {fault.limb}")
+        self.fault_schedule.inject(self.ticks, self.lockstep.t, events)
 
     def _note_link_problem(self, limb: str, t: float, exc: Exception) -> None:
         kind = type(exc).__name__
@@ -471,19 +427,7 @@ class Runner:
             self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
 
     def _track_faults(self, t: float) -> None:
-        nominal = self.context.telemetry.nominal_limbs
-        for fault in self.faults:
-            if not fault.injected or fault.recovered_at is not None:
-                continue
-            if fault.end <= t < fault.end + 1.0 / self.options.rate_hz:
-                self.events.append(RunEvent(EventKind.FAULT_ENDED, t, fault.limb, fault.kind))
-            if t >= fault.end and fault.limb in nominal:
-                fault.recovered_at = t
-                self.events.append(RunEvent(EventKind.FAULT_RECOVERED, t, fault.limb, fault.kind))
-                self._message(
-                    f"t={t:7.2f} s  recovered from {fault.kind} on {fault.limb} "
-                    f"({t - fault.end:.2f} s after it ended)"
-                )
+        self.fault_schedule.track(self.ticks, self.context.telemetry.nominal_limbs, self.events)
 
     # -- operator -----------------------------------------------------------------------------
 
@@ -636,16 +580,8 @@ class Runner:
             "recoveries": telemetry.recoveries,
             "max_command_state_distance": telemetry.max_command_state_distance,
             "metrics": telemetry.metrics,
-            "faults": [
-                {
-                    "at_s": f.at,
-                    "limb": f.limb,
-                    "kind": f.kind,
-                    "duration_s": f.duration,
-                    "recovered_at_s": f.recovered_at,
-                }
-                for f in injected
-            ],
+            "faults": self.fault_schedule.summary(),
+            "faults_skipped": self.fault_schedule.skipped(),
             **self._tick_figures(),
             "nodes": self.node_summaries(),
             "failure": self.failure_message(),

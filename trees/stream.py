@@ -66,11 +66,19 @@ class EventKind(StrEnum):
     LIMB_CLAIMED = "limb_claimed"
     LIMB_RELEASED = "limb_released"
     LIMB_REFUSED = "limb_refused"
+    FAULT_DEFERRED = "fault_deferred"
+    FAULT_SKIPPED = "fault_skipped"
 
 
 #: The key an event's ``detail`` takes in the record, per kind (record v1 names kept).
 _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
-    {EventKind.ABORTED: "why", EventKind.SINK_FAILED: "error", EventKind.LIMB_REFUSED: "message"}
+    {
+        EventKind.ABORTED: "why",
+        EventKind.SINK_FAILED: "error",
+        EventKind.LIMB_REFUSED: "message",
+        EventKind.FAULT_ENDED: "reason",
+        EventKind.FAULT_SKIPPED: "reason",
+    }
 )
 
 

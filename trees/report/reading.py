@@ -146,8 +146,9 @@ class RunLog:
             if kind not in ("fault_ended", "fault_recovered"):
                 continue
             slot = "end" if kind == "fault_ended" else "recovered"
+            fault = str(event.get("fault", "?"))
             for item in found:
-                if item["limb"] == limb and slot not in item:
+                if item["limb"] == limb and item["fault"] == fault and slot not in item:
                     item[slot] = t
                     break
         return [
