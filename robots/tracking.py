@@ -188,7 +188,7 @@ class _StraightPath:
             wb = math.sin(t * half) / math.sin(half)
             quaternion = [wa * a + wb * b for a, b in zip(self.q0, self.q1, strict=True)]
         norm = math.sqrt(sum(c * c for c in quaternion))
-        return Pose(position, [c / norm for c in quaternion])
+        return Pose(np.array(position), np.array([c / norm for c in quaternion]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,7 +261,7 @@ class CommandTracker:
         # FK of the last joints ee_poses() was asked about: FK is the dearest part of a state.
         self._fk_joints: bytes | None = None
         self._fk_pose: tuple[float, ...] = ()
-        self._goal: _JointGoal | _TwistGoal | None = None
+        self._goal: _JointGoal | _PathGoal | _TwistGoal | None = None
         self._twist_pose: Pose | None = None
         self._mode = CommandMode.HOLD
         self._ik_failed = False
@@ -588,14 +588,14 @@ class CommandTracker:
             i = result.beyond_limits[0]
             return (
                 f"{where}the solution needs {names[i]} past its {self._side(q, i)} limit "
-                f"({self._limit_text(q, i)}), so the limb stops there",
+                f"({self._limit_text(q, i)})",
                 names[i],
             )
         near = self._near_limit(q)
         if near is not None:
             return (
                 f"{where}no IK solution with {names[near]} at its {self._side(q, near)} limit "
-                f"({self._limit_text(q, near)}): the limb stops there",
+                f"({self._limit_text(q, near)})",
                 names[near],
             )
         return f"{where}no IK solution: the target is out of reach or past a singularity", None
