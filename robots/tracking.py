@@ -61,13 +61,23 @@ PATH_STEP_M: Final = 0.005
 PATH_STEP_RAD: Final = math.radians(3.0)
 #: Most substeps per command: a longer path is cut into this many longer substeps.
 MAX_PATH_STEPS: Final = 100
-#: The branch bound: the largest change [rad] of a revolute joint that IK may ask for over
-#: one substep of the nominal size (:data:`PATH_STEP_M`, :data:`PATH_STEP_RAD`), 15 degrees.
-#: A solution that moves a joint more is on another branch of the inverse kinematics (a
-#: flipped wrist, a joint wrapped by a whole turn) and is refused as ``IK_FAILED``.
-BRANCH_STEP_RAD: Final = math.radians(15.0)
+#: The hard branch bound: the largest change [rad] of a revolute joint that IK may ask for
+#: over one substep of the nominal size (:data:`PATH_STEP_M`, :data:`PATH_STEP_RAD`), 90
+#: degrees. More is another branch of the inverse kinematics (a joint wrapped by a whole
+#: turn, a flipped wrist) and is refused as ``IK_FAILED`` without looking further.
+BRANCH_STEP_RAD: Final = math.radians(90.0)
 #: The same for a prismatic joint [m].
-BRANCH_STEP_M: Final = 0.05
+BRANCH_STEP_M: Final = 0.1
+#: How far [m] the end-effector may stray from a substep's straight path while the joints
+#: move in a straight line to its solution; a solution that swings it further (a flipped
+#: branch) is refused. Near a singularity a small substep needs a large joint step that
+#: still keeps to the path (a straight leg's knee), so this, not the joint step, is the rule.
+PATH_TOL_M: Final = 0.005
+#: The same on rotation [rad] (3 degrees).
+PATH_TOL_RAD: Final = math.radians(3.0)
+#: The joint lines are checked every this many radians (or metres) of the largest joint step.
+_CHECK_STEP: Final = math.radians(3.0)
+_MAX_CHECKS: Final = 16
 #: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
 NEAR_LIMIT: Final = math.radians(2.0)
 
@@ -177,6 +187,10 @@ class _StraightPath:
             q1, dot = [-b for b in q1], -dot
         self.q1 = q1
         self.angle = 2.0 * math.acos(min(1.0, dot))  # the rotation between them [rad]
+
+    def position(self, t: float) -> FloatArray:
+        """``(3,)`` the position at ``t`` in [0, 1] [m]."""
+        return np.array([a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)])
 
     def __call__(self, t: float) -> Pose:
         position = [a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)]
@@ -421,9 +435,11 @@ class CommandTracker:
         of rotation: the clamp's trajectory, ``docs/clamp.md``) is cut into substeps of at
         most :data:`PATH_STEP_M` and :data:`PATH_STEP_RAD` (at most :data:`MAX_PATH_STEPS`
         of them). Each substep's IK starts from the previous solution, and is accepted only
-        on the limb's branch: no joint may move more than the branch bound
+        on the limb's branch: no joint may move more than the hard bound
         (:data:`BRANCH_STEP_RAD`, :data:`BRANCH_STEP_M`, scaled up with the substep when a
-        long path has longer ones). A substep without such a solution (the joint limits or
+        long path has longer ones), and the joints' straight line to it must keep the
+        end-effector within :data:`PATH_TOL_M` (and :data:`PATH_TOL_RAD`) of the substep's
+        path. A substep without such a solution (the joint limits or
         the reach end the path there, or IK found only another branch) fails the plan.
 
         Args:
@@ -456,7 +472,10 @@ class CommandTracker:
                 reason, joint = self._no_solution(result, q, k, steps)
                 return PathPlan((), False, residual, searches, reason, joint)
             jump = np.abs(result.q - q)
-            if bool(np.any(jump > bound)):
+            off = bool(np.any(jump > bound)) or not self._keeps_to(
+                path, (k - 1) / steps, k / steps, q, result.q
+            )
+            if off:
                 reason, joint = self._branch_jump(jump / bound, jump, q, k, steps)
                 return PathPlan((), False, residual, searches, reason, joint)
             q = result.q
@@ -609,7 +628,7 @@ class CommandTracker:
         size = f"{unit:.0f} deg" if self.chain.revolute[i] else f"{unit * 1e3:.0f} mm"
         text = (
             f"{self._where(k, steps)}IK found only a solution on another branch "
-            f"({names[i]} would jump {size} in one step)"
+            f"({names[i]} would move {size} in one step, off the path)"
         )
         near = self._near_limit(q)
         if near is None:
@@ -619,6 +638,33 @@ class CommandTracker:
             f"({self._limit_text(q, near)})",
             names[near],
         )
+
+    def _keeps_to(
+        self, path: _StraightPath, t0: float, t1: float, q0: FloatArray, q1: FloatArray
+    ) -> bool:
+        """Whether the joint line from ``q0`` to ``q1`` keeps the end-effector on the path.
+
+        Checked at points along the line (every :data:`_CHECK_STEP` of the largest joint
+        step, at least its middle): each must be within :data:`PATH_TOL_M` of the path's
+        segment from ``t0`` to ``t1``, and, when rotation matters, within
+        :data:`PATH_TOL_RAD` plus half the segment's turn of its middle rotation.
+        """
+        delta = q1 - q0
+        checks = min(_MAX_CHECKS, max(1, math.ceil(float(np.max(np.abs(delta))) / _CHECK_STEP)))
+        a, b = path.position(t0), path.position(t1)
+        ab = b - a
+        span = float(ab @ ab)
+        middle = path((t0 + t1) / 2.0) if self._rotation_matters else None
+        turn = 0.5 * (t1 - t0) * path.angle + PATH_TOL_RAD
+        for j in range(1, checks + 1):
+            pose = self.chain.fk(q0 + delta * (j / (checks + 1)))
+            ap = pose.position - a
+            u = 0.0 if span == 0.0 else min(1.0, max(0.0, float(ap @ ab) / span))
+            if float(np.linalg.norm(ap - u * ab)) > PATH_TOL_M:
+                return False
+            if middle is not None and pose.angle_to(middle) > turn:
+                return False
+        return True
 
     @staticmethod
     def _where(k: int, steps: int) -> str:

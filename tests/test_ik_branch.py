@@ -25,7 +25,7 @@ from scipy.spatial.transform import Rotation
 from limbtree.kinematics import Pose, SE3Metric
 from limbtree.robots import builtin_robot_dir, load_robot
 from limbtree.robots.sim import SimConfig, SimulatedLimb
-from limbtree.robots.tracking import BRANCH_STEP_RAD, CommandTracker
+from limbtree.robots.tracking import CommandTracker
 from limbtree.skills import PoseSpace, SyncConfig, SyncMove, SyncObservation
 from limbtree.transport.driver import CommandMode, DriverError, Health
 from limbtree.trees.recorder import node_ids_named, read_header, read_log
@@ -155,7 +155,7 @@ def test_an_ik_solution_on_another_branch_is_refused_even_when_it_reaches_the_ta
     other = None
     for _ in range(50):
         found = chain.ik(target, rng.uniform(chain.lower, chain.upper) * 0.9, slimit=1)
-        if found.success and np.max(np.abs(found.q - q0)) > 3 * BRANCH_STEP_RAD:
+        if found.success and np.max(np.abs(found.q - q0)) > math.radians(60.0):
             other = found
             break
     assert other is not None
