@@ -92,6 +92,11 @@ class IKResult:
             error [m] and rotation-vector error [rad] and ``W = diag(mask)``: rtb's residual.
         iterations: Levenberg-Marquardt iterations, summed over all searches.
         searches: how many searches were started (the first from ``q0``, then restarts).
+        beyond_limits: on failure, the joints (indices) that the search from ``q0``
+            converged with outside their limits, even after wrapping whole turns: the nearby
+            solution exists, but past these joints' limits. Empty on success, and when that
+            search did not converge (a target out of reach, or a search stuck near a
+            singularity).
     """
 
     q: FloatArray
@@ -99,9 +104,11 @@ class IKResult:
     residual: float
     iterations: int
     searches: int
+    beyond_limits: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", _read_only(self.q))
+        object.__setattr__(self, "beyond_limits", tuple(int(i) for i in self.beyond_limits))
 
 
 class KinematicChain:
@@ -473,6 +480,7 @@ class KinematicChain:
         rng: np.random.Generator | None = None
         iterations = 0
         best: tuple[float, FloatArray, float] | None = None  # (gap, q, residual), nearest
+        beyond: tuple[int, ...] = ()  # joints the search from q0 needed past their limits
         for search in range(slimit):
             if search == 0:
                 start = q_start
@@ -495,9 +503,13 @@ class KinematicChain:
                 # Outside the limits: wrap whole turns back in, clip what is left, and judge
                 # the clipped vector by its own residual (it may still reach the target, e.g.
                 # when the solution is on a limit and the solver stopped just beyond it).
-                q = np.clip(self._wrap_into_limits(q), lower, upper)
+                wrapped = self._wrap_into_limits(q)
+                q = np.clip(wrapped, lower, upper)
                 residual = self._residual(q, T_target, weights)
                 if residual >= tol:
+                    if search == 0:
+                        outside = (wrapped < lower - _WRAP_SLACK) | (wrapped > upper + _WRAP_SLACK)
+                        beyond = tuple(np.flatnonzero(outside).tolist())
                     continue
             if search == 0 or not nearest:
                 return IKResult(q, True, residual, iterations, search + 1)
@@ -507,7 +519,8 @@ class KinematicChain:
         if best is not None:
             return IKResult(best[1], True, best[2], iterations, slimit)
         held = np.clip(q_start, lower, upper)
-        return IKResult(held, False, self._residual(held, T_target, weights), iterations, slimit)
+        residual = self._residual(held, T_target, weights)
+        return IKResult(held, False, residual, iterations, slimit, beyond)
 
     def residual(
         self,

@@ -295,20 +295,20 @@ class HardwareDriver(LimbDriver):
         elif mode is CommandMode.EE_POSE:
             try:
                 seed = tracker.reference
-                result = self.solve_ik(pose, q_now if seed is None else seed)
+                plan = tracker.plan_path(pose, q_now if seed is None else seed, self.solve_ik)
             except DriverError as exc:
                 if exc.code == "ik_failed":
-                    tracker.ik_failed(float("inf"))
+                    tracker.ik_failed(float("inf"), str(exc))
                 raise
-            if not result.success:
-                tracker.ik_failed(result.residual)
+            if not plan.success:
+                tracker.ik_failed(plan.residual, plan.reason)
                 raise DriverError(
                     "ik_failed",
-                    f"no IK solution for end-effector pose {pose} from the current joints "
-                    f"(residual {result.residual:.3g} after {result.searches} searches); "
-                    "the limb did not move",
+                    f"no IK solution on the limb's branch for end-effector pose {pose}: "
+                    f"{plan.reason} (residual {plan.residual:.3g} after {plan.searches} "
+                    "searches); the limb did not move",
                 )
-            tracker.track_joints(result.q, mode, result.residual)
+            tracker.track_path(plan, mode)
         elif mode is CommandMode.EE_TWIST:
             tracker.track_twist(twist)
         else:

@@ -152,7 +152,7 @@ class SimConfig:
         initial_posture: the posture the limb starts in (``robot.yaml`` postures).
         fall_time_s: time constant [s] of the fall towards the ``slumped`` posture when
             the power is cut.
-        ik_searches: IK searches per ``ee_pose`` command.
+        ik_searches: IK searches per ``ee_pose`` path substep (``docs/robots.md``).
         faults: faults that start by themselves; the fault decorator
             (:class:`~limbtree.robots.faulty.FaultyPlant`) that
             :func:`~limbtree.robots.factory.make_plant` puts around the simulator runs them.

@@ -18,7 +18,7 @@ Nothing here does I/O or keeps global state; time comes in as ``dt`` [s].
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -49,11 +49,37 @@ POSITION_MODES: Final[tuple[CommandMode, ...]] = (
     CommandMode.EE_TWIST,
     CommandMode.HOLD,
 )
-#: Default number of IK searches per ``ee_pose`` command: one from the current joints, then
-#: seeded restarts.
-DEFAULT_IK_SEARCHES: Final = 3
+#: Default number of IK searches per ``ee_pose`` substep: the one from the current joints.
+#: Restarts from random joints almost always land on another branch, which the branch bound
+#: refuses anyway, so by default there are none.
+DEFAULT_IK_SEARCHES: Final = 1
 #: How far [rad or m] a joint target may be outside the limits before it counts as clipped.
 _CLIP_SLACK: Final = 1e-12
+#: Longest substep [m] of the straight path an ``ee_pose`` command is followed along.
+PATH_STEP_M: Final = 0.005
+#: Largest turn [rad] of one such substep (3 degrees).
+PATH_STEP_RAD: Final = math.radians(3.0)
+#: Most substeps per command: a longer path is cut into this many longer substeps.
+MAX_PATH_STEPS: Final = 100
+#: The hard branch bound: the largest change [rad] of a revolute joint that IK may ask for
+#: over one substep of the nominal size (:data:`PATH_STEP_M`, :data:`PATH_STEP_RAD`), 90
+#: degrees. More is another branch of the inverse kinematics (a joint wrapped by a whole
+#: turn, a flipped wrist) and is refused as ``IK_FAILED`` without looking further.
+BRANCH_STEP_RAD: Final = math.radians(90.0)
+#: The same for a prismatic joint [m].
+BRANCH_STEP_M: Final = 0.1
+#: How far [m] the end-effector may stray from a substep's straight path while the joints
+#: move in a straight line to its solution; a solution that swings it further (a flipped
+#: branch) is refused. Near a singularity a small substep needs a large joint step that
+#: still keeps to the path (a straight leg's knee), so this, not the joint step, is the rule.
+PATH_TOL_M: Final = 0.005
+#: The same on rotation [rad] (3 degrees).
+PATH_TOL_RAD: Final = math.radians(3.0)
+#: The joint lines are checked every this many radians (or metres) of the largest joint step.
+_CHECK_STEP: Final = math.radians(3.0)
+_MAX_CHECKS: Final = 16
+#: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
+NEAR_LIMIT: Final = math.radians(2.0)
 
 
 def speed_limited_step(
@@ -130,8 +156,77 @@ class _JointGoal:
 
 
 @dataclass(frozen=True)
+class _PathGoal:
+    """Joint waypoints followed in order, each a straight line in joint space."""
+
+    waypoints: tuple[FloatArray, ...]
+
+
+@dataclass(frozen=True)
 class _TwistGoal:
     twist: FloatArray
+
+
+class _StraightPath:
+    """The straight path from ``start`` to ``end``, as the clamp's trajectory (seed 000 eq. 6).
+
+    LERP on position and SLERP on the short arc of rotation; on Python floats, for every
+    command.
+    """
+
+    __slots__ = ("angle", "distance", "p0", "p1", "q0", "q1")
+
+    def __init__(self, start: Pose, end: Pose) -> None:
+        self.p0 = start.position.tolist()
+        self.p1 = end.position.tolist()
+        self.distance = math.dist(self.p0, self.p1)
+        self.q0 = start.quaternion.tolist()
+        q1 = end.quaternion.tolist()
+        dot = sum(a * b for a, b in zip(self.q0, q1, strict=True))
+        if dot < 0.0:  # the short arc
+            q1, dot = [-b for b in q1], -dot
+        self.q1 = q1
+        self.angle = 2.0 * math.acos(min(1.0, dot))  # the rotation between them [rad]
+
+    def position(self, t: float) -> FloatArray:
+        """``(3,)`` the position at ``t`` in [0, 1] [m]."""
+        return np.array([a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)])
+
+    def __call__(self, t: float) -> Pose:
+        position = [a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)]
+        half = 0.5 * self.angle
+        if half < 1e-9:
+            quaternion = [a + t * (b - a) for a, b in zip(self.q0, self.q1, strict=True)]
+        else:
+            wa = math.sin((1.0 - t) * half) / math.sin(half)
+            wb = math.sin(t * half) / math.sin(half)
+            quaternion = [wa * a + wb * b for a, b in zip(self.q0, self.q1, strict=True)]
+        norm = math.sqrt(sum(c * c for c in quaternion))
+        return Pose(np.array(position), np.array([c / norm for c in quaternion]))
+
+
+@dataclass(frozen=True, eq=False)
+class PathPlan:
+    """The joint path of an ``ee_pose`` command, from :meth:`CommandTracker.plan_path`.
+
+    Attributes:
+        waypoints: on success, the IK solution of every substep of the straight end-effector
+            path from the joint reference's pose to the target, in order [rad or m]; the
+            last reaches the target. Empty on failure.
+        success: whether every substep has a solution on the limb's branch.
+        residual: the IK residual of the last solution, or of the failed substep's search.
+        searches: IK searches run, over every substep.
+        reason: why the plan failed, for a person (names the joint at or near its limit);
+            empty on success.
+        joint: the joint at or near its limit that stopped the path, or None.
+    """
+
+    waypoints: tuple[FloatArray, ...]
+    success: bool
+    residual: float
+    searches: int
+    reason: str = ""
+    joint: str | None = None
 
 
 class CommandTracker:
@@ -180,12 +275,16 @@ class CommandTracker:
         # FK of the last joints ee_poses() was asked about: FK is the dearest part of a state.
         self._fk_joints: bytes | None = None
         self._fk_pose: tuple[float, ...] = ()
-        self._goal: _JointGoal | _TwistGoal | None = None
+        self._goal: _JointGoal | _PathGoal | _TwistGoal | None = None
         self._twist_pose: Pose | None = None
         self._mode = CommandMode.HOLD
         self._ik_failed = False
+        self._ik_reason = ""
         self._clipped = False
         self._ik_residual: float | None = None
+        self._rotation_matters = self._mask is None or any(w > 0.0 for w in self._mask[3:])
+        self._branch_step = np.where(self.chain.revolute, BRANCH_STEP_RAD, BRANCH_STEP_M)
+        self._branch_step.setflags(write=False)
 
     # ------------------------------------------------------------------ description
 
@@ -238,10 +337,16 @@ class CommandTracker:
         return flags
 
     def detail(self) -> dict[str, Any]:
-        """Debugging figures: the tracked mode and the last IK residual."""
+        """Debugging figures: the tracked mode and the last IK residual.
+
+        While ``IK_FAILED`` is set, also why (``ik_failure``: which joint is at or near its
+        limit).
+        """
         detail: dict[str, Any] = {"mode": self._mode.value}
         if self._ik_residual is not None:
             detail["ik_residual"] = self._ik_residual
+        if self._ik_failed and self._ik_reason:
+            detail["ik_failure"] = self._ik_reason
         return detail
 
     def ee_poses(self, q: FloatArray) -> dict[str, tuple[float, ...]]:
@@ -318,10 +423,94 @@ class CommandTracker:
             target, q0, mask=self._mask, slimit=self._ik_searches, seed=seed, nearest=True
         )
 
-    def ik_failed(self, residual: float) -> None:
-        """Record an ``ee_pose`` command that had no IK solution: the goal does not change."""
+    def plan_path(
+        self,
+        target: Pose,
+        q0: FloatArray,
+        solve: Callable[[Pose, FloatArray], IKResult] | None = None,
+    ) -> PathPlan:
+        """The joint path that keeps the end-effector on the straight path to ``target``.
+
+        The path from FK of ``q0`` to ``target`` (LERP on position, SLERP on the short arc
+        of rotation: the clamp's trajectory, ``docs/clamp.md``) is cut into substeps of at
+        most :data:`PATH_STEP_M` and :data:`PATH_STEP_RAD` (at most :data:`MAX_PATH_STEPS`
+        of them). Each substep's IK starts from the previous solution, and is accepted only
+        on the limb's branch: no joint may move more than the hard bound
+        (:data:`BRANCH_STEP_RAD`, :data:`BRANCH_STEP_M`, scaled up with the substep when a
+        long path has longer ones), and the joints' straight line to it must keep the
+        end-effector within :data:`PATH_TOL_M` (and :data:`PATH_TOL_RAD`) of the substep's
+        path. A substep without such a solution (the joint limits or
+        the reach end the path there, or IK found only another branch) fails the plan.
+
+        Args:
+            target: the wanted end-effector pose, base frame.
+            q0: ``(n,)`` where the path starts [rad or m]: the joint setpoint being tracked.
+            solve: the IK of one substep, ``solve(pose, seed) -> IKResult``; default
+                :meth:`solve_ik` (a driver passes its own, which may raise ``DriverError``).
+
+        Returns:
+            The plan: every substep's joints, or why it failed and at which joint.
+        """
+        solve = self.solve_ik if solve is None else solve
+        q0 = np.asarray(q0, dtype=np.float64)
+        path = _StraightPath(self.chain.fk(q0), target)
+        length = path.distance / PATH_STEP_M
+        if self._rotation_matters:
+            length = max(length, path.angle / PATH_STEP_RAD)
+        steps = min(MAX_PATH_STEPS, max(1, math.ceil(length - 1e-9)))
+        bound = self._branch_step * max(1.0, length / steps)
+        waypoints: list[FloatArray] = []
+        q = q0
+        searches = 0
+        residual = 0.0
+        for k in range(1, steps + 1):
+            sub = target if k == steps else path(k / steps)
+            result = solve(sub, q)
+            searches += result.searches
+            residual = result.residual
+            if not result.success:
+                reason, joint = self._no_solution(result, q, k, steps)
+                return PathPlan((), False, residual, searches, reason, joint)
+            jump = np.abs(result.q - q)
+            off = bool(np.any(jump > bound)) or not self._keeps_to(
+                path, (k - 1) / steps, k / steps, q, result.q
+            )
+            if off:
+                reason, joint = self._branch_jump(jump / bound, jump, q, k, steps)
+                return PathPlan((), False, residual, searches, reason, joint)
+            q = result.q
+            waypoints.append(np.array(q, dtype=np.float64))
+        return PathPlan(tuple(waypoints), True, residual, searches)
+
+    def ik_failed(self, residual: float, reason: str = "") -> None:
+        """Record an ``ee_pose`` command that had no IK solution: the goal does not change.
+
+        Args:
+            residual: the failed search's residual (inf when unknown).
+            reason: why, for a person (shown in the state's ``detail`` as ``ik_failure``).
+        """
         self._ik_failed = True
         self._ik_residual = residual
+        self._ik_reason = reason
+
+    def track_path(self, plan: PathPlan, mode: CommandMode) -> None:
+        """Make a successful plan's waypoints the goal, followed in order.
+
+        Args:
+            plan: a plan from :meth:`plan_path` with ``success``.
+            mode: the command it came from, for :meth:`detail`.
+
+        Raises:
+            ValueError: if the plan failed (it has no waypoints).
+        """
+        if not plan.success or not plan.waypoints:
+            raise ValueError("only a successful plan can be tracked")
+        self._goal = _PathGoal(plan.waypoints)
+        self._mode = mode
+        self._ik_failed = False
+        self._ik_reason = ""
+        self._ik_residual = plan.residual
+        self._clipped = False
 
     def track_joints(self, target: FloatArray, mode: CommandMode, residual: float | None) -> None:
         """Make ``target`` the goal (a clipped ``joint_position`` or an IK solution).
@@ -335,6 +524,7 @@ class CommandTracker:
         self._mode = mode
         if residual is not None:
             self._ik_failed = False
+            self._ik_reason = ""
             self._ik_residual = residual
             self._clipped = False
 
@@ -373,10 +563,126 @@ class CommandTracker:
         max_step = self._max_speed * max(dt, 0.0)
         if isinstance(goal, _JointGoal):
             reference, _ = speed_limited_step(reference, goal.q, max_step)
+        elif isinstance(goal, _PathGoal):
+            reference = self._path_step(reference, goal, max_step)
         elif isinstance(goal, _TwistGoal) and dt > 0.0:
             reference = self._twist_step(reference, goal.twist, dt, max_step)
         self._reference = reference
         return reference.copy()
+
+    def _path_step(
+        self, reference: FloatArray, goal: _PathGoal, max_step: FloatArray
+    ) -> FloatArray:
+        # Along the waypoints, each at the joints' common pace (as speed_limited_step), the
+        # time left after reaching one carried on to the next.
+        waypoints = goal.waypoints
+        moving = max_step > 0.0
+        if not moving.any():
+            return reference
+        left = 1.0  # the share of this step's time not yet used
+        reached = 0
+        for waypoint in waypoints:
+            delta = waypoint - reference
+            need = float(np.max(np.abs(delta[moving]) / max_step[moving])) if moving.any() else 0.0
+            if need <= left:
+                reference = np.where(moving, waypoint, reference)
+                left -= need
+                reached += 1
+                if left <= 0.0:
+                    break
+                continue
+            reference, _ = speed_limited_step(reference, waypoint, max_step * left)
+            break
+        if reached:
+            rest = waypoints[reached:]
+            self._goal = _PathGoal(rest) if rest else _JointGoal(waypoints[-1])
+        return reference
+
+    def _no_solution(
+        self, result: IKResult, q: FloatArray, k: int, steps: int
+    ) -> tuple[str, str | None]:
+        names = self.chain.joint_names
+        where = self._where(k, steps)
+        if result.beyond_limits:
+            i = result.beyond_limits[0]
+            return (
+                f"{where}the solution needs {names[i]} past its {self._side(q, i)} limit "
+                f"({self._limit_text(q, i)})",
+                names[i],
+            )
+        near = self._near_limit(q)
+        if near is not None:
+            return (
+                f"{where}no IK solution with {names[near]} at its {self._side(q, near)} limit "
+                f"({self._limit_text(q, near)})",
+                names[near],
+            )
+        return f"{where}no IK solution: the target is out of reach or past a singularity", None
+
+    def _branch_jump(
+        self, share: FloatArray, jump: FloatArray, q: FloatArray, k: int, steps: int
+    ) -> tuple[str, str | None]:
+        names = self.chain.joint_names
+        i = int(np.argmax(share))
+        unit = math.degrees(float(jump[i])) if self.chain.revolute[i] else float(jump[i])
+        size = f"{unit:.0f} deg" if self.chain.revolute[i] else f"{unit * 1e3:.0f} mm"
+        text = (
+            f"{self._where(k, steps)}IK found only a solution on another branch "
+            f"({names[i]} would move {size} in one step, off the path)"
+        )
+        near = self._near_limit(q)
+        if near is None:
+            return text, names[i]
+        return (
+            f"{text}; {names[near]} is at its {self._side(q, near)} limit "
+            f"({self._limit_text(q, near)})",
+            names[near],
+        )
+
+    def _keeps_to(
+        self, path: _StraightPath, t0: float, t1: float, q0: FloatArray, q1: FloatArray
+    ) -> bool:
+        """Whether the joint line from ``q0`` to ``q1`` keeps the end-effector on the path.
+
+        Checked at points along the line (every :data:`_CHECK_STEP` of the largest joint
+        step, at least its middle): each must be within :data:`PATH_TOL_M` of the path's
+        segment from ``t0`` to ``t1``, and, when rotation matters, within
+        :data:`PATH_TOL_RAD` plus half the segment's turn of its middle rotation.
+        """
+        delta = q1 - q0
+        checks = min(_MAX_CHECKS, max(1, math.ceil(float(np.max(np.abs(delta))) / _CHECK_STEP)))
+        a, b = path.position(t0), path.position(t1)
+        ab = b - a
+        span = float(ab @ ab)
+        middle = path((t0 + t1) / 2.0) if self._rotation_matters else None
+        turn = 0.5 * (t1 - t0) * path.angle + PATH_TOL_RAD
+        for j in range(1, checks + 1):
+            pose = self.chain.fk(q0 + delta * (j / (checks + 1)))
+            ap = pose.position - a
+            u = 0.0 if span == 0.0 else min(1.0, max(0.0, float(ap @ ab) / span))
+            if float(np.linalg.norm(ap - u * ab)) > PATH_TOL_M:
+                return False
+            if middle is not None and pose.angle_to(middle) > turn:
+                return False
+        return True
+
+    @staticmethod
+    def _where(k: int, steps: int) -> str:
+        return "" if steps == 1 else f"after {k - 1}/{steps} of the path, "
+
+    def _near_limit(self, q: FloatArray) -> int | None:
+        gap = np.minimum(q - self._lower, self._upper - q)
+        i = int(np.argmin(gap))
+        return i if float(gap[i]) <= NEAR_LIMIT else None
+
+    def _side(self, q: FloatArray, i: int) -> str:
+        return "lower" if q[i] - self._lower[i] < self._upper[i] - q[i] else "upper"
+
+    def _limit_text(self, q: FloatArray, i: int) -> str:
+        limit = self._lower[i] if self._side(q, i) == "lower" else self._upper[i]
+        if self.chain.revolute[i]:
+            return f"{math.degrees(float(limit)):.1f} deg"
+        return f"{float(limit):.3f} m"
 
     def _twist_step(
         self, reference: FloatArray, twist: FloatArray, dt: float, max_step: FloatArray
@@ -387,7 +693,8 @@ class CommandTracker:
         start = self._twist_pose if self._twist_pose is not None else self.chain.fk(reference)
         target = integrate_twist(start, twist, dt)
         result = self.chain.ik(target, reference, mask=self._mask, slimit=1)
-        if not result.success:
+        if not result.success or bool(np.any(np.abs(result.q - reference) > self._branch_step)):
+            # No solution, or only one on another branch: stop at the edge, on this branch.
             self._twist_pose = self.chain.fk(reference)
             return reference
         stepped, limited = speed_limited_step(reference, result.q, max_step)

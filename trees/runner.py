@@ -28,6 +28,7 @@ import py_trees
 
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode
+from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.errors import AgentError

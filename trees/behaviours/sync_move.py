@@ -22,6 +22,7 @@ from limbtree.skills import (
     SyncStep,
     offset_pose,
 )
+from limbtree.transport.driver import Health
 from limbtree.trees.behaviours.base import STATUS, SkillBehaviour
 from limbtree.trees.context import MissionContext
 
@@ -89,8 +90,9 @@ class PoseMoveBehaviour(SkillBehaviour):
             self.feedback_message = self._timed_out(float(timeout), result.segment, states)
             return py_trees.common.Status.FAILURE
         self._send(result)
-        self.feedback_message = result.message or (
-            f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
+        self.feedback_message = self.with_ik_failures(
+            result.message
+            or f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
         )
         return STATUS[result.outcome]
 
@@ -115,6 +117,22 @@ class PoseMoveBehaviour(SkillBehaviour):
             f"(from it: {', '.join(gaps)}); a limb that stopped far from it may be out of its "
             "reach there: check the waypoint, the limb's base and any --set value"
         )
+
+    def with_ik_failures(self, message: str) -> str:
+        """``message``, then ``limb: IK failed: why`` for each limb whose state says IK_FAILED.
+
+        The why is the agent's (the state's ``detail["ik_failure"]``): which joint is at or
+        near its limit, so a move that waits at a joint limit says which one.
+        """
+        notes = [message] if message else []
+        for name, limb in zip(self.limb_names, self.limbs, strict=True):
+            if not limb.health & Health.IK_FAILED:
+                continue
+            state = limb.state
+            detail = state.detail if state is not None else None
+            reason = detail.get("ik_failure") if isinstance(detail, Mapping) else None
+            notes.append(f"{name}: IK failed: {reason}" if reason else f"{name}: IK failed")
+        return "; ".join(notes)
 
     def _wait_for_states(self, now: float, states: Sequence[Pose | None]) -> py_trees.common.Status:
         if self._waiting_since is None:

@@ -46,5 +46,7 @@ class VelocityMoveBehaviour(PoseMoveBehaviour):
         states: tuple[Pose | None, ...] = tuple(limb.pose() for limb in self.limbs)
         result = core.step(SyncObservation(now, states), self._timer.dt(now))
         self._send(result)
-        self.feedback_message = result.message or f"profile {100 * result.t:.0f}% done"
+        self.feedback_message = self.with_ik_failures(
+            result.message or f"profile {100 * result.t:.0f}% done"
+        )
         return STATUS[result.outcome]
