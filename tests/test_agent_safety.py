@@ -113,7 +113,12 @@ def _raw(agent: PlantAgent, topic: bytes) -> Iterator[tuple[zmq.Socket[bytes], z
 
 
 def _far_command(
-    mode: str, limb: str, seq: int, rng: random.Random, joints: list[dict[str, Any]]
+    mode: str,
+    limb: str,
+    seq: int,
+    rng: random.Random,
+    joints: list[dict[str, Any]],
+    start: list[float],
 ) -> dict[str, Any]:
     if mode == "mix":
         mode = rng.choice(["joint_position", "ee_pose", "ee_twist", "hold"])
@@ -121,8 +126,11 @@ def _far_command(
     if mode == "joint_position":
         message["q"] = [rng.uniform(j["lower"], j["upper"]) for j in joints]
     elif mode == "ee_pose":
-        position = [rng.uniform(-0.6, 0.6) for _ in range(3)]
-        message["pose"] = [*position, 0.0, 0.0, 0.0, 1.0]
+        # Far for one tick (up to 0.15 m away), yet on the limb's IK branch (the start's
+        # orientation), so that the agent does move the limb: a target off its branch
+        # would be refused as ik_failed and prove nothing about speed.
+        position = [c + rng.uniform(-0.15, 0.15) for c in start[:3]]
+        message["pose"] = [*position, *start[3:7]]
     elif mode == "ee_twist":
         message["twist"] = [rng.uniform(-5.0, 5.0) for _ in range(6)]
     return message
@@ -149,11 +157,14 @@ def test_a_real_clock_agent_flooded_with_far_targets_never_exceeds_joint_speed_l
         joints = described["limbs"][0]["joints"]
         max_speed = [j["max_speed"] for j in joints]
         rng = random.Random(12)
+        sub.setsockopt(zmq.RCVTIMEO, 5000)
+        first = msgpack.unpackb(sub.recv_multipart()[1])["state"]
+        start = list(next(iter(first["ee"].values())))
         samples: list[tuple[float, list[float], list[float]]] = []
         seq = 2
         end = time.monotonic() + FLOOD_S
         while time.monotonic() < end or len(samples) < 3:
-            dealer.send(msgpack.packb(_far_command(mode, limb_name, seq, rng, joints)))
+            dealer.send(msgpack.packb(_far_command(mode, limb_name, seq, rng, joints, start)))
             seq += 1
             while dealer.poll(0):
                 dealer.recv()
