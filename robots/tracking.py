@@ -472,11 +472,10 @@ class CommandTracker:
                 reason, joint = self._no_solution(result, q, k, steps)
                 return PathPlan((), False, residual, searches, reason, joint)
             jump = np.abs(result.q - q)
-            off = bool(np.any(jump > bound)) or not self._keeps_to(
-                path, (k - 1) / steps, k / steps, q, result.q
-            )
-            if off:
-                reason, joint = self._branch_jump(jump / bound, jump, q, k, steps)
+            capped = bool(np.any(jump > bound))
+            if capped or not self._keeps_to(path, (k - 1) / steps, k / steps, q, result.q):
+                why = "past the joint-step bound" if capped else "swinging the tip off the path"
+                reason, joint = self._branch_jump(jump / bound, jump, q, k, steps, why)
                 return PathPlan((), False, residual, searches, reason, joint)
             q = result.q
             waypoints.append(np.array(q, dtype=np.float64))
@@ -583,7 +582,7 @@ class CommandTracker:
         reached = 0
         for waypoint in waypoints:
             delta = waypoint - reference
-            need = float(np.max(np.abs(delta[moving]) / max_step[moving])) if moving.any() else 0.0
+            need = float(np.max(np.abs(delta[moving]) / max_step[moving]))
             if need <= left:
                 reference = np.where(moving, waypoint, reference)
                 left -= need
@@ -620,7 +619,7 @@ class CommandTracker:
         return f"{where}no IK solution: the target is out of reach or past a singularity", None
 
     def _branch_jump(
-        self, share: FloatArray, jump: FloatArray, q: FloatArray, k: int, steps: int
+        self, share: FloatArray, jump: FloatArray, q: FloatArray, k: int, steps: int, why: str
     ) -> tuple[str, str | None]:
         names = self.chain.joint_names
         i = int(np.argmax(share))
@@ -628,7 +627,7 @@ class CommandTracker:
         size = f"{unit:.0f} deg" if self.chain.revolute[i] else f"{unit * 1e3:.0f} mm"
         text = (
             f"{self._where(k, steps)}IK found only a solution on another branch "
-            f"({names[i]} would move {size} in one step, off the path)"
+            f"({names[i]} would move {size} in one step, {why})"
         )
         near = self._near_limit(q)
         if near is None:

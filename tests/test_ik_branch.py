@@ -166,6 +166,24 @@ def test_an_ik_solution_on_another_branch_is_refused_even_when_it_reaches_the_ta
     assert tracker.plan_path(target, q0).success  # the solver from q0 stays on the branch
 
 
+def test_a_leg_lying_straight_near_its_singularity_can_still_move_back_along_its_path():
+    # After a power loss the quadruped's legs lie slumped, knees almost straight: a 5 mm step
+    # of the foot needs a large knee step, which is still on the branch (the foot keeps to
+    # its path). A bound on the joint step alone refused it and the legs never recovered.
+    spec = load_robot("moonbot_zero", SHIPPED)
+    leg = spec.limb("leg_0")
+    limb = at(SimulatedLimb(spec, "leg_0", seed=0, config=SimConfig()), leg.posture("slumped"))
+    start = ee(limb)
+    home = spec.chain("leg_0").fk(leg.posture("home"))
+    towards = home.position - start.position
+    goal = Pose(start.position + 0.02 * towards / np.linalg.norm(towards), start.quaternion)
+    limb.command(CommandMode.EE_POSE, {"pose": goal.as_array().tolist()})
+    for _ in range(2):  # the setpoint moves, then the servos follow
+        limb.advance(limb.time + 1.0)
+    assert ee(limb).distance_to(goal) < 1e-3
+    assert not limb.state().health & Health.IK_FAILED
+
+
 def test_a_large_turn_is_followed_along_its_path_not_along_a_joint_space_line():
     # r_e = inf lets sync_move command a whole 90 deg turn at once: the limb must still turn
     # about its tip, never swinging the tip round a straight line in joint space.
