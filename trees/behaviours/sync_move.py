@@ -73,6 +73,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._send(result)
         self.feedback_message = result.message or (
             f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
+            + (f", lap {result.laps + 1}" if self.core.config.loop else "")
         )
         return STATUS[result.outcome]
 
