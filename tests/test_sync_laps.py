@@ -169,3 +169,34 @@ def test_every_tick_of_a_looping_move_returns_with_at_most_one_more_lap(
     for count in laps:
         assert previous <= count <= previous + 1
         previous = count
+
+
+def test_the_looping_behaviour_reports_its_laps_one_tick_at_a_time() -> None:
+    import py_trees
+    from fake_limbs import FakeLink, handles
+
+    from limbtree.trees.behaviours import SyncMoveBehaviour
+    from limbtree.trees.context import MissionContext
+
+    now = [0.0]
+    link = FakeLink(speed=0.5, clock=lambda: now[0])
+    context = MissionContext(handles({"arm": link}), lambda: now[0])
+    params = {
+        "limbs": ["arm"],
+        "waypoints": [{"arm": [0.02, 0, 0, 0, 0, 0, 1]}, {"arm": [0, 0, 0, 0, 0, 0, 1]}],
+        "p_e": 0.02,
+        "loop": True,
+    }
+    move = SyncMoveBehaviour("loop", context, params)
+    laps = [0]
+    for k in range(30):
+        now[0] = 0.02 * k
+        link.step(now[0])
+        context.telemetry.new_tick()
+        move.tick_once()
+        assert move.status is py_trees.common.Status.RUNNING
+        count = context.telemetry.tick["loop"].laps
+        assert laps[-1] <= count <= laps[-1] + 1
+        assert move.feedback_message.endswith(f", lap {count + 1}")
+        laps.append(count)
+    assert laps[-1] >= 5

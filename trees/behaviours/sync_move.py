@@ -93,6 +93,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self.feedback_message = self.with_ik_failures(
             result.message
             or f"segment {result.segment + 1}/{self.core.segments}, t = {result.t:.3f}"
+            + (f", lap {result.laps + 1}" if self.core.config.loop else "")
         )
         return STATUS[result.outcome]
 
