@@ -184,3 +184,20 @@ def test_the_report_pairs_overlapping_faults_on_one_limb_by_their_kind():
     blockage, power_off = RunLog(events=events).disruptions()
     assert (blockage.fault, blockage.end, blockage.recovered) == ("blockage", 3.0, 3.5)
     assert (power_off.fault, power_off.end, power_off.recovered) == ("power_off", 2.0, None)
+
+
+def test_faults_of_one_kind_due_on_one_tick_leave_only_the_last_one_injected():
+    agent = Agent()
+    faults = [
+        ScheduledFault(0.2, "a", "power_off", 0.4),
+        ScheduledFault(0.2, "a", "power_off", 0.1),
+    ]
+    book, _ = schedule(faults, agent)
+    assert run(book, 20, nominal=()) == [
+        (5, EventKind.FAULT_SKIPPED, "power_off"),
+        (5, EventKind.FAULT_INJECTED, "power_off"),
+        (8, EventKind.FAULT_ENDED, "power_off"),
+    ]
+    (reason,) = [f["reason"] for f in book.skipped()]
+    assert "before it took effect" in reason
+    assert [f["duration_s"] for f in book.summary()] == [0.1]

@@ -16,7 +16,8 @@ it still ends at tick ``k1``. When the window is over first, the fault is skippe
 (``fault_skipped`` at tick ``k1``, with the reason). Any other refusal is final
 (``fault_refused``). A fault of a kind already in force on the limb replaces it in the plant,
 so the older one is recorded ended (``fault_ended``, "replaced by ...") at the newer one's
-injection tick. ``fault_recovered`` follows ``fault_ended``, at the first tick from then on
+injection tick (or, when both were due on that same tick, skipped: it never took effect).
+``fault_recovered`` follows ``fault_ended``, at the first tick from then on
 where the skills drive the limb on its trajectory again.
 """
 
@@ -101,6 +102,7 @@ class ScheduledFault:
     start_tick: int = -1
     end_tick: int | None = None
     deferred: str | None = None
+    event: RunEvent | None = None
 
     @property
     def end(self) -> float:
@@ -216,12 +218,21 @@ class FaultSchedule:
             fault.skipped = f"the agent refused it: {exc}"
             self.message(f"t={t:7.2f} s  could not inject {fault.kind} on {fault.limb}: {exc}")
             return True
+        replaced = f"replaced by the {fault.kind} due at {fault.at:g} s"
         for older in [f for f in self._in_force if (f.limb, f.kind) == (fault.limb, fault.kind)]:
-            self._end(older, tick, t, events, f"replaced by the {fault.kind} due at {fault.at:g} s")
+            if older.injected_at == t:
+                # Injected just before, for this same tick: it never took effect.
+                self._in_force.remove(older)
+                events[:] = [e for e in events if e is not older.event]
+                older.injected, older.injected_at, older.event = False, None, None
+                self._skip(older, t, f"{replaced}, before it took effect", events)
+            else:
+                self._end(older, tick, t, events, replaced)
         fault.injected = True
         fault.injected_at = t
         self._in_force.append(fault)
-        events.append(RunEvent(EventKind.FAULT_INJECTED, t, fault.limb, fault.kind))
+        fault.event = RunEvent(EventKind.FAULT_INJECTED, t, fault.limb, fault.kind)
+        events.append(fault.event)
         self.message(f"t={t:7.2f} s  fault injected: {fault.kind} on {fault.limb}")
         return True
 
