@@ -87,6 +87,11 @@ class ScheduledFault:
         injected_at: the time of the tick from which it was in force [s], or None.
         ended_at: the time of the first tick it was no longer in force [s], or None.
         skipped: why it was never injected (deferred past its window, or refused), or None.
+        start_tick: its window's first tick (set by :class:`FaultSchedule`).
+        end_tick: the first tick after its window, or None (set by :class:`FaultSchedule`).
+        deferred: why the agent could not take it when it was first due, or None.
+        injected_tick: the tick it was injected for, or -1.
+        event: its ``fault_injected`` event, or None.
     """
 
     at: float
@@ -102,6 +107,7 @@ class ScheduledFault:
     start_tick: int = -1
     end_tick: int | None = None
     deferred: str | None = None
+    injected_tick: int = -1
     event: RunEvent | None = None
 
     @property
@@ -220,7 +226,7 @@ class FaultSchedule:
             return True
         replaced = f"replaced by the {fault.kind} due at {fault.at:g} s"
         for older in [f for f in self._in_force if (f.limb, f.kind) == (fault.limb, fault.kind)]:
-            if older.injected_at == t:
+            if older.injected_tick == tick:
                 # Injected just before, for this same tick: it never took effect.
                 self._in_force.remove(older)
                 events[:] = [e for e in events if e is not older.event]
@@ -230,6 +236,7 @@ class FaultSchedule:
                 self._end(older, tick, t, events, replaced)
         fault.injected = True
         fault.injected_at = t
+        fault.injected_tick = tick
         self._in_force.append(fault)
         fault.event = RunEvent(EventKind.FAULT_INJECTED, t, fault.limb, fault.kind)
         events.append(fault.event)
