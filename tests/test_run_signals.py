@@ -167,3 +167,18 @@ def test_sigterm_during_the_agents_start_up_records_an_aborted_run(tmp_path, run
     (last,) = list(read_log(record / "log.msgpack"))
     assert [e["kind"] for e in last["events"]] == ["aborted"]
     assert processes_holding(tmp_path) == []
+
+
+def test_run_with_gates_and_stdin_not_a_terminal_exits_before_starting_anything(tmp_path):
+    mission = Path(__file__).resolve().parent.parent / "missions" / "self_assembly_minimal.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
+         "--record", str(tmp_path / "rec")],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=LIMIT_S,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "starting" not in done.stdout
+    assert "no one can answer the mission's operator gates" in done.stderr
+    assert "--auto-confirm" in done.stderr
+    assert done.stderr.count('operator_gate "Operator gate" asks') == 3
+    assert not (tmp_path / "rec").exists()
