@@ -365,8 +365,9 @@ class KinematicChain:
             ChainError: if ``q`` holds NaN or infinity.
         """
         T = self.fk_matrix(q)
-        # rtb's product of rigid transforms is a rigid transform: skip from_matrix's checks.
-        return Pose(T[:3, 3], matrix_to_quaternion(T[:3, :3]))
+        # rtb's product of rigid transforms is a rigid transform, and the quaternion of its
+        # rotation is unit by construction: skip the checks of from_matrix and of Pose.
+        return Pose._trusted(T[:3, 3], matrix_to_quaternion(T[:3, :3]))
 
     def jacobian(self, q: Sequence[float] | FloatArray) -> FloatArray:
         """Geometric Jacobian in the base frame.

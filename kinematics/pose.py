@@ -60,27 +60,29 @@ def matrix_to_quaternion(rotation: FloatArray) -> FloatArray:
     """Unit quaternion ``(qx, qy, qz, qw)`` of a 3x3 rotation matrix, with ``qw >= 0``.
 
     Shepperd's method: picks the largest of the four squared components to divide by, so it
-    is accurate for every rotation, including half turns.
+    is accurate for every rotation, including half turns. Written on Python floats: it runs
+    for every forward kinematics, where numpy's per-element indexing would dominate.
     """
-    m = np.asarray(rotation, dtype=np.float64)
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
-    candidates = (trace, m[0, 0], m[1, 1], m[2, 2])
-    k = int(np.argmax(candidates))
-    if k == 0:
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(rotation, dtype=np.float64)[
+        :3, :3
+    ].tolist()
+    trace = m00 + m11 + m22
+    largest = max(trace, m00, m11, m22)
+    if largest == trace:
         s = 2.0 * math.sqrt(max(1.0 + trace, 0.0))
-        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + m[0, 0] - m[1, 1] - m[2, 2], 0.0))
-        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 - m[0, 0] + m[1, 1] - m[2, 2], 0.0))
-        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+        q = [(m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, s / 4]
+    elif largest == m00:
+        s = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
+        q = [s / 4, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s]
+    elif largest == m11:
+        s = 2.0 * math.sqrt(max(1.0 - m00 + m11 - m22, 0.0))
+        q = [(m01 + m10) / s, s / 4, (m12 + m21) / s, (m02 - m20) / s]
     else:
-        s = 2.0 * math.sqrt(max(1.0 - m[0, 0] - m[1, 1] + m[2, 2], 0.0))
-        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
-    quat = np.array(q)
-    quat /= np.linalg.norm(quat)
-    return quat if quat[3] >= 0 else -quat
+        s = 2.0 * math.sqrt(max(1.0 - m00 - m11 + m22, 0.0))
+        q = [(m02 + m20) / s, (m12 + m21) / s, s / 4, (m10 - m01) / s]
+    norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    sign = 1.0 if q[3] >= 0 else -1.0
+    return np.array([sign * c / norm for c in q])
 
 
 @dataclass(frozen=True, eq=False)

@@ -459,9 +459,23 @@ class CommandTracker:
             length = max(length, path.angle / PATH_STEP_RAD)
         steps = min(MAX_PATH_STEPS, max(1, math.ceil(length - 1e-9)))
         bound = self._branch_step * max(1.0, length / steps)
+        searches = 0
+        if steps > 1:
+            # The usual command (a clamped step of a move) is short and smooth: one search
+            # for the target itself, kept when it passes the same two checks as a substep
+            # over the whole path (joint-step bound, tip along the path at points spaced by
+            # the joints' motion), costs one IK instead of one per substep.
+            direct = solve(target, q0)
+            searches += direct.searches
+            if (
+                direct.success
+                and not np.any(np.abs(direct.q - q0) > self._branch_step * max(1.0, length))
+                and self._keeps_to(path, 0.0, 1.0, q0, direct.q)
+            ):
+                only = np.array(direct.q, dtype=np.float64)
+                return PathPlan((only,), True, direct.residual, searches)
         waypoints: list[FloatArray] = []
         q = q0
-        searches = 0
         residual = 0.0
         for k in range(1, steps + 1):
             sub = target if k == steps else path(k / steps)
