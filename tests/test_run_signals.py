@@ -140,7 +140,7 @@ def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, runnin
 def test_ctrl_c_during_start_up_leaves_no_agent_nor_temporary_folder(tmp_path, running):
     run = Run(tmp_path)
     running.append(run)
-    run.wait_for("starting 1 simulated agent(s)")
+    run.wait_for("starting 1 simulated agent:")
     run.process.send_signal(signal.SIGINT)
     out = run.end()
     assert run.process.returncode == 1, out
@@ -154,7 +154,7 @@ def test_sigterm_during_the_agents_start_up_records_an_aborted_run(tmp_path, run
     record = tmp_path / "rec"
     run = Run(tmp_path, "--record", str(record))
     running.append(run)
-    run.wait_for("starting 1 simulated agent(s)")
+    run.wait_for("starting 1 simulated agent:")
     run.process.send_signal(signal.SIGTERM)
     out = run.end()
     assert run.process.returncode == 1, out
