@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import py_trees
 
 from limbtree.skills import Outcome, SkillTelemetry
 from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreesError
+
+if TYPE_CHECKING:
+    from limbtree.trees.limbs import LimbHandle
 
 STATUS = {
     Outcome.RUNNING: py_trees.common.Status.RUNNING,
@@ -101,6 +104,26 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
     def step(self) -> py_trees.common.Status:
         """One tick of the skill."""
         raise NotImplementedError
+
+    def out_of_time(
+        self, running: bool, now: float, started_at: float | None, limbs: Sequence[LimbHandle]
+    ) -> bool:
+        """Whether a running move has used up its ``timeout`` [s]; if so, ``limbs`` hold.
+
+        Args:
+            running: whether the core's step left the move running.
+            now: the mission time [s].
+            started_at: when the node started [s].
+            limbs: the limbs the move commands.
+        """
+        timeout = self.params.get("timeout")
+        if timeout is None or not running or started_at is None:
+            return False
+        if now - started_at < float(timeout):
+            return False
+        for limb in limbs:
+            limb.hold()
+        return True
 
     def report(self, telemetry: SkillTelemetry) -> None:
         """Publish this tick's figures (the core's typed telemetry) under this node's id."""

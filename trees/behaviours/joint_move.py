@@ -102,15 +102,9 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             self.core = SyncMove(space, waypoints, config, self.limb_names)
             self._targets = waypoints[1:]
         result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
-        timeout = self.params.get("timeout")
-        if (
-            timeout is not None
-            and result.outcome is Outcome.RUNNING
-            and now - self._started_at >= float(timeout)
-        ):
-            for limb in self.limbs:
-                limb.hold()
-            self.feedback_message = self._timed_out(float(timeout), result.segment, states)
+        if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
+            timeout = float(self.params["timeout"])
+            self.feedback_message = self._timed_out(timeout, result.segment, states)
             return py_trees.common.Status.FAILURE
         if result.command is not None:
             for limb, q in zip(self.limbs, result.command, strict=True):

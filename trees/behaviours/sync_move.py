@@ -79,15 +79,9 @@ class PoseMoveBehaviour(SkillBehaviour):
                 return self._wait_for_states(now, states)
             self.core = self.make_core(tuple(s for s in states if s is not None))
         result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
-        timeout = self.params.get("timeout")
-        if (
-            timeout is not None
-            and result.outcome is Outcome.RUNNING
-            and now - self._started_at >= float(timeout)
-        ):
-            for limb in self.limbs:
-                limb.hold()
-            self.feedback_message = self._timed_out(float(timeout), result.segment, states)
+        if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
+            timeout = float(self.params["timeout"])
+            self.feedback_message = self._timed_out(timeout, result.segment, states)
             return py_trees.common.Status.FAILURE
         self._send(result)
         self.feedback_message = self.with_ik_failures(
