@@ -54,6 +54,7 @@ from limbtree.trees.runner import (
     interrupted_why,
 )
 from limbtree.trees.stream import RobotInfo, TickSink
+from limbtree.trees.targets import target_problems
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
@@ -75,7 +76,8 @@ def load(
     """Load and validate a mission file (raises ``MissionError`` listing every problem).
 
     Besides the file's own checks: no absolute ``sync_move`` waypoint lies beyond its limb's
-    reach (:mod:`limbtree.trees.reach`).
+    reach (:mod:`limbtree.trees.reach`); align targets, posture names and joint counts fit the
+    world and the robots (:mod:`limbtree.trees.targets`).
 
     ``registry``: the node types (built once per run and shared with the builder: it scans
     the installed packages' entry points); None builds the default.
@@ -90,7 +92,7 @@ def load(
         modules=module_names(),
         registry=registry,
     )
-    problems = reach_problems(mission)
+    problems = reach_problems(mission) + target_problems(mission)
     if problems:
         raise MissionError(problems)
     return mission

@@ -191,6 +191,7 @@ def _check(args: argparse.Namespace) -> int:
     from limbtree.trees.mission.loops import loop_warnings
 
     mission = load(Path(args.mission), _overrides(args.set))
+    _check_fault_clock(mission)
     print(
         f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}"
         f"{_on_robots(mission)}, "
@@ -200,6 +201,29 @@ def _check(args: argparse.Namespace) -> int:
     for warning in loop_warnings(mission):
         print(warning)
     return 0
+
+
+def _check_fault_clock(mission: Mission) -> None:
+    """Refuse scheduled faults in a mission whose clock cannot inject them (the real clock).
+
+    Raises:
+        MissionError: at the first fault, naming the clock and how to change it.
+    """
+    from limbtree.trees.mission.errors import MissionError, Problem
+
+    if mission.clock != "real" or not mission.faults:
+        return
+    first = mission.faults[0]
+    raise MissionError(
+        [
+            Problem(
+                first.location,
+                f"{_count(len(mission.faults), 'scheduled fault')} but clock: real; faults are "
+                "injected into simulated limbs in lockstep, so they need the sim clock: set "
+                "clock: sim (or run with --clock sim), or remove the faults",
+            )
+        ]
+    )
 
 
 def _faults_text(mission: Mission) -> str:

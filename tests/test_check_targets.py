@@ -1,0 +1,81 @@
+"""``limbtree check`` refuses names and sizes the robots and the world do not have (issue 12,
+item 8): align targets, posture names, joint counts, and faults the clock cannot inject."""
+
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.app import load
+from limbtree.trees.cli import main
+from limbtree.trees.mission.errors import MissionError
+
+WORLD = "world:\n  wheel: {module: moonbot_wheel_v2, pose: {translation_mm: [871, -459, 121]}}\n"
+
+
+def mission(tmp_path: Path, limbs: str, tree: str, extra: str = "") -> Path:
+    path = tmp_path / "m.yaml"
+    path.write_text(f"mission: m\nlimbs:\n  arm: {limbs}\n{extra}tree:\n  {tree}\n")
+    return path
+
+
+def problems(path: Path) -> str:
+    with pytest.raises(MissionError) as caught:
+        load(path)
+    return str(caught.value)
+
+
+def test_an_align_target_naming_no_module_of_the_world_names_the_modules(tmp_path):
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}",
+                   "align: {limb: arm, target: crate/grasp}", WORLD)  # fmt: skip
+    text = problems(path)
+    assert "m.yaml:7:3:" in text
+    assert "'crate/grasp' names no module of the world" in text and "(wheel)" in text
+    assert "marker" not in text
+
+
+def test_an_align_target_naming_no_grasp_point_lists_the_modules_grasp_points(tmp_path):
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}",
+                   "align: {limb: arm, target: wheel/handle}", WORLD)  # fmt: skip
+    text = problems(path)
+    assert "has no grasp point 'handle'; its grasp points are grasp, grasp_back" in text
+
+
+def test_an_align_target_of_the_world_passes(tmp_path):
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}",
+                   "align: {limb: arm, target: wheel/grasp}", WORLD)  # fmt: skip
+    assert load(path).name == "m"
+
+
+def test_a_posture_name_the_limb_does_not_have_lists_its_postures(tmp_path):
+    path = mission(tmp_path, "{robot: heavy_limb}", "joint_move: {limb: arm, posture: folded}")
+    text = problems(path)
+    assert "m.yaml:5:3:" in text
+    assert "has no posture 'folded'; its postures are home, safe, slumped" in text
+
+
+def test_a_joint_target_with_the_wrong_number_of_joints_names_both_counts(tmp_path):
+    path = mission(tmp_path, "{robot: heavy_limb}",
+                   "joint_move: {limb: arm, posture: {q_deg: [0, 10, 20]}}")  # fmt: skip
+    text = problems(path)
+    assert "has 3 joint angles; heavy_limb arm has 7 joints" in text
+
+
+def test_joint_sync_move_postures_are_checked_per_limb(tmp_path):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "joint_sync_move: {limbs: [arm], postures: [home, {arm: nowhere}]}",
+    )
+    assert "has no posture 'nowhere'" in problems(path)
+
+
+def test_scheduled_faults_under_the_real_clock_are_refused_naming_the_sim_clock(tmp_path, capsys):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "wait: {duration_s: 2}",
+        "clock: real\nfaults:\n  - {at_s: 1, limb: arm, kind: blockage, duration_s: 1}\n",
+    )
+    assert main(["check", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "m.yaml:6:5:" in err and "need the sim clock" in err and "--clock sim" in err

@@ -1,0 +1,102 @@
+"""What ``limbtree check`` finds wrong in the names and sizes a tree gives its limbs.
+
+The mission file's own checks know the node types and their parameters; these know the
+robots and the world as well (the robot descriptions, the modules' grasp points):
+
+* an ``align`` target ``NAME/GRASP_POINT`` on a simulated limb must name a module placed in
+  the mission's ``world`` and one of that module's grasp points (the simulated motion
+  capture sees only those, and the end-effector ``ee``);
+* a posture given by name must be one of the limb's postures (``limbtree robots``);
+* a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb.
+
+Each problem is reported at its node's ``file:line:column`` with the valid choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from limbtree.robots import load_robot
+from limbtree.robots.modules import load_module
+from limbtree.trees.mission import Mission
+from limbtree.trees.mission.errors import Problem
+from limbtree.trees.mission.model import NodeModel
+
+#: The motion-capture body of a limb's own end-effector.
+EE_BODY = "ee"
+
+
+def target_problems(mission: Mission) -> list[Problem]:
+    """Every unknown align target, unknown posture name and wrong-sized posture."""
+    problems: list[Problem] = []
+    for node in mission.root.walk():
+        if node.type == "align":
+            problems += _target(mission, node)
+        for limb, posture in _postures(node):
+            message = _posture(mission, limb, posture)
+            if message is not None:
+                problems.append(Problem(node.location, f'{node.type} "{node.name}": {message}'))
+    return problems
+
+
+def _target(mission: Mission, node: NodeModel) -> list[Problem]:
+    target = str(node.params.get("target", ""))
+    limb = mission.limb(str(node.params.get("limb")))
+    if limb.agent != "sim" or target == EE_BODY:
+        return []  # a real limb's capture may see bodies the mission does not declare
+    world = {placed.name: placed for placed in mission.world}
+    name, _, point = target.partition("/")
+    where = f'align "{node.name}": target {target!r}'
+    if name not in world:
+        placed = ", ".join(sorted(world)) or "none (the mission has no world section)"
+        return [
+            Problem(
+                node.location,
+                f"{where} names no module of the world: the target is MODULE/GRASP_POINT, "
+                f"MODULE one of the world's modules ({placed})",
+            )
+        ]
+    points = tuple(load_module(world[name].module).grasp_points)
+    if point not in points:
+        return [
+            Problem(
+                node.location,
+                f"{where}: module {name} ({world[name].module}) has no grasp point "
+                f"{point!r}; its grasp points are {', '.join(points)}",
+            )
+        ]
+    return []
+
+
+def _postures(node: NodeModel) -> Iterator[tuple[str, Any]]:
+    """(limb, posture) for each posture a node drives a limb to."""
+    if "posture" in node.params and "limb" in node.params:
+        yield str(node.params["limb"]), node.params["posture"]
+    for posture in node.params.get("postures") or ():
+        if isinstance(posture, Mapping):
+            yield from ((str(limb), value) for limb, value in posture.items())
+
+
+def _posture(mission: Mission, name: str, posture: Any) -> str | None:
+    """What is wrong with driving limb ``name`` to ``posture``, or None."""
+    limb = mission.limb(name)
+    spec = load_robot(limb.robot).limb(limb.limb)
+    if isinstance(posture, str):
+        if posture in spec.postures:
+            return None
+        known = ", ".join(spec.postures) or "none"
+        return (
+            f"limb {name} ({limb.robot}) has no posture {posture!r}; its postures are {known}, "
+            "or give the joints as {q_deg: [...]}"
+        )
+    if len(posture) != len(spec.joints):
+        return (
+            f"the posture for limb {name} has {len(posture)} joint angles; {limb.robot} "
+            f"{limb.limb} has {len(spec.joints)} joints "
+            f"({', '.join(joint.name for joint in spec.joints)})"
+        )
+    return None
+
+
+__all__ = ["EE_BODY", "target_problems"]
