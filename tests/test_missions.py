@@ -125,6 +125,24 @@ def test_robustness_recovers_every_disruption_of_table_ii(tmp_path):
     assert s["max_command_state_distance"] <= 1.0
 
 
+@pytest.mark.timeout(900)
+def test_the_campaigns_first_1230_s_recover_every_disruption_overlapping_ones_too(tmp_path):
+    # The two-hour campaign (issue 12) takes longer than CI allows. Its first 1230 s hold the
+    # first scheduled overlap (a slowdown on a blocked leg at 1200 s, which drawn power-offs
+    # and a disassembly overlap too) and every kind of Table II; all are recovered by 1221 s.
+    # The whole run's figures are in the issue's closing note.
+    s = run("robustness_campaign.yaml", tmp_path, "--set", "duration_s=1230", timeout=840.0)
+    assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
+    kinds = {f["kind"] for f in s["faults"]}
+    assert kinds == {"blockage", "slowdown", "disassembly", "power_off", "ik_error"}
+    assert s["faults_recovered"] == s["faults_injected"]
+    overlapping = [f for f in s["faults"] if f["limb"] == "leg_0" and 1200 <= f["at_s"] <= 1202]
+    assert {f["kind"] for f in overlapping} == {"blockage", "slowdown"}
+    assert all(f["recovered_at_s"] is not None for f in overlapping)
+    assert s["max_command_state_distance"] <= 1.0
+    commands_within_their_spheres(s["_log"], 0.02)
+
+
 def test_a_broken_mission_is_refused_before_anything_starts(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("mission: bad\nlimbs:\n  a: {robot: heavy_limb}\ntree:\n  sync_mve: {}\n")
