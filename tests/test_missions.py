@@ -137,7 +137,7 @@ def test_the_campaigns_first_1230_s_recover_every_disruption_overlapping_ones_to
     assert kinds == {"blockage", "slowdown", "disassembly", "power_off", "ik_error"}
     assert s["faults_recovered"] == s["faults_injected"]
     overlapping = [f for f in s["faults"] if f["limb"] == "leg_0" and 1200 <= f["at_s"] <= 1202]
-    assert {f["kind"] for f in overlapping} == {"blockage", "slowdown"}
+    assert {"blockage", "slowdown"} <= {f["kind"] for f in overlapping}  # and a drawn power_off
     assert all(f["recovered_at_s"] is not None for f in overlapping)
     assert s["max_command_state_distance"] <= 1.0
     commands_within_their_spheres(s["_log"], 0.02)
