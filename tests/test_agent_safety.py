@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgpack
 import pytest
 import zmq
+from raw_client import raw_sockets
 
 from limbtree.robots import make_plant
 from limbtree.transport import PlantAgent
@@ -92,26 +92,6 @@ class _Null:
 # --- the agent enforces speed limits in its own time --------------------------------------
 
 
-@contextmanager
-def _raw(agent: PlantAgent, topic: bytes) -> Iterator[tuple[zmq.Socket[bytes], zmq.Socket[bytes]]]:
-    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    dealer = context.socket(zmq.DEALER)
-    sub = context.socket(zmq.SUB)
-    for sock in (dealer, sub):
-        sock.linger = 0
-        sock.rcvtimeo = 5000
-    sub.rcvhwm = 100_000
-    dealer.connect(agent.request_endpoint)
-    sub.setsockopt(zmq.SUBSCRIBE, topic)
-    sub.connect(agent.state_endpoint)
-    try:
-        yield dealer, sub
-    finally:
-        dealer.close()
-        sub.close()
-        context.term()
-
-
 def _far_command(
     mode: str,
     limb: str,
@@ -151,7 +131,7 @@ def test_a_real_clock_agent_flooded_with_far_targets_never_exceeds_joint_speed_l
 ) -> None:
     agent = make_agent(make_plant(robot), clock="real", stream_rate_hz=200)
     limb_name = agent.plant.describe().limbs[0].name
-    with _raw(agent, limb_name.encode()) as (dealer, sub):
+    with raw_sockets(agent, limb_name.encode(), rcvhwm=100_000) as (dealer, sub):
         dealer.send(msgpack.packb({"v": 2, "type": "describe", "seq": 1}))
         described = msgpack.unpackb(dealer.recv())
         joints = described["limbs"][0]["joints"]

@@ -14,6 +14,7 @@ from typing import Any
 import msgpack
 import pytest
 import zmq
+from raw_client import raw_sockets
 
 from limbtree.robots import make_plant
 
@@ -30,21 +31,8 @@ def hex_examples() -> list[bytes]:
 @pytest.fixture
 def sockets(make_agent: MakeAgent) -> Iterator[tuple[zmq.Socket[bytes], zmq.Socket[bytes]]]:
     agent = make_agent(make_plant("moonbot_zero"), clock="sim")
-    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    dealer = context.socket(zmq.DEALER)
-    sub = context.socket(zmq.SUB)
-    for sock in (dealer, sub):
-        sock.linger = 0
-        sock.rcvtimeo = 5000
-    dealer.connect(agent.request_endpoint)
-    sub.setsockopt(zmq.SUBSCRIBE, b"leg_2")
-    sub.connect(agent.state_endpoint)
-    try:
-        yield dealer, sub
-    finally:
-        dealer.close()
-        sub.close()
-        context.term()
+    with raw_sockets(agent, b"leg_2") as pair:
+        yield pair
 
 
 def exchange(dealer: zmq.Socket[bytes], frame: bytes) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import msgpack
 import pytest
 import zmq
+from raw_client import raw_sockets
 
 from limbtree.robots import make_plant
 from limbtree.transport import PlantAgent
@@ -25,21 +26,8 @@ Sockets = tuple[zmq.Socket[bytes], zmq.Socket[bytes], PlantAgent]
 @pytest.fixture
 def wire(make_agent: MakeAgent) -> Iterator[Sockets]:
     agent = make_agent(make_plant("light_limb"), clock="sim")
-    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    dealer = context.socket(zmq.DEALER)
-    sub = context.socket(zmq.SUB)
-    for sock in (dealer, sub):
-        sock.linger = 0
-        sock.rcvtimeo = 5000
-    dealer.connect(agent.request_endpoint)
-    sub.setsockopt(zmq.SUBSCRIBE, b"")
-    sub.connect(agent.state_endpoint)
-    try:
+    with raw_sockets(agent) as (dealer, sub):
         yield dealer, sub, agent
-    finally:
-        dealer.close()
-        sub.close()
-        context.term()
 
 
 def ask(dealer: zmq.Socket[bytes], message: Any) -> dict[str, Any]:
