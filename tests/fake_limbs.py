@@ -36,6 +36,7 @@ class FakeLink:
         self.health = Health.OK
         self.faults: list[tuple[str, float]] = []
         self.commands: list[tuple[CommandMode, dict[str, Any]]] = []
+        self.restarts = 0  # how many times "its agent" restarted (a test may count one up)
         self._state = self._sample()
 
     def _sample(self) -> LimbState:

@@ -52,7 +52,7 @@ def test_an_agent_that_does_not_stop_in_its_grace_period_is_ended() -> None:
 
     watch_parent(
         42, lambda: None, interval_s=0.001, grace_s=0.01, getppid=lambda: 1,
-        exit_process=exit_process,
+        exists=lambda pid: False, exit_process=exit_process,
     )  # fmt: skip
     assert exited.wait(10.0) and codes == [EXIT_ORPHANED]
 
@@ -70,6 +70,30 @@ def test_the_watcher_leaves_an_agent_whose_parent_lives_alone() -> None:
     stopped = threading.Event()
     watch_parent(42, stopped.set, interval_s=0.001, getppid=getppid)
     assert looked.wait(10.0)
+    assert not stopped.is_set()
+
+
+def test_an_agent_restarted_by_another_parent_watches_the_runner_process() -> None:
+    # Restarted by hand with the runner's command line: its parent is a shell, not 42, so
+    # it stops when process 42 is gone, not at once because its parent differs.
+    lives = iter([True, True, True, False])
+    asked: list[int] = []
+
+    def exists(pid: int) -> bool:
+        asked.append(pid)
+        return next(lives, False)
+
+    stopped = threading.Event()
+    watch_parent(42, stopped.set, interval_s=0.001, grace_s=None, getppid=lambda: 7, exists=exists)
+    assert stopped.wait(10.0)
+    assert asked == [42, 42, 42, 42]
+
+
+def test_a_runner_that_exists_keeps_a_restarted_agent_running() -> None:
+    stopped = threading.Event()
+    # This test process stands for the runner: it exists, and it is not the parent's id.
+    watch_parent(os.getpid(), stopped.set, interval_s=0.001, getppid=lambda: 1)
+    time.sleep(0.1)
     assert not stopped.is_set()
 
 

@@ -278,6 +278,43 @@ def test_a_silent_agent_only_makes_its_limb_stale(tmp_path):
     assert link["limb"] == "b" and "no reply to step" in link["error"]
 
 
+class RestartedLink(FakeLink):
+    """A fake limb whose agent is silent from ``t = 0.1`` to ``0.3`` s, then back restarted."""
+
+    def finish_step(self):
+        if 0.1 <= self._pending_t < 0.3:
+            raise RequestTimeoutError("tcp://x:1", "step", 2.0)
+        if self._pending_t >= 0.3:
+            self.restarts = 1
+        return super().finish_step()
+
+
+def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
+    tree = """
+    tree:
+      sync_move:
+        limbs: [a, b]
+        waypoints: [{translation_mm: [100, 0, 0]}]
+        stale_timeout_s: 2.0
+    """
+    _, _, outcome = run(
+        tmp_path, tree=tree, b=lambda clock: RestartedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now)
+    )
+    assert outcome is RunOutcome.SUCCESS
+    events = [
+        (round(e["t"], 2), e["kind"], e.get("limb"))
+        for tick in read_log(tmp_path / "rec" / "log.msgpack")
+        for e in tick["events"]
+        if e["kind"] in ("link", "link_restored", "agent_restarted")
+    ]
+    # One link event when the steps start failing (not one per tick), then the way back.
+    assert events == [
+        (0.1, "link", "b"),
+        (0.3, "link_restored", "b"),
+        (0.3, "agent_restarted", "b"),
+    ]
+
+
 def test_the_sim_clock_never_sleeps_unless_paced():
     slept: list[float] = []
     wall = iter(float(i) for i in range(100))
@@ -348,6 +385,7 @@ class MovingBaseClient:
     def __init__(self, link, clock):
         self.link = link
         self.clock = clock
+        self.restarts = 0
 
     def poll(self):
         return self.link.poll()

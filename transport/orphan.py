@@ -8,6 +8,10 @@ When the parent dies the operating system hands its children to another process 
 sub-reaper), the parent id changes, and the watcher asks the agent to stop; if the agent has
 not exited ``grace_s`` later, the watcher ends the process.
 
+An agent restarted by hand or by a supervisor with the runner's command line (the runner's
+``--parent-pid`` but another parent) watches the runner's process itself instead: it stops
+when no process ``parent_pid`` exists any more.
+
 An agent started by hand (no ``--parent-pid``) is not watched and keeps running.
 """
 
@@ -36,9 +40,14 @@ def watch_parent(
     interval_s: float = WATCH_INTERVAL_S,
     grace_s: float | None = ORPHAN_GRACE_S,
     getppid: Callable[[], int] = os.getppid,
+    exists: Callable[[int], bool] | None = None,
     exit_process: Callable[[int], None] = os._exit,
 ) -> threading.Thread:
-    """Call ``on_orphaned`` once the process's parent is no longer ``parent_pid``.
+    """Call ``on_orphaned`` once the runner ``parent_pid`` is gone.
+
+    When ``parent_pid`` is this process's parent, the runner is gone when the parent changes
+    (which a reused process id cannot fool). Otherwise (an agent restarted by hand with the
+    runner's command line) it is gone when no process ``parent_pid`` exists.
 
     Args:
         parent_pid: the id of the process that started this one (the runner).
@@ -48,6 +57,7 @@ def watch_parent(
         grace_s: after ``on_orphaned``, how long the process may take to exit before
             ``exit_process(EXIT_ORPHANED)`` ends it [s]; None never ends it.
         getppid: the parent's id (injected for tests).
+        exists: whether a process id exists (injected for tests); None: ask the system.
         exit_process: ends the process (injected for tests).
 
     Returns:
@@ -61,9 +71,24 @@ def watch_parent(
     if not interval_s > 0:
         raise ValueError(f"interval_s must be > 0, not {interval_s}")
     wake = threading.Event()
+    if getppid() == parent_pid:
+
+        def present() -> bool:
+            return getppid() == parent_pid
+
+    else:
+        is_process = _process_exists if exists is None else exists
+        _log.info(
+            "this agent's parent is not process %d, the runner named by --parent-pid: "
+            "watching whether that process still exists",
+            parent_pid,
+        )
+
+        def present() -> bool:
+            return is_process(parent_pid)
 
     def watch() -> None:
-        while getppid() == parent_pid:
+        while present():
             wake.wait(interval_s)
         _log.warning(
             "the runner (process %d) that started this agent is gone: stopping", parent_pid
@@ -77,6 +102,17 @@ def watch_parent(
     thread.daemon = True
     thread.start()
     return thread
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (signal 0 checks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
 
 
 __all__ = ["EXIT_ORPHANED", "ORPHAN_GRACE_S", "WATCH_INTERVAL_S", "watch_parent"]

@@ -36,6 +36,10 @@ class SteppedAgent(Protocol):
 
     limbs: tuple[str, ...]
 
+    @property
+    def restarts(self) -> int:
+        """How many times the agent restarted (a new session) since the run began."""
+
     def poll(self) -> object:
         """Take in streamed states, never blocks."""
 
@@ -51,6 +55,10 @@ class SteppedAgent(Protocol):
 
 class SteppedLink(Protocol):
     """What :class:`OneLimbAgent` needs of a one-limb client (a ``LimbClient``)."""
+
+    @property
+    def restarts(self) -> int:
+        """How many times its agent restarted."""
 
     def poll(self) -> object:
         """Take in whatever the agent sent, without blocking."""
@@ -77,6 +85,11 @@ class OneLimbAgent:
         self.limbs: tuple[str, ...] = (limb,)
         self.link = link
 
+    @property
+    def restarts(self) -> int:
+        """How many times the agent restarted."""
+        return self.link.restarts
+
     def poll(self) -> object:
         """Take in the streamed states."""
         return self.link.poll()
@@ -102,6 +115,10 @@ class OneLimbAgent:
 
 class PlantClient(Protocol):
     """What :class:`PlantAgent` needs of a client of a whole plant (an ``AgentClient``)."""
+
+    @property
+    def restarts(self) -> int:
+        """How many times the agent restarted."""
 
     def poll(self) -> object:
         """Take in whatever the agent sent, without blocking."""
@@ -141,6 +158,11 @@ class PlantAgent:
     def base(self) -> BaseState | None:
         """The plant's latest base state in the world (from the last step or stream)."""
         return self.client.base
+
+    @property
+    def restarts(self) -> int:
+        """How many times the agent restarted."""
+        return self.client.restarts
 
     def poll(self) -> object:
         """Take in the streamed states of every limb."""

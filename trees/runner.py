@@ -192,6 +192,7 @@ class Runner:
         self.events: list[RunEvent] = []
         self._next_events: list[RunEvent] = []
         self._link_problems: dict[str, str] = {}
+        self._restarts_seen = [agent.restarts for agent in self.agents]
         self._abort_reason: str | None = None
         self._time_holds: set[str] = set()
         #: Polled at each loop: the name of a signal that asked the run to stop, or None
@@ -312,11 +313,10 @@ class Runner:
                     self._inject_faults(t, events)
                     self.lockstep.begin(t)
                 stale = self.lockstep.finish()
-            for agent, problem in stale:
-                for name in agent.limbs:
-                    self._note_link_problem(name, t, problem)
+            self._note_link_problems(t, stale)
         for agent in self.agents:
             agent.poll()
+        self._note_restarts(t, events)
         self.context.telemetry.new_tick()
         for limb in self.context.limbs.values():
             limb.tick_record = CommandRecord()
@@ -421,11 +421,43 @@ class Runner:
     def _inject_faults(self, t: float, events: list[RunEvent]) -> None:
         self.fault_schedule.inject(self.ticks, self.lockstep.t, events)
 
-    def _note_link_problem(self, limb: str, t: float, exc: Exception) -> None:
-        kind = type(exc).__name__
-        if self._link_problems.get(limb) != kind:
-            self._link_problems[limb] = kind
-            self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
+    def _note_link_problems(
+        self, t: float, stale: list[tuple[SteppedAgent, TransportError]]
+    ) -> None:
+        """A ``link`` event when a limb's step starts failing, ``link_restored`` when it ends."""
+        problems = self._link_problems
+        failed: set[str] = set()
+        for agent, exc in stale:
+            kind = type(exc).__name__
+            for limb in agent.limbs:
+                failed.add(limb)
+                if problems.get(limb) != kind:
+                    problems[limb] = kind
+                    self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
+        if len(problems) > len(failed):
+            for limb in [name for name in problems if name not in failed]:
+                del problems[limb]
+                self.events.append(
+                    RunEvent(EventKind.LINK_RESTORED, t, limb, detail="its agent answers again")
+                )
+
+    def _note_restarts(self, t: float, events: list[RunEvent]) -> None:
+        """An ``agent_restarted`` event per limb when its agent comes back as a new process."""
+        seen = self._restarts_seen
+        for i, agent in enumerate(self.agents):
+            restarts = agent.restarts
+            if restarts != seen[i]:
+                seen[i] = restarts
+                for limb in agent.limbs:
+                    events.append(
+                        RunEvent(
+                            EventKind.AGENT_RESTARTED,
+                            t,
+                            limb,
+                            detail="its agent restarted (a new session): the limb's state "
+                            "and health now come from the new process",
+                        )
+                    )
 
     def _track_faults(self, t: float) -> None:
         self.fault_schedule.track(self.ticks, self.context.telemetry.nominal_limbs, self.events)

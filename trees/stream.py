@@ -57,6 +57,8 @@ class EventKind(StrEnum):
     FAULT_ENDED = "fault_ended"
     FAULT_RECOVERED = "fault_recovered"
     LINK = "link"
+    LINK_RESTORED = "link_restored"
+    AGENT_RESTARTED = "agent_restarted"
     AGENT_ERROR = "agent_error"
     PAUSED = "paused"
     RESUMED = "resumed"
@@ -78,6 +80,8 @@ _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
         EventKind.LIMB_REFUSED: "message",
         EventKind.FAULT_ENDED: "reason",
         EventKind.FAULT_SKIPPED: "reason",
+        EventKind.LINK_RESTORED: "detail",
+        EventKind.AGENT_RESTARTED: "detail",
     }
 )
 

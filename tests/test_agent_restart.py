@@ -1,0 +1,117 @@
+"""An agent killed with SIGKILL mid-mission and started again: the mission goes on (issue 12).
+
+The agent runs as a limb on its own computer would: started by the test (its supervisor),
+not by the runner, at a fixed address the mission names. Halfway through a move the test
+kills it with SIGKILL and starts it again on the same address. The runner must notice the
+silence (a ``link`` event; the limb holds), take the new process's state as soon as it
+answers (``link_restored``, ``agent_restarted``), and finish the move, every command
+within its hypersphere around the sensed state.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_driver import free_port_pair
+
+from limbtree.transport import ping_endpoint
+from limbtree.transport.errors import TransportError
+from limbtree.trees.recorder import read_log
+
+MISSION = """\
+mission: restart
+clock: sim
+rate_hz: 25
+limbs:
+  arm: {{robot: light_limb, agent: "{endpoint}"}}
+tree:
+  sync_move:
+    limbs: [arm]
+    waypoints:
+      - {{translation_mm: [60, 0, 0]}}
+      - {{translation_mm: [60, 60, 0]}}
+      - {{translation_mm: [0, 0, 0]}}
+    max_speed_mm_s: 20
+    stale_timeout_s: 60
+"""
+
+
+def _start_agent(endpoint: str, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            [sys.executable, "-m", "limbtree", "agent", "--robot", "light_limb",
+             "--bind", endpoint, "--clock", "sim", "--name", "arm"],
+            stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+
+def _wait_until_it_answers(endpoint: str, agent: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120.0  # a safety limit: an agent starts in seconds
+    while True:
+        assert agent.poll() is None, log.read_text()
+        try:
+            ping_endpoint(endpoint, timeout_s=1.0)
+        except TransportError:
+            assert time.monotonic() < deadline, log.read_text()
+            continue
+        return
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(tmp_path: Path) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    mission = tmp_path / "restart.yaml"
+    mission.write_text(MISSION.format(endpoint=endpoint))
+    agent_log = tmp_path / "agent.log"
+    run_out = tmp_path / "run.out"
+    agents = [_start_agent(endpoint, agent_log)]
+    runner: subprocess.Popen[bytes] | None = None
+    try:
+        _wait_until_it_answers(endpoint, agents[0], agent_log)
+        with run_out.open("wb") as sink:
+            runner = subprocess.Popen(
+                [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
+                 "--speed", "2", "--record", str(tmp_path / "rec")],
+                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        deadline = time.monotonic() + 120.0
+        while b"running restart" not in run_out.read_bytes():
+            assert runner.poll() is None, run_out.read_text()
+            assert time.monotonic() < deadline, run_out.read_text()
+            time.sleep(0.1)
+        time.sleep(1.5)  # about 3 s of mission time: the arm is on its first segment
+        agents[0].send_signal(signal.SIGKILL)
+        agents[0].wait(30.0)
+        time.sleep(0.5)
+        agents.append(_start_agent(endpoint, agent_log))
+        assert runner.wait(240.0) == 0, run_out.read_text()
+    finally:
+        if runner is not None and runner.poll() is None:
+            runner.kill()
+            runner.wait(30.0)
+        for agent in agents:
+            if agent.poll() is None:
+                agent.terminate()
+                try:
+                    agent.wait(10.0)
+                except subprocess.TimeoutExpired:
+                    agent.kill()
+                    agent.wait(10.0)
+
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "SUCCESS", summary
+    assert summary["max_command_state_distance"] <= 1.0 + 1e-9
+    events = [e for tick in read_log(tmp_path / "rec" / "log.msgpack") for e in tick["events"]]
+    kinds = [e["kind"] for e in events if e.get("limb") == "arm"]
+    assert kinds.count("link") == 1 and kinds.count("agent_restarted") == 1, kinds
+    lost = kinds.index("link")
+    assert kinds.index("link_restored") > lost and kinds.index("agent_restarted") > lost
+    (restart,) = [e for e in events if e["kind"] == "agent_restarted"]
+    assert 1.0 < restart["t"] < summary["sim_time_s"]
