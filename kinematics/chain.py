@@ -31,11 +31,16 @@ import numpy.typing as npt
 import roboticstoolbox as rtb
 from roboticstoolbox.ets import ET, ETS
 from roboticstoolbox.ets.fknm import IK_LM_c
+
+try:  # rtb's compiled forward kinematics, called without ETS.eval's per-call argument checks
+    from roboticstoolbox._fknm_c import ETS_fkine as _fkine_c
+except ImportError:  # pragma: no cover - a build of rtb without it: ETS.eval below
+    _fkine_c = None
 from roboticstoolbox.models.URDF.URDFRobot import URDF_read
 from scipy.spatial.transform import Rotation
 
 from limbtree.kinematics.errors import ChainError, JointCountError, UnknownLinkError
-from limbtree.kinematics.pose import Pose, matrix_to_quaternion
+from limbtree.kinematics.pose import Pose, pose_of_rigid_transform
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -49,6 +54,8 @@ _TWO_PI: Final = 2.0 * math.pi
 #: this far beyond a limit (on a solution at the limit) before the clip brings it back. The
 #: clipped vector must still pass the residual test, so the slack never accepts a miss.
 _WRAP_SLACK: Final = 1e-3
+#: How many distinct IK masks a chain keeps checked (a limb uses one or two).
+_MAX_MASKS: Final = 16
 
 
 def _read_only(values: Any) -> FloatArray:
@@ -144,6 +151,7 @@ class KinematicChain:
         "_full_mask",
         "_joint_names",
         "_lower",
+        "_masks",
         "_revolute",
         "_sample_high",
         "_sample_low",
@@ -208,6 +216,7 @@ class KinematicChain:
         self._sample_high = _read_only(np.where(np.isfinite(upper), upper, math.pi))
         # Private and writable: rtb's C++ binding refuses read-only arrays.
         self._full_mask = np.array(FULL_MASK)
+        self._masks: dict[tuple[float, ...], FloatArray] = {}
 
     # ------------------------------------------------------------------ construction
 
@@ -348,8 +357,17 @@ class KinematicChain:
             JointCountError: if ``q`` does not have ``n`` values.
             ChainError: if ``q`` holds NaN or infinity.
         """
-        result: FloatArray = self._ets.eval(self._joint_vector(q, "q"))
-        return result
+        return self._fk_matrix(self._joint_vector(q, "q"))
+
+    def _fk_matrix(self, q: FloatArray) -> FloatArray:
+        """Forward kinematics of a checked, C-contiguous float64 joint vector (internal)."""
+        if _fkine_c is None:  # pragma: no cover - see the import
+            result: FloatArray = self._ets.eval(q)
+            return result
+        # ETS.eval costs about 12 us of argument checks around a 2 us computation. The
+        # binding takes only writable arrays (it does not write to them).
+        fast: FloatArray = _fkine_c(self._fknm, q if q.flags.writeable else q.copy(), None, None, 1)
+        return fast
 
     def fk(self, q: Sequence[float] | FloatArray) -> Pose:
         """Forward kinematics: the end-effector pose in the base frame.
@@ -364,10 +382,9 @@ class KinematicChain:
             JointCountError: if ``q`` does not have ``n`` values.
             ChainError: if ``q`` holds NaN or infinity.
         """
-        T = self.fk_matrix(q)
         # rtb's product of rigid transforms is a rigid transform, and the quaternion of its
         # rotation is unit by construction: skip the checks of from_matrix and of Pose.
-        return Pose._trusted(T[:3, 3], matrix_to_quaternion(T[:3, :3]))
+        return pose_of_rigid_transform(self._fk_matrix(self._joint_vector(q, "q")))
 
     def jacobian(self, q: Sequence[float] | FloatArray) -> FloatArray:
         """Geometric Jacobian in the base frame.
@@ -551,7 +568,7 @@ class KinematicChain:
 
     def _joint_vector(self, q: Sequence[float] | FloatArray, name: str) -> FloatArray:
         try:
-            array = np.asarray(q, dtype=np.float64)
+            array = np.ascontiguousarray(q, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ChainError(f"{name} must be {self.n} numbers: {exc}") from None
         if array.shape != (self.n,):
@@ -563,6 +580,20 @@ class KinematicChain:
     def _mask(self, mask: Sequence[float] | FloatArray | None) -> FloatArray:
         if mask is None:
             return self._full_mask
+        # A tracking limb passes the same mask every tick: checked once, kept by its values.
+        key = tuple(mask.tolist()) if isinstance(mask, np.ndarray) else mask
+        try:
+            known = self._masks.get(key)  # type: ignore[arg-type]
+        except TypeError:  # unhashable (a list): checked below every time
+            known = None
+        if known is not None:
+            return known
+        weights = self._checked_mask(mask)
+        if isinstance(key, tuple) and len(self._masks) < _MAX_MASKS:
+            self._masks[key] = weights
+        return weights
+
+    def _checked_mask(self, mask: Sequence[float] | FloatArray) -> FloatArray:
         try:
             weights = np.array(mask, dtype=np.float64)  # a writable copy, for rtb's C++ side
         except (TypeError, ValueError) as exc:
@@ -594,7 +625,7 @@ class KinematicChain:
         return np.where(fits, shifted, q)
 
     def _residual(self, q: FloatArray, T_target: FloatArray, weights: FloatArray) -> float:
-        T = self._ets.eval(q)
+        T = self._fk_matrix(np.ascontiguousarray(q, dtype=np.float64))
         error = np.empty(6)
         error[:3] = T_target[:3, 3] - T[:3, 3]
         error[3:] = Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).as_rotvec()

@@ -63,9 +63,16 @@ def matrix_to_quaternion(rotation: FloatArray) -> FloatArray:
     is accurate for every rotation, including half turns. Written on Python floats: it runs
     for every forward kinematics, where numpy's per-element indexing would dominate.
     """
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(rotation, dtype=np.float64)[
-        :3, :3
-    ].tolist()
+    rows = np.asarray(rotation, dtype=np.float64)[:3, :3].tolist()
+    return np.array(_shepperd(*rows[0], *rows[1], *rows[2]))
+
+
+def _shepperd(
+    m00: float, m01: float, m02: float,
+    m10: float, m11: float, m12: float,
+    m20: float, m21: float, m22: float,
+) -> list[float]:  # fmt: skip
+    """:func:`matrix_to_quaternion` on the nine elements, as a list (``qw >= 0``)."""
     trace = m00 + m11 + m22
     largest = max(trace, m00, m11, m22)
     if largest == trace:
@@ -81,8 +88,26 @@ def matrix_to_quaternion(rotation: FloatArray) -> FloatArray:
         s = 2.0 * math.sqrt(max(1.0 - m00 - m11 + m22, 0.0))
         q = [(m02 + m20) / s, (m12 + m21) / s, s / 4, (m10 - m01) / s]
     norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    sign = 1.0 if q[3] >= 0 else -1.0
-    return np.array([sign * c / norm for c in q])
+    if q[3] < 0:
+        norm = -norm
+    return [q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm]
+
+
+def pose_of_rigid_transform(transform: FloatArray) -> Pose:
+    """The pose of a 4x4 transform known to be rigid (a product of rigid transforms).
+
+    Nothing is checked (use :meth:`Pose.from_matrix` for outside input): this is forward
+    kinematics' hot path, one conversion of the matrix to Python floats and two arrays.
+    """
+    (m00, m01, m02, px), (m10, m11, m12, py), (m20, m21, m22, pz) = transform[:3].tolist()
+    position = np.array((px, py, pz))
+    quaternion = np.array(_shepperd(m00, m01, m02, m10, m11, m12, m20, m21, m22))
+    position.setflags(write=False)
+    quaternion.setflags(write=False)
+    pose = object.__new__(Pose)
+    object.__setattr__(pose, "position", position)
+    object.__setattr__(pose, "quaternion", quaternion)
+    return pose
 
 
 @dataclass(frozen=True, eq=False)

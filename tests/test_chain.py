@@ -129,6 +129,31 @@ def test_fk_matches_roboticstoolbox_fkine(robot, limb):
         assert np.allclose(chain.fk_matrix(q), np.linalg.inv(T_base) @ T_ee, atol=1e-12)
 
 
+def test_fk_takes_read_only_strided_and_listed_joints_alike():
+    # The compiled FK is called directly: it needs writable C-contiguous float64 arrays.
+    chain = chain_of("heavy_limb", "arm")
+    q = np.linspace(-0.5, 0.5, chain.n)
+    frozen = q.copy()
+    frozen.setflags(write=False)
+    strided = np.repeat(q, 2)[::2]
+    expected = chain._ets.eval(q)
+    for joints in (frozen, strided, q.tolist(), tuple(q.astype(np.float32).tolist())):
+        assert np.allclose(chain.fk_matrix(joints), expected, atol=1e-6)
+    assert not frozen.flags.writeable  # left as it was
+
+
+def test_ik_masks_are_checked_even_when_a_checked_one_is_reused():
+    chain = chain_of("heavy_limb", "arm")
+    q = np.full(chain.n, 0.2)
+    target = chain.fk(q)
+    assert chain.ik(target, q, mask=POSITION_MASK).success
+    assert chain.ik(target, q, mask=np.array(POSITION_MASK)).success  # the same, as an array
+    with pytest.raises(ChainError, match="non-negative"):
+        chain.ik(target, q, mask=(1.0, 1.0, 1.0, -1.0, 0.0, 0.0))
+    with pytest.raises(ChainError, match="6 weights"):
+        chain.ik(target, q, mask=[1.0, 1.0])
+
+
 def test_chain_from_a_link_below_the_root_is_expressed_in_that_links_frame():
     # rtb 1.5's Robot.ets(start, end) would include link_3's own joint here (joint_3).
     urdf = urdf_of("heavy_limb")
