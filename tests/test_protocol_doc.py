@@ -104,6 +104,72 @@ def test_a_raw_client_from_the_document_drives_a_plant_agent(sockets):
     assert typed["message"] in DOC.replace("\n", " ")
 
 
+# --- section 5.4: commands riding on a step ------------------------------------------------
+
+
+def _command(seq: int, limb: str, **fields: Any) -> dict[str, Any]:
+    return {"v": 2, "type": "command", "seq": seq, "limb": limb, **fields}
+
+
+def test_commands_riding_on_a_step_apply_in_order_before_it_and_refusals_are_listed(sockets):
+    dealer, _ = sockets
+    start = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.0}))
+    q0 = start["limbs"]["leg_0"]["q"]
+    target = [q0[0] + 0.05, q0[1], q0[2]]
+    away = [q0[0] - 0.05, q0[1], q0[2]]
+    commands = [
+        _command(2, "leg_0", mode="joint_position", q=away),
+        _command(3, "leg_0", mode="joint_position", q=target),  # the later one wins
+        _command(4, "arm", mode="hold"),  # no such limb
+        _command(5, "leg_1", mode="ee_pose", pose=[0, 0, 0, 0, 0, 0, 2]),  # not unit
+        {"v": 2, "type": "ping", "seq": 6},  # only commands ride on a step
+        "hold",
+        _command(7, "leg_2", mode="hold"),
+    ]
+    frame = {"v": 2, "type": "step", "seq": 8, "t": 0.5, "commands": commands}
+    reply = exchange(dealer, msgpack.packb(frame))
+    assert (reply["type"], reply["seq"], reply["t"]) == ("step_reply", 8, 0.5)
+    assert reply["limbs"]["leg_0"]["q"][0] == pytest.approx(target[0], abs=1e-3)
+    refused = {(e["seq"], e["code"], e.get("field")) for e in reply["command_errors"]}
+    assert refused == {
+        (4, "unknown_limb", "limb"),
+        (5, "bad_value", "pose"),
+        (6, "unknown_type", "type"),
+        (0, "bad_field", "commands"),
+    }
+    assert all(e["type"] == "error" and e["message"] for e in reply["command_errors"])
+    # No command_reply came for the applied ones: the next message is the next reply.
+    assert exchange(dealer, msgpack.packb({"v": 2, "type": "ping", "seq": 9}))["seq"] == 9
+    fine = [_command(10, "leg_0", mode="hold")]
+    plain = exchange(
+        dealer, msgpack.packb({"v": 2, "type": "step", "seq": 11, "t": 0.6, "commands": fine})
+    )
+    assert "command_errors" not in plain  # only when a carried command was refused
+
+
+def test_a_refused_step_applies_none_of_its_commands(sockets):
+    dealer, _ = sockets
+    first = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 1.0}))
+    q0 = first["limbs"]["leg_0"]["q"]
+    move = [_command(2, "leg_0", mode="joint_position", q=[q0[0] + 0.05, q0[1], q0[2]])]
+    back = exchange(
+        dealer, msgpack.packb({"v": 2, "type": "step", "seq": 3, "t": 0.5, "commands": move})
+    )
+    assert (back["type"], back["code"], back["field"]) == ("error", "bad_value", "t")
+    still = exchange(dealer, msgpack.packb({"v": 2, "type": "step", "seq": 4, "t": 1.5}))
+    assert still["limbs"]["leg_0"]["q"][0] == pytest.approx(q0[0], abs=1e-3)  # not moved
+    bad = exchange(
+        dealer, msgpack.packb({"v": 2, "type": "step", "seq": 4, "t": 1.5, "commands": "hold"})
+    )
+    assert (bad["code"], bad["field"]) == ("bad_field", "commands")
+    many = [_command(i, "leg_0", mode="hold") for i in range(5, 5 + 1025)]
+    too = exchange(
+        dealer, msgpack.packb({"v": 2, "type": "step", "seq": 9999, "t": 1.5, "commands": many})
+    )
+    assert (too["code"], too["field"]) == ("bad_value", "commands")
+    assert "at most 1024" in too["message"]
+
+
 # --- section 13: delivery, order, versions, reconnection -----------------------------------
 
 SECTION_13 = DOC[DOC.index("## 13. Delivery") : DOC.index("## 14. Example")].replace("\n  ", " ")

@@ -14,6 +14,7 @@ from fake_driver import wait_until
 from limbtree.robots import make_plant
 from limbtree.transport import AgentClient, LimbUnavailableError, RemoteError
 from limbtree.transport.driver import CommandMode, Health
+from limbtree.transport.errors import TransportError
 
 MakeAgent = Callable[..., Any]
 LEGS = ("leg_0", "leg_1", "leg_2", "leg_3")
@@ -159,3 +160,58 @@ def test_a_client_follows_every_limb_in_the_real_clock(make_agent: MakeAgent) ->
         assert wait_until(all_fresh, 5)
         assert follower.base is not None
         assert not follower.state("leg_0").health & Health.POWER_OFF
+
+
+# -- commands riding on steps (the sim-clock runner's one message each way per tick) ---------
+
+
+@pytest.fixture
+def riding(quad: Any) -> Iterator[AgentClient]:
+    with AgentClient(quad.request_endpoint, commands_ride_on_steps=True) as agent_client:
+        yield agent_client
+
+
+def test_held_commands_go_out_inside_the_next_step(riding: AgentClient) -> None:
+    q0 = riding.step(0.0, timeout_s=5).states
+    leg = riding.link("leg_1")
+    target = [q + 0.2 for q in q0["leg_1"].q]
+    assert leg.send_command(CommandMode.JOINT_POSITION, q=target)
+    assert leg.commands_sent == 0  # held for the step
+    riding.step(0.5, timeout_s=5)
+    assert leg.commands_sent == 1 and leg.command_errors == 0
+    assert riding.step(1.0, timeout_s=5).states["leg_1"].q == pytest.approx(target)
+    riding.poll()
+    assert riding.stale_replies == 0  # no command_reply came for it
+
+
+def test_a_carried_command_refused_by_the_agent_counts_on_its_limb(riding: AgentClient) -> None:
+    riding.step(0.0, timeout_s=5)
+    riding.fault("leg_2", "disassembly", timeout_s=5)
+    gone = riding.link("leg_2")
+    here = riding.link("leg_0")
+    gone.send_command(CommandMode.HOLD)
+    here.send_command(CommandMode.HOLD)
+    riding.step(0.1, timeout_s=5)
+    assert (gone.command_errors, here.command_errors) == (1, 0)
+    assert gone.last_error is not None and gone.last_error.code == "unavailable"
+    assert "leg_2" in str(gone.last_error)
+
+
+def test_any_other_request_sends_the_held_commands_first_in_order(riding: AgentClient) -> None:
+    riding.step(0.0, timeout_s=5)
+    leg = riding.link("leg_3")
+    leg.send_command(CommandMode.HOLD)  # held ...
+    riding.fault("leg_3", "disassembly", timeout_s=5)  # ... so it goes out before the fault
+    assert leg.commands_sent == 1
+    riding.step(0.1, timeout_s=5)
+    riding.poll()
+    assert leg.command_errors == 0  # it reached the leg before the leg came off
+
+
+def test_held_commands_are_dropped_and_counted_when_their_step_cannot_go_out() -> None:
+    with AgentClient("tcp://127.0.0.1:9", commands_ride_on_steps=True, subscribe=False) as lone:
+        link = lone.link("leg_0")
+        link.send_command(CommandMode.HOLD)
+        with pytest.raises(TransportError):
+            lone.send_step(0.1, timeout_s=0.05)
+        assert (link.commands_sent, link.commands_dropped) == (0, 1)

@@ -61,7 +61,7 @@ def run_threaded(
             agents.append(agent)
             endpoints[spec.limb] = agent.request_endpoint
         clock = TickClock()
-        with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
+        with _agents(mission, endpoints, STALE_AFTER_S, clock.now, lockstep=True) as clients:
             handles = _handles(mission, clients, endpoints)
             context = MissionContext(handles, clock.now, AutoConfirm())
             root = build_tree(mission.root, context, registry)

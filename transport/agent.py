@@ -50,6 +50,8 @@ from limbtree.transport.orphan import watch_parent
 from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
     BASE_KEY,
+    COMMAND_ERRORS_KEY,
+    COMMANDS_FIELD,
     LIMB_KEY,
     LIMBS_KEY,
     MAX_ENVELOPE_FRAMES,
@@ -222,6 +224,7 @@ class PlantAgent:
         self._packb: Callable[[object], bytes] = self._packer.pack
         self._stream_prefix = packed_header(MessageType.STATE, 6)
         self._step_prefix = packed_header(MessageType.STEP_REPLY, 7)
+        self._step_prefix_errors = packed_header(MessageType.STEP_REPLY, 8)
         self._no_unavailable = UNAVAILABLE_KEY + self._packb([])
         self._base_state: BaseState | None = None
         self._base_bytes = b""
@@ -648,6 +651,10 @@ class PlantAgent:
         """The ``unavailable`` error reply (sim clock); silence in the real clock."""
         if self._real:
             return None
+        return self._pack(self._unavailable_map(request, limb))
+
+    def _unavailable_map(self, request: Request, limb: str | None = None) -> dict[str, Any]:
+        """The ``unavailable`` error map of ``request``."""
         what = f"limb {limb!r} is" if limb is not None else "every limb of this agent is"
         reply = error_reply(
             request.seq,
@@ -656,7 +663,7 @@ class PlantAgent:
         )
         if limb is not None:
             reply["limb"] = limb
-        return self._pack(reply)
+        return reply
 
     def _on_describe(self, request: Request) -> bytes | None:
         if self._all_gone():
@@ -693,9 +700,21 @@ class PlantAgent:
         )
 
     def _on_command(self, request: Request) -> bytes | None:
+        gone = self._apply_command(request)
+        if gone is not None:
+            return self._unavailable(request, gone)
+        return self._ack(request)
+
+    def _apply_command(self, request: Request) -> str | None:
+        """Give a command to the plant; the limb's name when it is disassembled, else None.
+
+        Raises:
+            ProtocolError: for a limb, mode, joint count or end-effector the plant lacks.
+            DriverError: when the plant refused it (``ik_failed``, ...).
+        """
         limb = self._limb(request)
         if not self._plant.available(limb.name):
-            return self._unavailable(request, limb.name)
+            return limb.name
         fields = request.fields
         mode: CommandMode = fields.pop("mode")
         seq = request.seq
@@ -728,7 +747,27 @@ class PlantAgent:
                     field="ee",
                 )
         self._plant.command(limb.name, mode, fields)
-        return self._ack(request)
+        return None
+
+    def _step_commands(self, commands: list[Request | ProtocolError]) -> bytes | None:
+        """Apply the commands a step carries, in order; their refusals, packed, or None."""
+        errors: list[dict[str, Any]] = []
+        for command in commands:
+            try:
+                if isinstance(command, ProtocolError):
+                    raise command
+                try:
+                    gone = self._apply_command(command)
+                except DriverError as exc:
+                    errors.append(error_reply(command.seq, exc.code, str(exc)))
+                    continue
+                if gone is not None:
+                    errors.append(self._unavailable_map(command, gone))
+            except ProtocolError as exc:
+                self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
+                self._extra_health = Health.BAD_INPUT
+                errors.append(error_reply(exc.seq, exc.code, str(exc), exc.field))
+        return self._packb(errors) if errors else None
 
     def _on_step(self, request: Request) -> bytes | None:
         if self._clock is not ClockMode.SIM:
@@ -746,6 +785,8 @@ class PlantAgent:
                 seq=request.seq,
                 field="t",
             )
+        commands = request.fields.get(COMMANDS_FIELD)
+        refused = self._step_commands(commands) if commands else None
         repeat = last == t  # the same t again: the same states, nothing new published
         self._last_step_t = t
         self._sim_time = t
@@ -760,7 +801,7 @@ class PlantAgent:
         base = self._pack_base()
         packb = self._packb
         parts = [
-            self._step_prefix,
+            self._step_prefix if refused is None else self._step_prefix_errors,
             packb(request.seq),
             T_KEY,
             packb(t),
@@ -782,6 +823,9 @@ class PlantAgent:
         else:
             gone = [name for name in self._limbs if not available(name)]
             parts.append(UNAVAILABLE_KEY + packb(gone))
+        if refused is not None:
+            parts.append(COMMAND_ERRORS_KEY)
+            parts.append(refused)
         return b"".join(parts)
 
     def _on_fault(self, request: Request) -> bytes | None:

@@ -46,6 +46,8 @@ from limbtree.transport.errors import (
 )
 from limbtree.transport.plant import BaseState, PlantDescription
 from limbtree.transport.schema import (
+    COMMAND_ERRORS_FIELD,
+    COMMANDS_FIELD,
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
     REPLY_TYPES,
@@ -150,6 +152,9 @@ class AgentClient:
         subscribe: whether to subscribe to the state stream (``ping_endpoint`` does not).
         limbs: the limbs to follow (stream topics), when known; None: every limb the agent
             serves (learnt from ``describe`` and from the stream).
+        commands_ride_on_steps: hold each command until the next :meth:`send_step` and send
+            it inside that step (a sim-clock runner: one message each way per agent per
+            tick); any other request first sends the held commands on their own, in order.
 
     Raises:
         ConfigError: for a malformed endpoint or a non-positive ``stale_after_s``.
@@ -167,6 +172,7 @@ class AgentClient:
         send_hwm: int = 1000,
         subscribe: bool = True,
         limbs: Sequence[str] | None = None,
+        commands_ride_on_steps: bool = False,
     ) -> None:
         host, port = split_endpoint(endpoint)
         if not stale_after_s > 0.0:
@@ -217,6 +223,12 @@ class AgentClient:
         self._reply: dict[str, Any] | None = None
         self._pending_commands: dict[int, LimbClient | None] = {}
         self._step_in_flight: tuple[int, float, float] | None = None
+        # Sim lockstep: commands wait for the next step and go out inside it (protocol.md 5.4).
+        self._ride = commands_ride_on_steps
+        self._riding: list[tuple[dict[str, Any], int, LimbClient | None]] = []
+        self._carried: dict[int, LimbClient | None] = {}
+        self._step_commands_prefix = packed_header(MessageType.STEP, 5)
+        self._commands_key = self._packb(COMMANDS_FIELD)
 
         self._samples: dict[str, StateSample] = {}
         self._received_at: dict[str, float] = {}
@@ -359,6 +371,11 @@ class AgentClient:
         seq = self._next_seq()
         msg = request(MessageType.COMMAND, seq, **message)
         validate_request(msg)
+        if self._ride:
+            if self._closed:
+                raise TransportError(f"{self._where()}: this client is closed")
+            self._riding.append((msg, seq, _link or self._link_for(limb)))
+            return True
         return self._send_async(msg, seq, _link or self._link_for(limb))
 
     def send_gripper(
@@ -378,6 +395,7 @@ class AgentClient:
             fields["limb"] = limb
         msg = request(MessageType.GRIPPER, seq, **fields)
         validate_request(msg)
+        self._send_riding()
         return self._send_async(msg, seq, _link or self._link_for(limb))
 
     # ----------------------------------------------------------------------------------------
@@ -462,7 +480,32 @@ class AgentClient:
             raise TransportError(f"{self._where()}: a step is already in flight")
         seq = self._next_seq()
         frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
-        start = self._begin(MessageType.STEP, frame, timeout_s)
+        riding = self._riding
+        if not riding:
+            start = self._begin(MessageType.STEP, frame, timeout_s)
+            self._step_in_flight = (seq, start, timeout_s)
+            return
+        self._riding = []
+        frame = (
+            self._step_commands_prefix
+            + frame[len(self._step_prefix) :]
+            + self._commands_key
+            + self._packb([msg for msg, _, _ in riding])
+        )
+        try:
+            start = self._begin(MessageType.STEP, frame, timeout_s)
+        except TransportError:
+            for _, _, link in riding:
+                if link is not None:
+                    link._commands_dropped += 1
+            raise
+        carried = self._carried
+        carried.clear()  # (refusals of an earlier step's commands came with its reply)
+        for _, command_seq, link in riding:
+            carried[command_seq] = link
+            if link is not None:
+                link._commands_sent += 1
+                link._last_command_seq = command_seq
         self._step_in_flight = (seq, start, timeout_s)
 
     def finish_step(self) -> AgentStep:
@@ -486,6 +529,9 @@ class AgentClient:
                 ErrorCode.BAD_FIELD, f"{self._where()}: step_reply without a limbs map", seq=seq
             )
         self._take_base(reply.get("base"), seq)
+        refused = reply.get(COMMAND_ERRORS_FIELD)
+        if refused:
+            self._take_refusals(refused)
         states: dict[str, LimbState] = {}
         for name, raw in limbs_raw.items():
             sample = state_from_map(raw, seq)
@@ -610,12 +656,34 @@ class AgentClient:
             del pending[next(iter(pending))]
         return True
 
+    def _send_riding(self) -> None:
+        """Send the commands waiting for a step on their own, in order (another request is due)."""
+        riding, self._riding = self._riding, []
+        for msg, seq, link in riding:
+            self._send_async(msg, seq, link)
+
+    def _take_refusals(self, refused: object) -> None:
+        """Count a step reply's refusals of the commands it carried against their limbs."""
+        if type(refused) is not tuple:
+            self._bad_messages += 1
+            return
+        for error in refused:
+            seq = error.get("seq") if type(error) is dict else None
+            if type(seq) is not int or seq not in self._carried:
+                self._bad_messages += 1
+                continue
+            link = self._carried.pop(seq)
+            if link is not None:
+                link._command_errors += 1
+                link._last_error = _remote_error(error, self._where())
+
     def _link_for(self, limb: str | None) -> LimbClient | None:
         if limb is None:
             return next(iter(self._links.values()), None) if len(self._links) == 1 else None
         return self._links.get(limb)
 
     def _call(self, mtype: MessageType, timeout_s: float, fields: dict[str, Any]) -> dict[str, Any]:
+        self._send_riding()
         seq = self._next_seq()
         msg = request(mtype, seq, **fields)
         validate_request(msg)

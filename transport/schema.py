@@ -48,6 +48,12 @@ this keeps a hostile peer from making the agent allocate without bound.
 """
 
 MAX_NESTING_DEPTH: Final = 32
+#: The field of a ``step`` request that carries the client's commands (docs/protocol.md 5.4).
+COMMANDS_FIELD: Final = "commands"
+#: The field of a ``step_reply`` listing the carried commands that were refused.
+COMMAND_ERRORS_FIELD: Final = "command_errors"
+#: At most this many commands ride on one ``step``.
+MAX_STEP_COMMANDS: Final = 1024
 """Deepest nesting of maps and arrays in a request; the message map itself is level 1."""
 
 QUATERNION_TOLERANCE: Final = 1e-6
@@ -549,7 +555,43 @@ def _parse_step(obj: dict[str, Any], seq: int) -> Request:
         raise ProtocolError(
             ErrorCode.BAD_VALUE, f"field 't' of step is {t} s; it must be >= 0", seq=seq, field="t"
         )
-    return Request(MessageType.STEP, seq, {"t": t})
+    raw = obj.get(COMMANDS_FIELD)
+    if raw is None:  # missing or nil: no commands ride on this step
+        return Request(MessageType.STEP, seq, {"t": t})
+    if type(raw) is not tuple:
+        raise _field_error(COMMANDS_FIELD, "an array of command messages", raw, "step", seq)
+    if len(raw) > MAX_STEP_COMMANDS:
+        raise ProtocolError(
+            ErrorCode.BAD_VALUE,
+            f"field {COMMANDS_FIELD!r} of step holds {len(raw)} commands; at most "
+            f"{MAX_STEP_COMMANDS}",
+            seq=seq,
+            field=COMMANDS_FIELD,
+        )
+    return Request(MessageType.STEP, seq, {"t": t, COMMANDS_FIELD: [_step_command(c) for c in raw]})
+
+
+def _step_command(obj: object) -> Request | ProtocolError:
+    """One command carried by a step: the request, or why it is refused (the step goes on)."""
+    try:
+        if type(obj) is not dict:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD,
+                f"each of a step's {COMMANDS_FIELD!r} must be a command message (a map), "
+                f"not {_wire_type_name(obj)}",
+                field=COMMANDS_FIELD,
+            )
+        mtype, seq = check_header(obj)
+        if mtype != MessageType.COMMAND.value:
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_TYPE,
+                f"a step carries only command messages, not {mtype!r}",
+                seq=seq,
+                field="type",
+            )
+        return _parse_command(obj, seq)
+    except ProtocolError as exc:
+        return exc
 
 
 def _parse_fault(obj: dict[str, Any], seq: int) -> Request:
@@ -1066,3 +1108,6 @@ UNAVAILABLE_KEY: Final[bytes] = msgpack.packb("unavailable")
 
 T_KEY: Final[bytes] = msgpack.packb("t")
 """The packed ``"t"`` key."""
+
+COMMAND_ERRORS_KEY: Final[bytes] = msgpack.packb("command_errors")
+"""The packed ``"command_errors"`` key of ``step_reply`` (refusals of the carried commands)."""

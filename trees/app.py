@@ -135,9 +135,17 @@ def _postures(robot: str, chain: str | None) -> dict[str, tuple[float, ...]]:
 
 @contextlib.contextmanager
 def _agents(
-    mission: Mission, endpoints: Mapping[str, str], stale_after: float, clock: Any
+    mission: Mission,
+    endpoints: Mapping[str, str],
+    stale_after: float,
+    clock: Any,
+    lockstep: bool,
 ) -> Iterator[dict[str, AgentClient]]:
-    """One client per plant (robot), following the stream topics of its limbs."""
+    """One client per plant (robot), following the stream topics of its limbs.
+
+    In lockstep (the sim clock) each tick's commands ride on the agent's ``step``: one
+    message each way per agent per tick.
+    """
     # One ZeroMQ context (one I/O thread) for every agent: a context per client would start
     # as many I/O threads, and each send would wake its own (64 limbs: 3x slower ticks).
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
@@ -152,6 +160,7 @@ def _agents(
                     clock=clock,
                     context=context,
                     limbs=[mission.limb(name).limb for name in robot.limbs],
+                    commands_ride_on_steps=lockstep,
                 )
             except TransportError as exc:
                 raise RunError(
@@ -410,7 +419,8 @@ def _run(
         )
         endpoints.update({robot.name: robot.agent for robot in remote})
         started.doing = "connecting to the agents"
-        with _agents(mission, endpoints, STALE_AFTER_S, clock.now) as clients:
+        lockstep = clock_mode == "sim"
+        with _agents(mission, endpoints, STALE_AFTER_S, clock.now, lockstep) as clients:
             handles = _handles(mission, clients, endpoints, clock_mode=clock_mode)
             if started.signals is not None:
                 started.signals.check()
