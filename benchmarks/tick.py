@@ -153,7 +153,9 @@ def compare_plants(n: int, seconds: float) -> tuple[float, float]:
     try:
         if host.stdout is None or host.stdout.readline().strip() != "ready":
             raise RuntimeError("the plant agent did not start")
-        with AgentClient(f"tcp://127.0.0.1:{port}", subscribe=False) as one:
+        # As limbtree run in the sim clock: each tick's commands ride on the step.
+        ride = {"subscribe": False, "commands_ride_on_steps": True}
+        with AgentClient(f"tcp://127.0.0.1:{port}", **ride) as one:
             names = one.describe(5.0).plant.limb_names
             plant_rate = lockstep_rate([one], names, seconds)
     finally:
@@ -163,7 +165,7 @@ def compare_plants(n: int, seconds: float) -> tuple[float, float]:
     with hosted_limbs(n, "sim", 100.0) as endpoints:
         context: zmq.Context[Any] = zmq.Context()
         clients = [
-            AgentClient(e, subscribe=False, context=context) for e in endpoints
+            AgentClient(e, context=context, **ride) for e in endpoints
         ]  # fmt: skip
         try:
             for client in clients:
