@@ -221,11 +221,17 @@ def hosted_limbs(n: int, clock: str, rate_hz: float, hosts: int = 2) -> Iterator
 
 
 def build(
-    endpoints: Sequence[str], clock: TickClock, zmq_context: zmq.Context[Any], loop: bool = True
+    endpoints: Sequence[str],
+    clock: TickClock,
+    zmq_context: zmq.Context[Any],
+    loop: bool = True,
+    lockstep: bool = False,
 ) -> tuple[Any, ...]:
     """Clients (sharing one ZeroMQ context, as the runner's), limb handles and a looping
     square sync move over every limb."""
-    clients = {f"l{i}": LimbClient(e, stale_after_s=0.5, clock=clock.now, context=zmq_context)
+    # In the sim clock each tick's commands ride on the step, as limbtree run does.
+    clients = {f"l{i}": LimbClient(e, stale_after_s=0.5, clock=clock.now, context=zmq_context,
+                                   commands_ride_on_steps=lockstep)
                for i, e in enumerate(endpoints)}  # fmt: skip
     handles = {}
     for name, client in clients.items():
@@ -249,7 +255,7 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
     with hosted_limbs(n, clock_mode, stream_hz) as endpoints:
         clock = TickClock()
         zmq_context: zmq.Context[Any] = zmq.Context()
-        clients, context, root = build(endpoints, clock, zmq_context)
+        clients, context, root = build(endpoints, clock, zmq_context, lockstep=clock_mode == "sim")
         try:
             if clock_mode == "real":
                 # Wait until every state has arrived.

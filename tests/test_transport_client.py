@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
+import msgpack
 import numpy as np
 import pytest
 from fake_driver import FakeDriver, wait_until
 
 from limbtree.transport import (
+    AgentClient,
     AgentUnreachableError,
     ConfigError,
     LimbAgent,
@@ -19,6 +22,8 @@ from limbtree.transport import (
     ping_endpoint,
     step_all,
 )
+from limbtree.transport.driver import CommandMode
+from limbtree.transport.schema import validate_request
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -208,3 +213,25 @@ def test_a_client_has_at_most_one_step_in_flight(
     with pytest.raises(TransportError, match="already"):
         client.send_step(0.2, timeout_s=5)
     assert client.finish_step().t == 0.1
+
+
+def test_a_plain_pose_command_is_the_message_the_checked_path_builds() -> None:
+    # send_command builds a plain ee_pose (7 floats, unit quaternion) in a few steps; the
+    # message must be the one the field-by-field path builds, and anything less plain
+    # (numpy arrays, ints, a bad quaternion, NaN) must still go through that path.
+    with AgentClient("tcp://127.0.0.1:9", subscribe=False) as client:
+        sent: list[bytes] = []
+        client._send = lambda frame: sent.append(frame) or True  # type: ignore[method-assign]
+        link = client.link("arm")
+        pose = [0.1, 0.2, 0.3, 0.0, 0.0, 0.6, 0.8]
+        link.send_command(CommandMode.EE_POSE, ee="tip", pose=pose)
+        link.send_command(CommandMode.EE_POSE, ee="tip", pose=np.array(pose))
+        link.send_command(CommandMode.EE_POSE, ee="tip", pose=[0, 0, 0, 0, 0, 0, 1])
+        fast, checked, ints = (msgpack.unpackb(frame) for frame in sent)
+        assert {**fast, "seq": 0} == {**checked, "seq": 0}
+        assert ints["pose"] == [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+        validate_request({**fast, "pose": tuple(fast["pose"])})
+        for bad in ([0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 2.0], [math.nan, 0, 0, 0, 0, 0, 1.0]):
+            with pytest.raises(ProtocolError, match="pose"):
+                link.send_command(CommandMode.EE_POSE, ee="tip", pose=bad)
+        assert len(sent) == 3

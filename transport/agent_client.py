@@ -50,6 +50,7 @@ from limbtree.transport.schema import (
     COMMANDS_FIELD,
     MAX_FRAME_BYTES,
     PROTOCOL_VERSION,
+    QUATERNION_TOLERANCE,
     REPLY_TYPES,
     ErrorCode,
     MessageType,
@@ -76,6 +77,9 @@ _Socket = zmq.Socket[bytes]
 MAX_PENDING_COMMANDS: Final = 4096
 """Most unanswered commands whose replies the client still waits for (older ones are forgotten)."""
 _ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
+_POWER_OFF: Final = int(Health.POWER_OFF)
+_EE_POSE: Final = CommandMode.EE_POSE.value
+_COMMAND: Final = MessageType.COMMAND.value
 _EXPECTED_REPLY: Final = {request: str(reply) for request, reply in REPLY_TYPES.items()}
 
 _EVENTS: Final = int(zmq.EVENTS)
@@ -363,14 +367,16 @@ class AgentClient:
         Raises:
             ProtocolError: when the command itself is malformed (a bug in the caller).
         """
-        message: dict[str, Any] = {"mode": str(mode)}
-        if limb is not None:
-            message["limb"] = limb
-        for name, value in fields.items():
-            message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
         seq = self._next_seq()
-        msg = request(MessageType.COMMAND, seq, **message)
-        validate_request(msg)
+        msg = _pose_command(seq, limb, mode, fields)
+        if msg is None:  # any other command: built and checked field by field
+            message: dict[str, Any] = {"mode": str(mode)}
+            if limb is not None:
+                message["limb"] = limb
+            for name, value in fields.items():
+                message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
+            msg = request(MessageType.COMMAND, seq, **message)
+            validate_request(msg)
         if self._ride:
             if self._closed:
                 raise TransportError(f"{self._where()}: this client is closed")
@@ -837,7 +843,8 @@ def _is_news(current: StateSample | None, sample: StateSample) -> bool:
     """
     if current is None or sample.session != current.session:
         return True
-    return not (sample.state.health & current.state.health & Health.POWER_OFF)
+    # On plain ints: & on the flags builds a new flag each time.
+    return not (int(sample.state.health) & int(current.state.health) & _POWER_OFF)
 
 
 def _reply_to(raw: bytes, seq: int) -> dict[str, Any] | None:
@@ -866,6 +873,37 @@ def _common_options(socket: _Socket) -> None:
     socket.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
     socket.setsockopt(zmq.HEARTBEAT_IVL, 1000)
     socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3000)
+
+
+def _pose_command(
+    seq: int, limb: str | None, mode: CommandMode | str, fields: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The message of a plain ``ee_pose`` command, checked in a few steps, or None.
+
+    Plain: the pose is 7 finite floats with a unit quaternion and ``ee`` is given, what
+    skills send every tick. Anything else (None) is built and checked field by field by
+    :func:`validate_request`, which names what is wrong.
+    """
+    if mode != _EE_POSE or len(fields) != 2:
+        return None
+    pose = fields.get("pose")
+    ee = fields.get("ee")
+    if type(ee) is not str or not isinstance(pose, list | tuple) or len(pose) != 7:
+        return None
+    x, y, z, qx, qy, qz, qw = pose
+    if not (type(x) is type(y) is type(z) is type(qx) is type(qy) is type(qz) is type(qw) is float):
+        return None
+    norm = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    if not (math.isfinite(x + y + z) and abs(norm - 1.0) <= QUATERNION_TOLERANCE):
+        return None
+    message = {"v": PROTOCOL_VERSION, "type": _COMMAND, "seq": seq, "mode": _EE_POSE}
+    if limb is not None:
+        if type(limb) is not str:
+            return None
+        message["limb"] = limb
+    message["ee"] = ee
+    message["pose"] = (x, y, z, qx, qy, qz, qw)
+    return message
 
 
 def _plain_array(value: Any) -> Any:
