@@ -359,6 +359,35 @@ class KinematicChain:
         """
         return self._fk_matrix(self._joint_vector(q, "q"))
 
+    def fk_matrices(self, qs: Sequence[Sequence[float]] | FloatArray) -> FloatArray:
+        """Forward kinematics of several joint vectors in one call.
+
+        Args:
+            qs: ``(m, n)`` joint vectors [rad or m], one per row.
+
+        Returns:
+            ``(m, 4, 4)`` transforms of ``ee_link`` in the ``base_link`` frame [m].
+
+        Raises:
+            JointCountError: if the rows do not have ``n`` values.
+            ChainError: if ``qs`` holds NaN or infinity, or is not a 2-D array.
+        """
+        try:
+            array = np.array(qs, dtype=np.float64, order="C")  # a writable copy, for rtb
+        except (TypeError, ValueError) as exc:
+            raise ChainError(f"qs must be rows of {self.n} numbers: {exc}") from None
+        if array.ndim != 2:
+            raise ChainError(f"qs must be a 2-D array of joint vectors, got shape {array.shape}")
+        if array.shape[1] != self.n:
+            raise JointCountError("qs", self.n, array.shape)
+        if not np.isfinite(array).all():
+            raise ChainError("qs contains NaN or infinity")
+        if _fkine_c is None:  # pragma: no cover - see the import
+            result: FloatArray = self._ets.eval(array)
+            return result.reshape(len(array), 4, 4)
+        many: FloatArray = _fkine_c(self._fknm, array, None, None, 1)
+        return many.reshape(len(array), 4, 4)
+
     def _fk_matrix(self, q: FloatArray) -> FloatArray:
         """Forward kinematics of a checked, C-contiguous float64 joint vector (internal)."""
         if _fkine_c is None:  # pragma: no cover - see the import

@@ -660,24 +660,38 @@ class CommandTracker:
         Checked at points along the line (every :data:`_CHECK_STEP` of the largest joint
         step, at least its middle): each must be within :data:`PATH_TOL_M` of the path's
         segment from ``t0`` to ``t1``, and, when rotation matters, within
-        :data:`PATH_TOL_RAD` plus half the segment's turn of its middle rotation.
+        :data:`PATH_TOL_RAD` plus half the segment's turn of its middle rotation. The
+        points' forward kinematics is one call.
         """
         delta = q1 - q0
         checks = min(_MAX_CHECKS, max(1, math.ceil(float(np.max(np.abs(delta))) / _CHECK_STEP)))
+        shares = np.arange(1, checks + 1, dtype=np.float64) / (checks + 1)
+        transforms = self.chain.fk_matrices(q0 + shares[:, None] * delta)
         a, b = path.position(t0), path.position(t1)
         ab = b - a
         span = float(ab @ ab)
-        middle = path((t0 + t1) / 2.0) if self._rotation_matters else None
+        ap = transforms[:, :3, 3] - a
+        u = np.zeros(checks) if span == 0.0 else np.clip(ap @ ab / span, 0.0, 1.0)
+        off = ap - u[:, None] * ab
+        if float(np.max(np.einsum("ij,ij->i", off, off))) > PATH_TOL_M * PATH_TOL_M:
+            return False
+        if not self._rotation_matters:
+            return True
+        # The angle of R_mid^T R at each point: atan2(|axis|, trace - 1), exact near 0.
+        middle = path((t0 + t1) / 2.0).rotation
+        relative = np.einsum("ji,mjk->mik", middle, transforms[:, :3, :3])
+        trace = relative[:, 0, 0] + relative[:, 1, 1] + relative[:, 2, 2]
+        axis = np.stack(
+            (
+                relative[:, 2, 1] - relative[:, 1, 2],
+                relative[:, 0, 2] - relative[:, 2, 0],
+                relative[:, 1, 0] - relative[:, 0, 1],
+            ),
+            axis=1,
+        )
+        angles = np.arctan2(np.linalg.norm(axis, axis=1), trace - 1.0)
         turn = 0.5 * (t1 - t0) * path.angle + PATH_TOL_RAD
-        for j in range(1, checks + 1):
-            pose = self.chain.fk(q0 + delta * (j / (checks + 1)))
-            ap = pose.position - a
-            u = 0.0 if span == 0.0 else min(1.0, max(0.0, float(ap @ ab) / span))
-            if float(np.linalg.norm(ap - u * ab)) > PATH_TOL_M:
-                return False
-            if middle is not None and pose.angle_to(middle) > turn:
-                return False
-        return True
+        return bool(np.max(angles) <= turn)
 
     @staticmethod
     def _where(k: int, steps: int) -> str:

@@ -142,6 +142,23 @@ def test_fk_takes_read_only_strided_and_listed_joints_alike():
     assert not frozen.flags.writeable  # left as it was
 
 
+@pytest.mark.parametrize(("robot", "limb"), LIMBS, ids=LIMB_IDS)
+def test_fk_of_many_joint_vectors_is_fk_of_each(robot, limb):
+    chain = chain_of(robot, limb)
+    qs = np.random.default_rng(3).uniform(chain.lower, chain.upper, (5, chain.n))
+    many = chain.fk_matrices(qs)
+    assert many.shape == (5, 4, 4)
+    for q, transform in zip(qs, many, strict=True):
+        assert np.allclose(transform, chain.fk_matrix(q), atol=1e-12)
+    assert chain.fk_matrices(qs[:1]).shape == (1, 4, 4)
+    with pytest.raises(JointCountError):
+        chain.fk_matrices(np.zeros((2, chain.n + 1)))
+    with pytest.raises(ChainError, match="2-D"):
+        chain.fk_matrices(np.zeros(chain.n))
+    with pytest.raises(ChainError, match="NaN"):
+        chain.fk_matrices(np.full((2, chain.n), np.nan))
+
+
 def test_ik_masks_are_checked_even_when_a_checked_one_is_reused():
     chain = chain_of("heavy_limb", "arm")
     q = np.full(chain.n, 0.2)
