@@ -11,8 +11,9 @@ In one run, on this machine, with each server in its own process:
    within 1.3x of bare pyzmq. Two agents: one that also publishes each stepped state on its
    stream (the default, for observers), and one with ``--quiet-steps``, as ``limbtree run``
    starts its sim agents (the reply carries the state; the stream would only repeat it).
-2. ``command`` + ``step``: a non-blocking command followed by a step (what one lockstep tick
-   of a runner does), for information.
+2. ``command`` + ``step``: a non-blocking command followed by a step, for information; and
+   the same command riding on the step (``commands_ride_on_steps``: what one lockstep tick of
+   ``limbtree run`` does in the sim clock).
 3. State stream: a real-clock agent asked to publish as fast as it can; the rate it publishes
    (from its state ``seq``) and the rate one plain SUB socket receives.
 
@@ -195,6 +196,14 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         client.describe(timeout_s=10.0)
         quiet = LimbClient(f"tcp://127.0.0.1:{quiet_port}", context=context, subscribe=False)
         quiet.describe(timeout_s=10.0)
+        # As limbtree run in the sim clock: the tick's command rides on the step.
+        riding = LimbClient(
+            f"tcp://127.0.0.1:{quiet_port}",
+            context=context,
+            subscribe=False,
+            commands_ride_on_steps=True,
+        )
+        riding.describe(timeout_s=10.0)
         req = context.socket(zmq.REQ)
         req.linger = 0
         req.connect(f"tcp://127.0.0.1:{echo_port}")
@@ -218,6 +227,11 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
             client.send_command(CommandMode.JOINT_POSITION, q=target)
             step()
 
+        def command_on_step() -> None:
+            riding.send_command(CommandMode.JOINT_POSITION, q=target)
+            t[0] += 0.001
+            riding.step(t[0])
+
         # The echo payload is as large as the agent's step reply.
         client.step(0.0)
         probe = context.socket(zmq.DEALER)
@@ -237,7 +251,14 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
             dealer.recv()
 
         quiet.step(0.0)
-        for fn in (step, quiet_step, echo_once, router_echo_once, command_and_step):
+        for fn in (
+            step,
+            quiet_step,
+            echo_once,
+            router_echo_once,
+            command_and_step,
+            command_on_step,
+        ):
             measure(fn, 2000)  # warm up
         per_block = max(1, n // blocks)
         agent_rt: list[float] = []
@@ -245,17 +266,20 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         router_rt: list[float] = []
         combo_rt: list[float] = []
         quiet_rt: list[float] = []
+        riding_rt: list[float] = []
         for _ in range(blocks):
             bare_rt += measure(echo_once, per_block)
             router_rt += measure(router_echo_once, per_block)
             agent_rt += measure(step, per_block)
             quiet_rt += measure(quiet_step, per_block)
             combo_rt += measure(command_and_step, per_block)
+            riding_rt += measure(command_on_step, per_block)
         req.send(b"stop")
         req.recv()
         dealer.send(b"stop")
         dealer.recv()
         dealer.close()
+        riding.close()
         for limb in (client, quiet):
             limb.shutdown(timeout_s=5.0)
             limb.close()
@@ -276,6 +300,7 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         ("limbtree step, also streamed", percentiles(agent_rt)),
         ("limbtree step, --quiet-steps", percentiles(quiet_rt)),
         ("limbtree command + step", percentiles(combo_rt)),
+        ("limbtree command on step", percentiles(riding_rt)),
     ]
     print(f"round trips: {n} per case, {blocks} alternating blocks, payload {reply_size} bytes")
     print(f"{'case':<28}{'p50 [us]':>10}{'p99 [us]':>10}{'p50 ratio':>11}{'p99 ratio':>11}")
