@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -302,6 +303,33 @@ def test_real_clock_agent_streams_state_with_strictly_increasing_seq(
     assert wait_until(collect, 5, step_s=0.001)
     assert all(b > a for a, b in itertools.pairwise(seqs))
     assert not client.is_stale
+
+
+def test_a_client_that_fell_behind_takes_each_limbs_newest_state(
+    make_agent: MakeAgent, make_client: MakeClient
+) -> None:
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=500)
+    client = make_client(agent.request_endpoint)
+    assert wait_until(lambda: client.poll() and client.sample is not None, 5, step_s=0.001)
+    first = client.sample
+    agent_client = client.agent
+    decoded: list[list[bytes]] = []
+    on_stream = agent_client._on_stream
+
+    def counted(frames: list[bytes]) -> bool:
+        decoded.append(frames)
+        return on_stream(frames)
+
+    agent_client._on_stream = counted  # type: ignore[method-assign]
+    time.sleep(0.3)  # about 150 states queue up
+    assert client.poll()
+    assert len(decoded) == 1  # only the newest is decoded
+    behind = client.sample
+    assert first is not None and behind is not None and behind.seq > first.seq + 50
+    # Nothing newer was left in the queue: whatever comes next is newer still.
+    time.sleep(0.05)
+    client.poll()
+    assert client.sample is not None and client.sample.seq > behind.seq
 
 
 def test_real_clock_agent_moves_the_limb_on_its_own_time(

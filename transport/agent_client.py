@@ -337,8 +337,14 @@ class AgentClient:
         sub = self._sub
         new = False
         if sub is not None:
+            # Only each limb's newest state counts: a runner that fell behind decodes one
+            # message per limb, not the whole backlog (which would make it fall further).
+            newest: dict[bytes, list[bytes]] = {}
             while cast(int, sub.getsockopt(_EVENTS)) & _POLLIN:
-                new = self._on_stream(sub.recv_multipart(_NOBLOCK)) or new
+                frames = sub.recv_multipart(_NOBLOCK)
+                newest[frames[0]] = frames
+            for frames in newest.values():
+                new = self._on_stream(frames) or new
         return new
 
     def send_command(
