@@ -50,8 +50,7 @@ def _agent(args: argparse.Namespace) -> int:
     from limbtree.robots.sim import SimConfig
     from limbtree.transport import serve_forever
 
-    # force: an agent forked from a runner starts with the runner's logging set-up.
-    logging.basicConfig(level=logging.INFO, format="%(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     _check_exposure(args)
     options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -164,6 +165,10 @@ def _run_child(argv: Sequence[str], log_fd: int, environ: Mapping[str, str]) -> 
         sys.stdout = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
         os.environ.update(environ)
+        # The runner's logging set-up is not the agent's: the agent configures its own.
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
         sys.argv = ["limbtree", *argv]
         from limbtree.trees.cli import main
 
