@@ -51,6 +51,10 @@ class FakeLink:
         return self._state
 
     @property
+    def disassembled(self) -> bool:
+        return any(kind == "disassembly" and self.t < until for kind, until in self.faults)
+
+    @property
     def is_stale(self) -> bool:
         now = self.clock() if self.clock else self.t
         return now - self.received_at > self.stale_after_s

@@ -14,13 +14,14 @@ from fake_driver import FakeDriver
 from fake_limbs import FakeLink, handles
 
 from limbtree.transport import LimbAgent, LimbClient
+from limbtree.transport.driver import Health
 from limbtree.transport.errors import RemoteError, RequestTimeoutError
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.behaviours import WaitBehaviour
 from limbtree.trees.builder import build_tree
 from limbtree.trees.clocks import RealClock, SimClock
 from limbtree.trees.context import MissionContext
-from limbtree.trees.display import HeadlessProgress, LiveView
+from limbtree.trees.display import HeadlessProgress, LiveView, health_text
 from limbtree.trees.errors import AgentError
 from limbtree.trees.identity import assign_node_ids, node_id
 from limbtree.trees.launcher import free_port_pairs
@@ -313,6 +314,30 @@ def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
         (0.3, "link_restored", "b"),
         (0.3, "agent_restarted", "b"),
     ]
+
+
+class DisassembledLink(FakeLink):
+    """A fake limb whose agent says it is disassembled from ``t = 0.1`` s on."""
+
+    @property
+    def disassembled(self):
+        return self.t >= 0.1
+
+
+def test_a_limb_its_agent_says_is_disassembled_shows_it_in_the_tick(tmp_path):
+    tree = """
+    tree:
+      wait: {duration_s: 0.2}
+    """
+    sink = Collect()
+    run(
+        tmp_path, tree=tree, sinks=[sink],
+        b=lambda clock: DisassembledLink((1.0, 0.0, 0.0), 0.2, clock=clock.now),
+    )  # fmt: skip
+    early, late = sink.snapshots[1], sink.snapshots[-1]
+    assert early.limbs["b"].health == 0
+    assert late.limbs["b"].health == int(Health.DISASSEMBLED) and late.limbs["a"].health == 0
+    assert "DISASSEMBLED" in health_text(late.limbs["b"].health)
 
 
 def test_the_sim_clock_never_sleeps_unless_paced():

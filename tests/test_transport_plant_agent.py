@@ -117,12 +117,14 @@ def test_a_disassembled_leg_leaves_the_step_and_its_link_says_so(client: AgentCl
     step = client.step(0.1, timeout_s=5)
     assert step.unavailable == ("leg_3",)
     assert set(step.states) == {"leg_0", "leg_1", "leg_2"}
+    assert client.link("leg_3").disassembled and not client.link("leg_2").disassembled
     with pytest.raises(RemoteError) as info:
         client.command("leg_3", "hold", timeout_s=5)
     assert info.value.code == "unavailable"
     assert "leg_3" in str(info.value)
     client.fault("leg_3", "reassemble", timeout_s=5)
     assert set(client.step(0.2, timeout_s=5).states) == set(LEGS)
+    assert not client.link("leg_3").disassembled
 
 
 def test_a_one_limb_agent_refuses_a_step_while_its_limb_is_disassembled(
@@ -135,6 +137,10 @@ def test_a_one_limb_agent_refuses_a_step_while_its_limb_is_disassembled(
         link.send_step(0.1, timeout_s=5)
         with pytest.raises(LimbUnavailableError, match="arm"):
             link.finish_step()
+        assert link.disassembled
+        link.fault("reassemble", timeout_s=5)
+        link.step(0.2, timeout_s=5)
+        assert not link.disassembled
 
 
 def test_the_stream_publishes_one_topic_per_limb(make_agent: MakeAgent) -> None:

@@ -243,6 +243,7 @@ class AgentClient:
         self._stale_replies = 0
         self._bad_messages = 0
         self._restarts = 0
+        self._unavailable: frozenset[str] = frozenset()
 
     # ----------------------------------------------------------------------------------------
     # State
@@ -289,6 +290,14 @@ class AgentClient:
         """True when no state of ``limb`` has arrived for ``stale_after_s`` (or none ever)."""
         received = self._received_at.get(limb)
         return received is None or self._clock() - received > self._stale_after_s
+
+    def is_disassembled(self, limb: str) -> bool:
+        """Whether the last step's reply said ``limb`` is disassembled.
+
+        Sim clock only: in the real clock an agent says nothing about a disassembled limb,
+        which goes stale.
+        """
+        return limb in self._unavailable
 
     @property
     def stale_replies(self) -> int:
@@ -534,7 +543,11 @@ class AgentClient:
             raise TransportError(f"{self._where()}: no step in flight")
         self._step_in_flight = None
         seq, start, timeout_s = in_flight
-        reply = self._finish(MessageType.STEP, seq, start, timeout_s)
+        try:
+            reply = self._finish(MessageType.STEP, seq, start, timeout_s)
+        except LimbUnavailableError:
+            self._unavailable = frozenset(self._limbs or self._samples)  # every limb is gone
+            raise
         limbs_raw = reply.get("limbs")
         if type(limbs_raw) is not dict:
             raise ProtocolError(
@@ -553,6 +566,8 @@ class AgentClient:
         unavailable: tuple[str, ...] = (
             tuple(u for u in unavailable_raw if type(u) is str) if unavailable_raw else ()
         )
+        if unavailable or self._unavailable:
+            self._unavailable = frozenset(unavailable)
         base = self._base if self._base is not None else BaseState()
         return AgentStep(float(reply.get("t", 0.0)), base, states, unavailable)
 

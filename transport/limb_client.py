@@ -116,6 +116,12 @@ class LimbClient:
         return name is None or self._agent.is_stale(name)
 
     @property
+    def disassembled(self) -> bool:
+        """Whether the agent's last step said this limb is disassembled (sim clock)."""
+        name = self._name()
+        return name is not None and self._agent.is_disassembled(name)
+
+    @property
     def stale_after_s(self) -> float:
         """The staleness threshold [s]."""
         return self._agent.stale_after_s

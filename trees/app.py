@@ -565,6 +565,7 @@ class _Offline:
 
     state = None
     is_stale = True
+    disassembled = False
 
     def send_command(self, mode: object, **fields: object) -> bool:
         return False

@@ -32,6 +32,10 @@ class LimbLink(Protocol):
     def is_stale(self) -> bool:
         """Whether the state is older than the client's staleness limit."""
 
+    @property
+    def disassembled(self) -> bool:
+        """Whether the agent said the limb is disassembled (sim clock)."""
+
     def send_command(self, mode: CommandMode, **fields: Any) -> bool:
         """Queue a command without blocking; False if it had to be dropped."""
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import py_trees
 
 from limbtree.kinematics import Pose
-from limbtree.transport.driver import CommandMode
+from limbtree.transport.driver import CommandMode, Health
 from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
@@ -54,6 +54,8 @@ from limbtree.trees.stream import (
 )
 from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdog
 
+#: The health flag a tick shows for a limb its agent says is disassembled.
+_DISASSEMBLED = int(Health.DISASSEMBLED)
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
 )
@@ -368,17 +370,20 @@ class Runner:
         for name, limb in self.context.limbs.items():
             record = limb.tick_record
             command = record.command
-            state = limb.link.state
+            link = limb.link
+            state = link.state
+            # A disassembled limb has no state; its last one would not say why it went stale.
+            gone = _DISASSEMBLED if link.disassembled else 0
             if state is None:
-                limbs[name] = LimbTick(None, command, None, record.joints, 0, True)
+                limbs[name] = LimbTick(None, command, None, record.joints, gone, True)
                 continue
             limbs[name] = LimbTick(
                 record.center if command is not None else limb.pose(),
                 command,
                 state.q if type(state.q) is tuple else tuple(state.q),
                 record.joints,
-                int(state.health),
-                limb.link.is_stale,
+                int(state.health) | gone,
+                link.is_stale,
             )
         return TickSnapshot(
             t=t,
