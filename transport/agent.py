@@ -599,11 +599,9 @@ class PlantAgent:
             seq = request.seq
             return self._handlers[request.type](request)
         except ProtocolError as exc:
-            self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
-            self._extra_health = Health.BAD_INPUT
+            reply = self._bad_request(exc)
             if self._real and self._all_gone():
                 return None
-            reply = error_reply(exc.seq, exc.code, str(exc), exc.field)
             if exc.code == ErrorCode.BAD_VERSION:
                 reply["versions"] = list(SUPPORTED_VERSIONS)
             return self._pack(reply)
@@ -753,21 +751,25 @@ class PlantAgent:
         """Apply the commands a step carries, in order; their refusals, packed, or None."""
         errors: list[dict[str, Any]] = []
         for command in commands:
+            if isinstance(command, ProtocolError):  # malformed: refused when the step was read
+                errors.append(self._bad_request(command))
+                continue
             try:
-                if isinstance(command, ProtocolError):
-                    raise command
-                try:
-                    gone = self._apply_command(command)
-                except DriverError as exc:
-                    errors.append(error_reply(command.seq, exc.code, str(exc)))
-                    continue
+                gone = self._apply_command(command)
+            except ProtocolError as exc:
+                errors.append(self._bad_request(exc))
+            except DriverError as exc:
+                errors.append(error_reply(command.seq, exc.code, str(exc)))
+            else:
                 if gone is not None:
                     errors.append(self._unavailable_map(command, gone))
-            except ProtocolError as exc:
-                self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
-                self._extra_health = Health.BAD_INPUT
-                errors.append(error_reply(exc.seq, exc.code, str(exc), exc.field))
         return self._packb(errors) if errors else None
+
+    def _bad_request(self, exc: ProtocolError) -> dict[str, Any]:
+        """Count a malformed or refused request (``describe`` reports it); its error map."""
+        self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
+        self._extra_health = Health.BAD_INPUT
+        return error_reply(exc.seq, exc.code, str(exc), exc.field)
 
     def _on_step(self, request: Request) -> bytes | None:
         if self._clock is not ClockMode.SIM:

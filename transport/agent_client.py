@@ -500,19 +500,15 @@ class AgentClient:
         if self._step_in_flight is not None:
             raise TransportError(f"{self._where()}: a step is already in flight")
         seq = self._next_seq()
-        frame = self._step_prefix + self._packb(seq) + self._t_key + self._packb(float(t))
+        body = self._packb(seq) + self._t_key + self._packb(float(t))
         riding = self._riding
         if not riding:
-            start = self._begin(MessageType.STEP, frame, timeout_s)
+            start = self._begin(MessageType.STEP, self._step_prefix + body, timeout_s)
             self._step_in_flight = (seq, start, timeout_s)
             return
         self._riding = []
-        frame = (
-            self._step_commands_prefix
-            + frame[len(self._step_prefix) :]
-            + self._commands_key
-            + self._packb([msg for msg, _, _ in riding])
-        )
+        commands = self._packb([msg for msg, _, _ in riding])
+        frame = self._step_commands_prefix + body + self._commands_key + commands
         try:
             start = self._begin(MessageType.STEP, frame, timeout_s)
         except TransportError:
@@ -566,8 +562,7 @@ class AgentClient:
         unavailable: tuple[str, ...] = (
             tuple(u for u in unavailable_raw if type(u) is str) if unavailable_raw else ()
         )
-        if unavailable or self._unavailable:
-            self._unavailable = frozenset(unavailable)
+        self._unavailable = frozenset(unavailable)
         base = self._base if self._base is not None else BaseState()
         return AgentStep(float(reply.get("t", 0.0)), base, states, unavailable)
 

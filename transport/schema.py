@@ -1113,5 +1113,5 @@ UNAVAILABLE_KEY: Final[bytes] = msgpack.packb("unavailable")
 T_KEY: Final[bytes] = msgpack.packb("t")
 """The packed ``"t"`` key."""
 
-COMMAND_ERRORS_KEY: Final[bytes] = msgpack.packb("command_errors")
+COMMAND_ERRORS_KEY: Final[bytes] = msgpack.packb(COMMAND_ERRORS_FIELD)
 """The packed ``"command_errors"`` key of ``step_reply`` (refusals of the carried commands)."""

@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from typing import IO, Final
+from typing import IO, Final, NoReturn
 
 #: The environment variable that chooses how simulated agents start: ``fork`` (the default
 #: on Linux) or ``exec`` (a new Python process each, as an agent started by hand).
@@ -143,11 +143,10 @@ def fork_agent(argv: Sequence[str], log: IO[bytes], environ: Mapping[str, str]) 
     pid = os.fork()
     if pid:
         return ForkedProcess(pid, ["limbtree", *argv])
-    _run_child(argv, log.fileno(), environ)  # never returns
-    raise AssertionError("unreachable")  # pragma: no cover
+    _run_child(argv, log.fileno(), environ)
 
 
-def _run_child(argv: Sequence[str], log_fd: int, environ: Mapping[str, str]) -> None:
+def _run_child(argv: Sequence[str], log_fd: int, environ: Mapping[str, str]) -> NoReturn:
     """The forked agent: a clean start, the command line, then ``os._exit``."""
     code = 1
     try:
