@@ -398,6 +398,34 @@ class KinematicChain:
         fast: FloatArray = _fkine_c(self._fknm, q if q.flags.writeable else q.copy(), None, None, 1)
         return fast
 
+    def joint_positions(self, q: Sequence[float] | FloatArray) -> FloatArray:
+        """Where the chain's joints are, for drawing it (a skeleton).
+
+        Args:
+            q: ``(n,)`` joint values [rad or m].
+
+        Returns:
+            ``(n + 2, 3)`` positions in the ``base_link`` frame [m]: the base's origin, each
+            joint's frame origin in order, then the end effector's.
+
+        Raises:
+            JointCountError: if ``q`` does not have ``n`` values.
+            ChainError: if ``q`` holds NaN or infinity.
+        """
+        values = self._joint_vector(q, "q")
+        frame = np.eye(4)
+        points = [frame[:3, 3].copy()]
+        j = 0
+        for et in self._ets:
+            if et.isjoint:
+                frame = frame @ et.A(values[j])
+                j += 1
+                points.append(frame[:3, 3].copy())
+            else:
+                frame = frame @ et.A()
+        points.append(frame[:3, 3].copy())
+        return np.array(points)
+
     def fk(self, q: Sequence[float] | FloatArray) -> Pose:
         """Forward kinematics: the end-effector pose in the base frame.
 

@@ -30,6 +30,7 @@ from limbtree.transport.errors import TransportError
 from limbtree.trees.builder import build_tree
 from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
+from limbtree.trees.control import RunControl, SharedOperator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
@@ -126,6 +127,26 @@ class RunRequest:
     record: Path | None = None
     headless: bool = False
     auto_confirm: bool = False
+    web: WebOptions | None = None
+
+
+@dataclass
+class WebOptions:
+    """``--view web``: where to serve the page (``docs/visualization.md``).
+
+    Attributes:
+        host: the address to bind (127.0.0.1: this machine only).
+        port: the port (0 picks a free one).
+        token: the token every request then needs, or None (one is drawn for control).
+        insecure: serve a non-loopback ``host`` without a token.
+        linger: after the run, keep serving until Enter or Ctrl-C (a terminal's default).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    insecure: bool = False
+    linger: bool | None = None
 
 
 def _postures(robot: str, chain: str | None) -> dict[str, tuple[float, ...]]:
@@ -301,7 +322,9 @@ def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[st
             robot=robot.robot,
             plant=robot.plant.value,
             agent=robot.agent,
-            limbs=MappingProxyType({name: limb_info(handles[name]) for name in robot.limbs}),
+            limbs=MappingProxyType(
+                {name: limb_info(handles[name], mission.limb(name).limb) for name in robot.limbs}
+            ),
             base=Pose.from_array(robot.base_pose) if robot.base_pose else Pose(),
         )
         for robot in mission.robots
@@ -334,7 +357,11 @@ def run_mission(
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
     keyboard = TerminalKeyboard(stdin)
-    if not request.auto_confirm:
+    if request.web is not None:
+        from limbtree.trees.web.server import check_binding
+
+        check_binding(request.web.host, request.web.token, request.web.insecure)
+    if not request.auto_confirm and request.web is None:  # (the page can answer them)
         check_operator(mission, keyboard.interactive)
     remote = [robot for robot in mission.robots if not robot.simulated]
     if clock_mode == "sim" and remote:
@@ -359,6 +386,8 @@ def run_mission(
         if view is not None:
             view.operator = terminal_operator
         operator = terminal_operator
+        if request.web is not None:
+            operator = SharedOperator(terminal_operator)
     keep_logs = request.record is not None
     started = _Started()
     log_dir: Path | None = None
@@ -433,6 +462,9 @@ def _run(
                 for f in mission.faults
             ]
             sinks: list[TickSink] = [progress]
+            web = _web_view(request, root, operator, progress) if request.web else None
+            if web is not None:
+                sinks.append(web.sink)
             runner = Runner(
                 mission.name,
                 clock,
@@ -451,16 +483,77 @@ def _run(
                 sinks,
                 keyboard,
                 info=_info(mission, handles),
+                control=web.control if web is not None else None,
             )
             started.doing = "running"
             signals = started.signals
             if signals is not None:
                 signals.check()
                 runner.signalled = lambda: signals.received  # it stops between two ticks
-            with keyboard.raw():
-                outcome = runner.run()
-            _print_closing(runner, outcome, progress, view)
+            try:
+                with keyboard.raw():
+                    outcome = runner.run()
+                _print_closing(runner, outcome, progress, view)
+                if web is not None:
+                    web.linger(keyboard)
+            finally:
+                if web is not None:
+                    web.stop()
             return outcome
+
+
+class _WebView:
+    """A live run's page: its server, sink and control (``--view web``)."""
+
+    def __init__(
+        self, options: WebOptions, node_ids: list[str], operator: Operator, say: Any
+    ) -> None:
+        from limbtree.trees.web.server import WebServer, live_state
+
+        shared = operator if isinstance(operator, SharedOperator) else None
+        self.state = live_state(node_ids, shared)
+        self.options = options
+        self.say = say
+        self.server = WebServer(
+            self.state,
+            options.host,
+            options.port,
+            options.token,
+            token_for_reads=bool(options.token),
+        )
+        assert self.state.sink is not None and self.state.control is not None
+        self.sink: TickSink = self.state.sink
+        self.control: RunControl = self.state.control
+        self.url = self.server.start()
+
+    def linger(self, keyboard: TerminalKeyboard) -> None:
+        """Keep the page up after the run until Enter or Ctrl-C (a terminal's default)."""
+        linger = self.options.linger
+        if linger is None:
+            linger = keyboard.interactive
+        if not linger:
+            return
+        self.state.ended.wait(3.0)
+        self.say(f"the run is over; its page stays up at {self.url}: press Enter to quit")
+        with contextlib.suppress(KeyboardInterrupt, EOFError):
+            keyboard.stream.readline()
+
+    def stop(self) -> None:
+        """Send the pages the run's end and stop serving."""
+        self.server.stop()
+
+
+def _web_view(
+    request: RunRequest, root: Any, operator: Operator, progress: LiveView | HeadlessProgress
+) -> _WebView:
+    """Serve the live run's page; prints its URL."""
+    from limbtree.trees.identity import walk
+
+    assert request.web is not None
+    node_ids = [node_id for node_id, _ in walk(root)]
+    web = _WebView(request.web, node_ids, operator, progress.on_message)
+    progress.on_message(f"web view: {web.url}")
+    return web
 
 
 def _options(request: RunRequest, mission: Mission, clock_mode: str) -> RunOptions:

@@ -18,6 +18,7 @@ from limbtree.errors import LimbtreeError
 
 if TYPE_CHECKING:
     from limbtree.transport.exposure import ShutdownPolicy
+    from limbtree.trees.app import WebOptions
     from limbtree.trees.mission import Mission
 
 Handler = Callable[[argparse.Namespace], int]
@@ -155,9 +156,26 @@ def _speed(text: str) -> float | None:
     return value
 
 
+def _web_options(args: argparse.Namespace) -> WebOptions:
+    from limbtree.trees.app import WebOptions
+    from limbtree.trees.web.server import DEFAULT_PORT
+
+    port = DEFAULT_PORT if args.port is None else args.port
+    return WebOptions(host=args.host, port=port, token=args.token, insecure=args.insecure)
+
+
 def _run(args: argparse.Namespace) -> int:
     from limbtree.trees.app import RunRequest, run_mission
     from limbtree.trees.runner import RunOutcome
+
+    if args.view != "web":
+        given = [
+            flag
+            for flag, unset in (("port", None), ("host", "127.0.0.1"), ("token", None))
+            if getattr(args, flag) != unset
+        ] + (["insecure"] if args.insecure else [])
+        if given:
+            raise LimbtreeError(f"--{given[0]} is for the web view: add --view web")
 
     outcome = run_mission(
         RunRequest(
@@ -169,9 +187,53 @@ def _run(args: argparse.Namespace) -> int:
             record=Path(args.record) if args.record else None,
             headless=args.headless,
             auto_confirm=args.auto_confirm,
+            web=_web_options(args) if args.view == "web" else None,
         )
     )
     return 0 if outcome is RunOutcome.SUCCESS else 1
+
+
+def _view(args: argparse.Namespace) -> int:
+    from limbtree.trees.web.server import PageState, WebServer, check_binding
+    from limbtree.trees.web.store import load_record
+
+    check_binding(args.host, args.token, args.insecure)
+    directory = Path(args.dir)
+    store = load_record(directory)
+    server = WebServer(
+        PageState(store=store),
+        args.host,
+        args.port,
+        args.token,
+        token_for_reads=bool(args.token),
+    )
+    print(
+        f"limbtree view: {store.header.get('mission') or directory} ({store.ticks} ticks) at "
+        f"{server.url}\n(Ctrl-C stops serving it)",
+        flush=True,
+    )
+    server.serve_forever()
+    return 0
+
+
+def _add_web_flags(parser: argparse.ArgumentParser, port_default: int | None) -> None:
+    from_port = "8765" if port_default is None else str(port_default)
+    parser.add_argument(
+        "--port", type=int, default=port_default, metavar="P",
+        help=f"the web page's port (default {from_port}; 0 picks a free one)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--host", default="127.0.0.1", metavar="ADDRESS",
+        help="the address to serve on (default 127.0.0.1: this machine only)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--token", default=None, metavar="SECRET",
+        help="a token every request must carry (needed to serve a non-loopback --host)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--insecure", action="store_true",
+        help="serve a non-loopback --host without a token (control still needs one)",
+    )  # fmt: skip
 
 
 def _on_robots(mission: Mission) -> str:
@@ -305,6 +367,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--auto-confirm", action="store_true", help="operator gates pass by themselves"
     )
+    run.add_argument(
+        "--view", choices=["web"], default=None,
+        help="web: serve a live web debugger of the run (prints its URL)",
+    )  # fmt: skip
+    _add_web_flags(run, None)
     run.set_defaults(handler=_run)
 
     check = commands.add_parser(
@@ -421,6 +488,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("dir", metavar="DIR")
     report.set_defaults(handler=_report)
+
+    view = commands.add_parser(
+        "view",
+        help="a web debugger on a run record (--record DIR): tree, timeline, limbs in 3D",
+        description="Serve a run record (layouts 1 and 2) in the web debugger and print its "
+        "URL; Ctrl-C stops serving it.",
+    )
+    view.add_argument("dir", metavar="DIR")
+    _add_web_flags(view, 8765)
+    view.set_defaults(handler=_view)
 
     keys = commands.add_parser("keys", help="CURVE key management")
     key_commands = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)

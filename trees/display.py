@@ -441,6 +441,13 @@ class TerminalOperator:
         """Whether a question was asked and its answer has not come yet."""
         return self.pending is not None and not self.keyboard.buffer
 
+    @property
+    def question(self) -> tuple[str, str] | None:
+        """The gate waiting, as ``(its key, its prompt)``, or None."""
+        if self._asked is None or self.pending is None:
+            return None
+        return (self._asked, self.pending)
+
     def withdraw(self, key: str) -> None:
         """Forget a question whose gate is no longer running."""
         if self._asked == key:

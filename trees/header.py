@@ -36,8 +36,13 @@ class RunInfo:
     agents: Mapping[str, str] = field(default_factory=dict)
 
 
-def limb_info(handle: LimbHandle) -> LimbInfo:
-    """A limb's header entry, from what its agent described."""
+def limb_info(handle: LimbHandle, chain: str = "") -> LimbInfo:
+    """A limb's header entry, from what its agent described.
+
+    Args:
+        handle: the limb.
+        chain: its name in its robot description, or "" when unknown.
+    """
     joints = handle.description.joints
     return LimbInfo(
         joints=tuple(j.name for j in joints),
@@ -46,6 +51,7 @@ def limb_info(handle: LimbHandle) -> LimbInfo:
         upper=tuple(float(j.upper) for j in joints),
         end_effectors=tuple(handle.description.end_effectors),
         has_gripper=bool(handle.description.has_gripper),
+        chain=chain,
     )
 
 

@@ -66,6 +66,7 @@ def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
         "bases": {name: pose.as_array().tolist() for name, pose in snapshot.bases.items()},
         "nodes": {node_id: node.status.value for node_id, node in nodes.items()},
         "messages": {node_id: node.message for node_id, node in nodes.items() if node.message},
+        "busy": {node_id: node.busy_s for node_id, node in nodes.items()},
         "skills": {node_id: skill.as_map() for node_id, skill in snapshot.skills.items()},
         "events": [event.as_map() for event in snapshot.events],
     }

@@ -31,6 +31,7 @@ from limbtree.transport.driver import CommandMode, Health
 from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
+from limbtree.trees.control import BreakpointHit, ControlOp, RunControl
 from limbtree.trees.errors import AgentError
 from limbtree.trees.faults import FaultSchedule, ScheduledFault
 from limbtree.trees.header import RunInfo, robots_of, tree_of
@@ -130,6 +131,8 @@ class Runner:
         time_source: the wall clock [s], for pacing and ``wall_time_s`` only.
         sleep: how the clock waits [s].
         info: the mission file, parameters and robots for the header.
+        control: requests from another thread (the web debugger's pause, resume, abort,
+            step and breakpoints, :mod:`.control`), or None.
 
     A sink that raises is detached (the others, the recorder first among them, go on), a
     ``sink_failed`` event goes into the next tick, and :attr:`sink_failures` lists it.
@@ -149,8 +152,12 @@ class Runner:
         time_source: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         info: RunInfo | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.name = name
+        self.control = control
+        self._steps_left = 0
+        self._gate_asked: tuple[str, str] | None = None
         self.clock = clock
         self.root = root
         self.context = context
@@ -257,8 +264,9 @@ class Runner:
         try:
             self._watchdog.start()
             while self.outcome is None:
-                if self._handle_keys():
+                if self._handle_keys() or self._handle_control():
                     continue
+                self._note_gate()
                 if self.paused or self._gate_holds_time():
                     self.run_clock.idle(0.05)
                     continue
@@ -283,6 +291,8 @@ class Runner:
                 self.outcome, self.t, self.ticks, self.failure_message(), self.summary()
             )
             self.sinks.end(self.end)
+            if self.control is not None:
+                self.control.set_state(paused=False, ended=True)
         if self.error is not None:
             raise self.error
         return self.outcome
@@ -336,6 +346,9 @@ class Runner:
             events.append(RunEvent(EventKind.TIME_LIMIT, t))
         snapshot = self._snapshot(t, began, events)
         self.ticks += 1
+        pause_why = None
+        if self.control is not None and self.outcome is None:
+            pause_why = self._pause_after_tick(snapshot)
         if self.run_clock.lockstep and self.outcome is None and not self.paused:
             # Pipelined lockstep: ask for the next step now, right behind this tick's
             # commands, so each agent takes both in one wake-up and computes while the
@@ -344,6 +357,8 @@ class Runner:
             self._inject_faults(t_next, self._next_events)
             self.lockstep.begin(t_next)
         self.sinks.tick(snapshot)
+        if pause_why is not None:  # as a key pressed between two ticks would
+            self._set_paused(True, *pause_why)
 
     def _snapshot(self, t: float, began: float, events: list[RunEvent]) -> TickSnapshot:
         """This tick, taken from the tree and the limbs now."""
@@ -493,19 +508,76 @@ class Runner:
                 self._set_paused(False)
         return False
 
-    def _set_paused(self, paused: bool) -> None:
-        """Pause (mission time stops, the limbs hold) or resume; nothing if already so."""
+    def _set_paused(self, paused: bool, why: str | None = None, node: str | None = None) -> None:
+        """Pause (mission time stops, the limbs hold) or resume; nothing if already so.
+
+        Args:
+            paused: pause (True) or resume.
+            why: who asked and why (the event's detail), or None for the operator's keys.
+            node: the node concerned (a breakpoint's), or None.
+        """
         if paused == self.paused:
             return
         self.paused = paused
         kind = EventKind.PAUSED if paused else EventKind.RESUMED
-        self._next_events.append(RunEvent(kind, self.t))
+        self._next_events.append(RunEvent(kind, self.t, detail=why, node=node))
         if paused:
             self._hold_all()
         self._hold_time("pause", paused)
+        if self.control is not None:
+            self.control.set_state(paused=paused)
         self.sinks.pause(paused, self.t)
-        how = "space, or lines p / r / a on stdin"
-        self._message(f"t={self.t:7.2f} s  {kind.value} ({how}; q aborts)")
+        how = why or "space, or lines p / r / a on stdin; q aborts"
+        self._message(f"t={self.t:7.2f} s  {kind.value} ({how})")
+
+    def _handle_control(self) -> bool:
+        """Act on the page's requests (:mod:`.control`); True when the run was aborted."""
+        if self.control is None:
+            return False
+        for op in self.control.take():
+            if op is ControlOp.ABORT:
+                self._abort("aborted from the web page")
+                return True
+            if op is ControlOp.PAUSE:
+                self._set_paused(True, "paused from the web page")
+            elif op is ControlOp.RESUME:
+                self._steps_left = 0
+                self._set_paused(False, "resumed from the web page")
+            elif op is ControlOp.STEP:
+                if self.paused:
+                    self._steps_left += 1
+                    self._set_paused(False, "one step from the web page")
+                else:  # a step while running pauses after the next tick
+                    self._steps_left = 1
+        return False
+
+    def _pause_after_tick(self, snapshot: TickSnapshot) -> tuple[str, str | None] | None:
+        """Whether the run pauses after this tick: a breakpoint hit, or a step done."""
+        assert self.control is not None
+        hit = self.control.observe(snapshot.tick, snapshot.t, snapshot.nodes)
+        if hit is not None:
+            self._steps_left = 0
+            return (self._hit_text(hit), hit.node)
+        if self._steps_left > 0:
+            self._steps_left -= 1
+            if self._steps_left == 0:
+                return (f"stepped to tick {snapshot.tick}", None)
+        return None
+
+    def _hit_text(self, hit: BreakpointHit) -> str:
+        behaviour = self.nodes.get(hit.node)
+        name = behaviour.name if behaviour is not None else hit.node
+        verb = "started" if hit.on.value == "start" else "failed"
+        return f"breakpoint: {name} ({hit.node}) {verb} at tick {hit.tick}"
+
+    def _note_gate(self) -> None:
+        """A ``gate`` event when an operator gate starts waiting for its answer."""
+        question = getattr(self.context.operator, "question", None)
+        if question != self._gate_asked:
+            self._gate_asked = question
+            if question is not None:
+                node, prompt = question
+                self._next_events.append(RunEvent(EventKind.GATE, self.t, node=node, detail=prompt))
 
     def _gate_holds_time(self) -> bool:
         """Sim clock: whether an operator gate waits for its answer (time does not advance).

@@ -70,6 +70,7 @@ class EventKind(StrEnum):
     LIMB_REFUSED = "limb_refused"
     FAULT_DEFERRED = "fault_deferred"
     FAULT_SKIPPED = "fault_skipped"
+    GATE = "gate"
 
 
 #: The key an event's ``detail`` takes in the record, per kind (record v1 names kept).
@@ -82,6 +83,9 @@ _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
         EventKind.FAULT_SKIPPED: "reason",
         EventKind.LINK_RESTORED: "detail",
         EventKind.AGENT_RESTARTED: "detail",
+        EventKind.PAUSED: "why",
+        EventKind.RESUMED: "why",
+        EventKind.GATE: "prompt",
     }
 )
 
@@ -235,6 +239,8 @@ class LimbInfo:
         upper: per joint, its upper limit [rad or m].
         end_effectors: end-effector names.
         has_gripper: whether it has a gripper.
+        chain: the limb's name in its robot description (``leg_0`` of ``moonbot_zero``),
+            or "" when unknown; the web debugger draws the limb from it.
     """
 
     joints: tuple[str, ...]
@@ -243,6 +249,7 @@ class LimbInfo:
     upper: tuple[float, ...]
     end_effectors: tuple[str, ...] = ()
     has_gripper: bool = False
+    chain: str = ""
 
     def as_map(self) -> dict[str, Any]:
         """The record's limb map."""
@@ -253,6 +260,7 @@ class LimbInfo:
             "upper": plain(self.upper),
             "end_effectors": list(self.end_effectors),
             "has_gripper": self.has_gripper,
+            **({"chain": self.chain} if self.chain else {}),
         }
 
 

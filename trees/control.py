@@ -1,0 +1,253 @@
+"""Remote control of a live run: pause, resume, abort, step, breakpoints, operator gates.
+
+The web debugger (:mod:`limbtree.trees.web`) runs in another thread than the runner. It
+never touches the runner: it puts requests into a :class:`RunControl`, and the runner takes
+them at its safe point, between two ticks, exactly as it takes the keyboard's keys.
+
+Breakpoints are on nodes: *start* (the node was initialised this tick: it was ticked and
+had not been RUNNING before) or *failure* (it ended in FAILURE this tick). A tick's tree
+update is never interrupted (``update()`` never blocks, and a tick in flight must finish
+its commands): the runner pauses right after the tick in which the breakpoint's node
+started or failed, before the next tick's tree update, and the page shows that tick. In
+the ``sim`` clock nothing moves meanwhile; in the ``real`` clock the limbs hold, as for any
+pause. ``step`` then runs exactly one tick and pauses again.
+
+:class:`SharedOperator` lets the page answer operator gates beside the terminal: the first
+answer from either counts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from limbtree.trees.context import Operator
+from limbtree.trees.stream import NodeStatus, NodeTick
+
+
+class ControlOp(StrEnum):
+    """What the page can ask of a live run."""
+
+    PAUSE = "pause"
+    RESUME = "resume"
+    ABORT = "abort"
+    STEP = "step"
+
+
+class BreakOn(StrEnum):
+    """When a breakpoint stops the run."""
+
+    START = "start"
+    FAILURE = "failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoint:
+    """A breakpoint: node ``node`` (its id), on its start or its failure."""
+
+    node: str
+    on: BreakOn
+
+
+@dataclass(frozen=True, slots=True)
+class BreakpointHit:
+    """A breakpoint that paused the run.
+
+    Attributes:
+        node: the node's id.
+        on: start or failure.
+        tick: the tick in which the node started or failed (the run paused right after).
+        t: that tick's time [s, mission time].
+    """
+
+    node: str
+    on: BreakOn
+    tick: int
+    t: float
+
+
+class ControlError(ValueError):
+    """A request the run cannot take (an unknown node, an unknown operation)."""
+
+
+class RunControl:
+    """Requests from another thread to the runner, and what the runner tells back.
+
+    Every method is thread-safe. The runner calls :meth:`take`, :meth:`observe` and
+    :meth:`set_state`; the page's server calls the rest.
+
+    Args:
+        node_ids: the tree's node ids (a breakpoint on anything else is refused).
+    """
+
+    def __init__(self, node_ids: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._ops: list[ControlOp] = []
+        self._breakpoints: set[Breakpoint] = set()
+        self._last: dict[str, NodeStatus] = {}
+        self.node_ids: frozenset[str] = frozenset(node_ids)
+        self.paused = False
+        self.ended = False
+        self.hit: BreakpointHit | None = None
+
+    # -- the page's side ----------------------------------------------------------------------
+
+    def request(self, op: ControlOp | str) -> None:
+        """Ask for ``op`` at the runner's next safe point.
+
+        Raises:
+            ControlError: for an unknown operation.
+        """
+        try:
+            value = ControlOp(op)
+        except ValueError:
+            known = ", ".join(o.value for o in ControlOp)
+            raise ControlError(f"unknown operation {op!r}; use one of {known}") from None
+        with self._lock:
+            self._ops.append(value)
+
+    def set_breakpoint(self, node: str, on: BreakOn | str, enabled: bool = True) -> None:
+        """Set (or, with ``enabled`` False, clear) a breakpoint.
+
+        Raises:
+            ControlError: for a node the tree does not have, or an unknown ``on``.
+        """
+        if self.node_ids and node not in self.node_ids:
+            raise ControlError(f"the run's tree has no node {node!r}")
+        try:
+            when = BreakOn(on)
+        except ValueError:
+            raise ControlError(f"a breakpoint is on 'start' or 'failure', not {on!r}") from None
+        with self._lock:
+            if enabled:
+                self._breakpoints.add(Breakpoint(node, when))
+            else:
+                self._breakpoints.discard(Breakpoint(node, when))
+
+    @property
+    def breakpoints(self) -> list[Breakpoint]:
+        """The breakpoints set, ordered by node id then kind."""
+        with self._lock:
+            return sorted(self._breakpoints, key=lambda b: (b.node, b.on.value))
+
+    # -- the runner's side --------------------------------------------------------------------
+
+    def take(self) -> list[ControlOp]:
+        """The operations asked since the last call, in order."""
+        with self._lock:
+            ops, self._ops = self._ops, []
+        return ops
+
+    def observe(self, tick: int, t: float, nodes: Mapping[str, NodeTick]) -> BreakpointHit | None:
+        """Note a tick's node statuses; the first breakpoint it hits, or None.
+
+        Args:
+            tick: the tick's index.
+            t: its time [s].
+            nodes: the nodes ticked in it (the snapshot's ``nodes``).
+        """
+        last = self._last
+        with self._lock:
+            breakpoints = tuple(self._breakpoints)
+        hit: BreakpointHit | None = None
+        for point in breakpoints:
+            node = nodes.get(point.node)
+            if node is None:
+                continue
+            if point.on is BreakOn.START:
+                fired = last.get(point.node) is not NodeStatus.RUNNING
+            else:
+                fired = node.status is NodeStatus.FAILURE
+            if fired:
+                hit = BreakpointHit(point.node, point.on, tick, t)
+                break
+        for node_id, node in nodes.items():
+            last[node_id] = node.status
+        if hit is not None:
+            self.hit = hit
+        return hit
+
+    def set_state(self, *, paused: bool | None = None, ended: bool | None = None) -> None:
+        """What the runner is doing, for the page (a resume clears the last hit)."""
+        if paused is not None:
+            self.paused = paused
+            if not paused:
+                self.hit = None
+        if ended is not None:
+            self.ended = ended
+
+
+class SharedOperator:
+    """Operator gates answered by the page or by ``inner`` (the terminal): the first wins.
+
+    Args:
+        inner: the terminal's operator, or None when only the page answers.
+
+    Attributes:
+        question: the gate waiting, as ``(node id, prompt)``, or None.
+    """
+
+    def __init__(self, inner: Operator | None = None) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+        self._answers: dict[str, bool] = {}
+        self.question: tuple[str, str] | None = None
+
+    def answer(self, key: str, yes: bool) -> None:
+        """The page's answer to the gate ``key``.
+
+        Raises:
+            ControlError: when no gate ``key`` is waiting.
+        """
+        with self._lock:
+            question = self.question
+            if question is None or question[0] != key:
+                waiting = f"gate {question[0]!r} is" if question else "no gate is"
+                raise ControlError(f"{waiting} waiting, not {key!r}")
+            self._answers[key] = yes
+
+    def confirm(self, key: str, prompt: str) -> bool | None:
+        """Ask once; the page's answer, or the terminal's, or None while none has come."""
+        with self._lock:
+            self.question = (key, prompt)
+            answer = self._answers.pop(key, None)
+        if answer is None and self.inner is not None:
+            answer = self.inner.confirm(key, prompt)
+        if answer is not None:
+            self._forget(key)
+        return answer
+
+    def withdraw(self, key: str) -> None:
+        """Forget the question ``key`` (its gate was interrupted or answered)."""
+        self._forget(key)
+        if self.inner is not None:
+            self.inner.withdraw(key)
+
+    def waiting(self) -> bool:
+        """Whether a gate asked and no answer has come yet."""
+        with self._lock:
+            if self.question is None:
+                return False
+            if self.question[0] in self._answers:
+                return False
+        inner_waiting = getattr(self.inner, "waiting", None)
+        return inner_waiting() if inner_waiting is not None else True
+
+    def _forget(self, key: str) -> None:
+        with self._lock:
+            if self.question is not None and self.question[0] == key:
+                self.question = None
+            self._answers.pop(key, None)
+
+
+__all__ = [
+    "BreakOn",
+    "Breakpoint",
+    "BreakpointHit",
+    "ControlError",
+    "ControlOp",
+    "RunControl",
+    "SharedOperator",
+]

@@ -1,0 +1,531 @@
+"""The web debugger's server: the page, its JSON API and the live stream (Starlette, uvicorn).
+
+``limbtree view DIR`` serves a record; ``limbtree run MISSION --view web`` a live run. Both
+serve the page of ``static/`` (vendored JavaScript, no CDN, no build step) and the API that
+``docs/visualization.md`` documents: ``/api/run``, ``/api/frame/{tick}``,
+``/api/node/{id}``, the ``/ws`` WebSocket, and ``POST /api/control``.
+
+The run never waits for the page. :class:`WebSink`, the live run's tick-stream sink, only
+appends each snapshot to a deque (constant time, in the runner's thread); the server's own
+thread takes them in about 30 times a second, writes them into the :class:`RunStore` and
+sends each connected page the newest frame. A page that cannot keep up gets fewer frames
+(a send still in flight is not queued behind), never a slower run.
+
+Security: the server binds 127.0.0.1 unless told otherwise; another address needs a token
+(``--token``, then every request needs it) or ``--insecure``. Control (pause, resume,
+abort, step, breakpoints, gate answers) always needs the token printed in the page's URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import math
+import secrets
+import socket
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from limbtree.trees.control import ControlError, RunControl, SharedOperator
+from limbtree.trees.errors import RunError
+from limbtree.trees.recorder import header_map, tick_map
+from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
+from limbtree.trees.web.store import RunStore
+
+#: Pages get at most this many updates per second.
+UPDATES_PER_S = 30.0
+#: The header a request carries its token in (or the query's ``token``).
+TOKEN_HEADER = "X-Limbtree-Token"
+#: Default port of ``--view web`` and ``limbtree view``.
+DEFAULT_PORT = 8765
+#: How long ``GET /api/run`` waits for a live run's header [s].
+HEADER_WAIT_S = 30.0
+#: A page whose frame is not sent within this long is dropped [s].
+SEND_TIMEOUT_S = 5.0
+
+
+def static_dir() -> Path:
+    """The page's files (``index.html``, ``app.js``, the vendored libraries)."""
+    return Path(str(resources.files("limbtree.trees.web") / "static"))
+
+
+class WebSink:
+    """The live run's sink: hands each snapshot to the server's thread, never waiting.
+
+    Attributes:
+        queue: what the run produced and the server has not taken yet.
+    """
+
+    def __init__(self) -> None:
+        self.queue: deque[tuple[str, Any]] = deque()
+
+    def on_start(self, header: RunHeader) -> None:
+        """The header, for the page's tree."""
+        self.queue.append(("start", header))
+
+    def on_tick(self, snapshot: TickSnapshot) -> None:
+        """One tick (converted later, in the server's thread)."""
+        self.queue.append(("tick", snapshot))
+
+    def on_message(self, text: str) -> None:
+        """Messages are not shown in the page (the events are)."""
+
+    def on_pause(self, paused: bool, t: float) -> None:
+        """Pauses reach the page through the control's state and the events."""
+
+    def on_end(self, end: RunEnd) -> None:
+        """The run is over."""
+        self.queue.append(("end", end))
+
+
+@dataclass
+class PageState:
+    """What the server serves, and for a live run its control.
+
+    A record's store is there from the start; a live run's once its header came.
+
+    Attributes:
+        store: the run, or None until a live run's header arrives.
+        live: whether a run is going on behind the page (False for a record).
+        control: the live run's control, or None.
+        operator: the live run's operator (the page can answer its gates), or None.
+        sink: the live run's sink, or None.
+    """
+
+    store: RunStore | None = None
+    live: bool = False
+    control: RunControl | None = None
+    operator: SharedOperator | None = None
+    sink: WebSink | None = None
+    header_seen: asyncio.Event | None = None
+    ended: threading.Event = field(default_factory=threading.Event)
+    clients: set[WebSocket] = field(default_factory=set)
+    sending: set[WebSocket] = field(default_factory=set)
+    tasks: set[asyncio.Future[None]] = field(default_factory=set)
+
+    def can_control(self) -> bool:
+        """Whether the run still takes control requests."""
+        return self.live and self.control is not None and not self.control.ended
+
+    def controls(self) -> dict[str, Any]:
+        """The live controls' state, for ``/api/run``, updates and control replies."""
+        control = self.control
+        hit = None
+        if control is not None and control.hit is not None:
+            h = control.hit
+            hit = {"node": h.node, "on": h.on.value, "tick": h.tick, "t": h.t}
+        question = self.operator.question if self.operator is not None else None
+        return {
+            "control": self.can_control(),
+            "paused": bool(control is not None and control.paused),
+            "breakpoints": [
+                {"node": b.node, "on": b.on.value}
+                for b in (control.breakpoints if control is not None else [])
+            ],
+            "hit": hit,
+            "gate": None if question is None else {"node": question[0], "prompt": question[1]},
+        }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(content: Any) -> str:
+    """JSON for the page (NaN and infinities, which JSON has not, as null)."""
+    try:
+        return json.dumps(content, allow_nan=False, separators=(",", ":"), default=str)
+    except ValueError:
+        return json.dumps(_finite(content), separators=(",", ":"), default=str)
+
+
+class _Json(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return dumps(content).encode()
+
+
+def _error(status: int, message: str) -> Response:
+    return _Json({"error": message}, status_code=status)
+
+
+def make_app(
+    state: PageState,
+    token: str,
+    *,
+    token_for_reads: bool = False,
+    on_start: Callable[[], Awaitable[None]] | None = None,
+) -> Starlette:
+    """The Starlette app of the page and its API.
+
+    Args:
+        state: what to serve.
+        token: the control token (and the read token when ``token_for_reads``).
+        token_for_reads: whether reading needs the token too (a non-loopback address).
+        on_start: awaited in the server's event loop before the first request.
+    """
+
+    def authorised(request: Request | WebSocket) -> bool:
+        given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token") or ""
+        return hmac.compare_digest(given.encode(), token.encode())
+
+    def reads(handler: Callable[[Request], Awaitable[Response]]) -> Any:
+        async def guarded(request: Request) -> Response:
+            if token_for_reads and not authorised(request):
+                return _error(403, "this server needs its token: open the URL it printed")
+            return await handler(request)
+
+        return guarded
+
+    async def store_or_wait() -> RunStore | None:
+        if state.store is None and state.header_seen is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(state.header_seen.wait(), HEADER_WAIT_S)
+        return state.store
+
+    async def index(request: Request) -> Response:
+        return FileResponse(static_dir() / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def run(request: Request) -> Response:
+        store = await store_or_wait()
+        if store is None:
+            return _error(503, "the run has not started yet (its agents are starting); retry")
+        return _Json(
+            {"mode": "live" if state.live else "replay", **store.state(), **state.controls()}
+        )
+
+    async def frame(request: Request) -> Response:
+        store = await store_or_wait()
+        if store is None:
+            return _error(503, "the run has not started yet; retry")
+        try:
+            tick = int(request.path_params["tick"])
+            return _Json(store.frame(tick))
+        except ValueError:
+            return _error(400, f"a tick is a whole number, not {request.path_params['tick']!r}")
+        except IndexError as exc:
+            return _error(404, str(exc))
+
+    async def node(request: Request) -> Response:
+        store = await store_or_wait()
+        if store is None:
+            return _error(503, "the run has not started yet; retry")
+        try:
+            return _Json(store.node(request.path_params["node"]))
+        except KeyError as exc:
+            return _error(404, str(exc.args[0]))
+
+    async def control(request: Request) -> Response:
+        if not authorised(request):
+            return _error(
+                403, f"control needs the token printed with the page's URL ({TOKEN_HEADER})"
+            )
+        if not state.can_control():
+            why = "this is a record, not a live run" if not state.live else "the run is over"
+            return _error(409, f"nothing to control: {why}")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, 'the body must be JSON, e.g. {"op": "pause"}')
+        if not isinstance(body, dict) or not isinstance(body.get("op"), str):
+            return _error(400, "the body must be a JSON object with an 'op'")
+        try:
+            _apply(state, body)
+        except ControlError as exc:
+            return _error(400, str(exc))
+        return _Json(state.controls())
+
+    async def stream(websocket: WebSocket) -> None:
+        if token_for_reads and not authorised(websocket):
+            await websocket.close(code=1008)
+            return
+        await websocket.accept()
+        state.clients.add(websocket)
+        try:
+            if not state.live and state.store is not None:
+                await websocket.send_text(_end_message(state.store))
+            while True:  # the page sends nothing; this notices when it goes away
+                await websocket.receive_text()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            state.clients.discard(websocket)
+
+    routes = [
+        Route("/", reads(index)),
+        Route("/api/run", reads(run)),
+        Route("/api/frame/{tick}", reads(frame)),
+        Route("/api/node/{node:path}", reads(node)),
+        Route("/api/control", control, methods=["POST"]),
+        WebSocketRoute("/ws", stream),
+        Mount("/static", StaticFiles(directory=static_dir()), name="static"),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if on_start is not None:
+            await on_start()
+        yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _apply(state: PageState, body: dict[str, Any]) -> None:
+    """One control request."""
+    assert state.control is not None
+    op = body["op"]
+    if op in ("break", "unbreak"):
+        node, on = body.get("node"), body.get("on", "start")
+        if not isinstance(node, str):
+            raise ControlError("a breakpoint needs 'node', a node id such as \"0.1\"")
+        state.control.set_breakpoint(node, str(on), enabled=op == "break")
+    elif op == "answer":
+        if state.operator is None:
+            raise ControlError("this run's gates are answered by --auto-confirm")
+        node, answer = body.get("node"), body.get("answer")
+        if not isinstance(node, str) or not isinstance(answer, bool):
+            raise ControlError("an answer needs 'node' (the gate's id) and 'answer' (true/false)")
+        state.operator.answer(node, answer)
+    else:
+        state.control.request(op)
+
+
+def _end_message(store: RunStore) -> str:
+    return dumps({"type": "end", "end": store.end, "summary": store.summary})
+
+
+async def pump(state: PageState) -> None:
+    """The live run's stream into the store and out to the pages, about 30 times a second."""
+    sink = state.sink
+    assert sink is not None
+    seen_events = 0
+    period = 1.0 / UPDATES_PER_S
+    while True:
+        ended = _drain(state, sink)
+        store = state.store
+        if store is not None and store.ticks and state.clients:
+            events = store.events_since(seen_events)
+            seen_events = len(store.events)
+            update = dumps(
+                {
+                    "type": "update",
+                    "ticks": store.ticks,
+                    "t_last": store.t_last,
+                    "events": events,
+                    **state.controls(),
+                    "frame": store.frame(store.ticks - 1),
+                }
+            )
+            for client in list(state.clients):
+                if client not in state.sending:  # a page still taking the last one skips this
+                    task = asyncio.ensure_future(_send(state, client, update))
+                    state.tasks.add(task)
+                    task.add_done_callback(state.tasks.discard)
+        if ended and store is not None:
+            message = _end_message(store)
+            await asyncio.gather(*(_send(state, client, message) for client in list(state.clients)))
+            state.ended.set()
+            return
+        await asyncio.sleep(period)
+
+
+def _drain(state: PageState, sink: WebSink) -> bool:
+    """Take what the run produced; True once its end was taken."""
+    ended = False
+    queue = sink.queue
+    while queue:
+        kind, item = queue.popleft()
+        if kind == "tick":
+            assert state.store is not None
+            entry = tick_map(item)
+            state.store.add(entry)
+        elif kind == "start":
+            state.store = RunStore(header_map(item))
+            if state.header_seen is not None:
+                state.header_seen.set()
+        else:
+            end: RunEnd = item
+            if state.store is not None:
+                state.store.finish(end.outcome.value, end.failure, dict(end.summary))
+            ended = True
+    return ended
+
+
+async def _send(state: PageState, client: WebSocket, text: str) -> None:
+    state.sending.add(client)
+    try:
+        await asyncio.wait_for(client.send_text(text), SEND_TIMEOUT_S)
+    except Exception:  # a page gone or too slow: drop it, never the run
+        state.clients.discard(client)
+        with contextlib.suppress(Exception):
+            await client.close()
+    finally:
+        state.sending.discard(client)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, token: str | None, insecure: bool) -> None:
+    """Refuse a non-loopback address without a token or ``--insecure``.
+
+    Raises:
+        RunError: naming the address and both ways to go on.
+    """
+    if is_loopback(host) or token or insecure:
+        return
+    raise RunError(
+        f"the web view would be reachable from other machines on {host}: give it a token "
+        "(--token SECRET, then every request needs it) or pass --insecure (anyone who "
+        "reaches it sees the run; control still needs the printed token); or leave out "
+        "--host to serve on 127.0.0.1 only"
+    )
+
+
+class WebServer:
+    """The page's server in a thread of its own (uvicorn), for a live run or a record.
+
+    Args:
+        state: what to serve.
+        host: the address to bind.
+        port: the port (0 picks a free one).
+        token: the token; None draws one.
+        token_for_reads: whether reading needs the token too.
+
+    Raises:
+        RunError: when the address cannot be bound (the port is taken, ...).
+    """
+
+    def __init__(
+        self,
+        state: PageState,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        token: str | None = None,
+        *,
+        token_for_reads: bool = False,
+    ) -> None:
+        self.state = state
+        self.host = host
+        self.token = token or secrets.token_urlsafe(16)
+        self.token_for_reads = token_for_reads
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._socket.bind((host, port))
+        except OSError as exc:
+            self._socket.close()
+            raise RunError(
+                f"the web view cannot listen on {host}:{port}: {exc.strerror or exc}; pick "
+                "another port with --port (0 picks a free one)"
+            ) from None
+        self._socket.listen(64)
+        self._socket.setblocking(False)
+        self.port: int = self._socket.getsockname()[1]
+        app = make_app(state, self.token, token_for_reads=token_for_reads, on_start=self._started)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            ws="websockets-sansio",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pump: asyncio.Future[None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The page's address, with its token."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/?token={self.token}"
+
+    async def _started(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        if self.state.live:
+            self.state.header_seen = asyncio.Event()
+            if self.state.store is not None:
+                self.state.header_seen.set()
+            self._pump = asyncio.ensure_future(pump(self.state))
+
+    def start(self) -> str:
+        """Serve in a background thread; returns the URL once it answers."""
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True,
+            name="limbtree-web",
+        )  # fmt: skip
+        self._thread.start()
+        for _ in range(500):
+            if self._server.started or not self._thread.is_alive():
+                break
+            threading.Event().wait(0.01)
+        if not self._server.started:
+            raise RunError(f"the web view did not start on {self.host}:{self.port}")
+        return self.url
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until Ctrl-C (``limbtree view``)."""
+        self._server.run(sockets=[self._socket])
+
+    def stop(self, timeout_s: float = 3.0) -> None:
+        """Send the pages the run's end (a live run), then stop serving."""
+        if self.state.live and self._thread is not None and self._thread.is_alive():
+            self.state.ended.wait(timeout_s)
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        with contextlib.suppress(OSError):
+            self._socket.close()
+
+
+def live_state(node_ids: list[str], operator: SharedOperator | None) -> PageState:
+    """A live run's page state: its sink, control and operator."""
+    return PageState(
+        live=True,
+        control=RunControl(node_ids),
+        operator=operator,
+        sink=WebSink(),
+    )
+
+
+__all__ = [
+    "DEFAULT_PORT",
+    "PageState",
+    "WebServer",
+    "WebSink",
+    "check_binding",
+    "is_loopback",
+    "live_state",
+    "make_app",
+    "static_dir",
+]

@@ -1,0 +1,505 @@
+"""A run, indexed for the web debugger: any tick's frame, any node's history, the events.
+
+One :class:`RunStore` per page server, fed the record's maps (``docs/record.md``): from a
+``log.msgpack`` (``limbtree view``) or from the live tick stream (``limbtree run --view
+web``). It keeps every tick's map packed (msgpack bytes, about 2 kB for six limbs) and an
+index built as ticks arrive:
+
+* per node, its status transitions (a row when its status or message changes), with the
+  resets py_trees does without ticking: a composite that starts again resets its subtree
+  to IDLE, and one that ends halts (resets) whatever under it was still RUNNING;
+* per node, its tick count and time spent in its ticks (total, max);
+* per skill node, its telemetry over time;
+* the events, each with its tick, and the faults' windows.
+
+A frame (:meth:`RunStore.frame`) is everything the page draws at one tick: every node's
+status, the limbs with their skeletons (:mod:`.skeleton`), the tick's events and telemetry,
+the faults in force. The store is not thread-safe: the server's event loop owns it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from limbtree.transport.driver import Health
+from limbtree.trees.errors import RunError
+from limbtree.trees.recorder import READABLE_VERSIONS
+from limbtree.trees.web.skeleton import Skeletons
+
+#: A node never ticked, or reset by its parent (py_trees' INVALID).
+IDLE = "IDLE"
+#: Telemetry series are thinned to at most this many points for the page.
+MAX_POINTS = 2000
+#: The events that open and close a fault's window.
+_FAULT_OPEN = "fault_injected"
+_FAULT_CLOSE = "fault_ended"
+_HEALTH_NAMES: tuple[tuple[int, str], ...] = tuple(
+    (int(flag), str(flag.name)) for flag in Health if flag.value and flag.name
+)
+
+
+def health_flags(health: int) -> list[str]:
+    """The names of the flags set in ``health`` (``[]`` when healthy)."""
+    return [name for value, name in _HEALTH_NAMES if health & value]
+
+
+@dataclass
+class _Node:
+    """One node's index."""
+
+    id: str
+    name: str
+    type: str
+    params: Mapping[str, Any]
+    descendants: tuple[str, ...] = ()
+    composite: bool = False
+    ticks_at: list[int] = field(default_factory=list)
+    history: list[tuple[int, str, str]] = field(default_factory=list)
+    status: str = IDLE
+    message: str = ""
+    ticks: int = 0
+    busy_total: float = 0.0
+    busy_max: float = 0.0
+    busy_count: int = 0
+    telemetry_t: list[float] = field(default_factory=list)
+    telemetry: list[Mapping[str, Any]] = field(default_factory=list)
+    skill: str = ""
+
+    def note(self, tick: int, status: str, message: str) -> None:
+        if status != self.status or message != self.message:
+            self.status = status
+            self.message = message
+            self.ticks_at.append(tick)
+            self.history.append((tick, status, message))
+
+    def at(self, tick: int) -> tuple[str, str]:
+        i = bisect.bisect_right(self.ticks_at, tick)
+        if i == 0:
+            return IDLE, ""
+        _, status, message = self.history[i - 1]
+        return status, message
+
+
+@dataclass
+class _Fault:
+    limb: str
+    fault: str
+    start_tick: int
+    start_t: float
+    end_tick: int | None = None
+
+
+def _status(value: Any) -> str:
+    text = str(value)
+    return IDLE if text == "INVALID" else text
+
+
+def v1_tree(mission: str, nodes: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """A layout 1 record's stand-in tree: one root over its nodes, ids being their names.
+
+    Args:
+        mission: the mission's name.
+        nodes: (name, type) of each node the record or its summary names.
+    """
+    return {
+        "id": "run",
+        "name": mission or "run",
+        "type": "record v1",
+        "params": {},
+        "children": [
+            {"id": name, "name": name, "type": kind, "params": {}, "children": []}
+            for name, kind in nodes
+        ],
+    }
+
+
+class RunStore:
+    """The run's ticks and their index.
+
+    Args:
+        header: the log's header map (``docs/record.md``); a layout 1 record has none:
+            pass :func:`v1_tree`'s tree in a header-like map.
+        skeletons: how to draw the limbs, or None to build them from the header's robots.
+    """
+
+    def __init__(self, header: Mapping[str, Any], skeletons: Skeletons | None = None) -> None:
+        self.header: dict[str, Any] = dict(header)
+        self.skeletons = (
+            skeletons if skeletons is not None else Skeletons(self.header.get("robots") or {})
+        )
+        self._raw: list[bytes] = []
+        self._t: list[float] = []
+        self.events: list[dict[str, Any]] = []
+        self._faults: list[_Fault] = []
+        self._open_faults: dict[tuple[str, str], _Fault] = {}
+        self.nodes: dict[str, _Node] = {}
+        self._index_tree(self.header.get("tree") or v1_tree(str(header.get("mission", "")), []))
+        self.end: dict[str, Any] | None = None
+        self.summary: dict[str, Any] | None = None
+
+    # -- building -----------------------------------------------------------------------------
+
+    def _index_tree(self, tree: Mapping[str, Any]) -> None:
+        def visit(node: Mapping[str, Any]) -> list[str]:
+            below: list[str] = []
+            for child in node.get("children") or []:
+                below.append(str(child.get("id")))
+                below.extend(visit(child))
+            node_id = str(node.get("id"))
+            self.nodes[node_id] = _Node(
+                id=node_id,
+                name=str(node.get("name", node_id)),
+                type=str(node.get("type", "")),
+                params=node.get("params") or {},
+                descendants=tuple(below),
+                composite=bool(node.get("children")),
+            )
+            return below
+
+        visit(tree)
+
+    @property
+    def ticks(self) -> int:
+        """How many ticks the store holds (frames ``0 .. ticks - 1``)."""
+        return len(self._raw)
+
+    @property
+    def t_last(self) -> float:
+        """The last tick's time [s] (0 before any)."""
+        return self._t[-1] if self._t else 0.0
+
+    def add(self, entry: Mapping[str, Any], raw: bytes | None = None) -> None:
+        """Take one tick map (the record's), packed as ``raw`` when already packed.
+
+        Its index is its position: the record's ``tick`` numbers repeat in an aborted
+        run's last map, which the page still shows.
+        """
+        index = len(self._raw)
+        self._raw.append(raw if raw is not None else msgpack.packb(entry, use_bin_type=True))
+        t = float(entry.get("t", 0.0))
+        self._t.append(t)
+        self._index_nodes(index, entry)
+        for key, telemetry in (entry.get("skills") or {}).items():
+            node = self._node(str(key))
+            node.telemetry_t.append(t)
+            node.telemetry.append(telemetry)
+            node.skill = str(telemetry.get("skill", node.skill))
+        for event in entry.get("events") or ():
+            self._add_event(index, t, event)
+
+    def _node(self, node_id: str) -> _Node:
+        node = self.nodes.get(node_id)
+        if node is None:  # a layout 1 record names nodes the stand-in tree did not list
+            node = self.nodes[node_id] = _Node(node_id, node_id, "", {})
+            self.header["tree"]["children"].append(
+                {"id": node_id, "name": node_id, "type": "", "params": {}, "children": []}
+            )
+        return node
+
+    def _index_nodes(self, index: int, entry: Mapping[str, Any]) -> None:
+        statuses: Mapping[str, Any] = entry.get("nodes") or {}
+        messages: Mapping[str, Any] = entry.get("messages") or {}
+        busy: Mapping[str, Any] = entry.get("busy") or {}
+        nodes = self.nodes
+        for node_id, value in statuses.items():
+            node = nodes.get(node_id) or self._node(str(node_id))
+            status = _status(value)
+            if node.composite and (node.status != "RUNNING" or status != "RUNNING"):
+                self._reset_below(node, index, statuses, status)
+            node.note(index, status, str(messages.get(node_id, "")))
+            node.ticks += 1
+            took = busy.get(node_id)
+            if isinstance(took, int | float) and math.isfinite(took):
+                node.busy_total += took
+                node.busy_count += 1
+                node.busy_max = max(node.busy_max, took)
+
+    def _reset_below(self, node: _Node, index: int, ticked: Mapping[str, Any], status: str) -> None:
+        """The resets py_trees does without ticking the nodes reset.
+
+        A composite starting again resets its subtree; one ending halts what under it was
+        still RUNNING.
+        """
+        starting = node.status != "RUNNING"
+        for below_id in node.descendants:
+            if below_id in ticked:
+                continue
+            below = self.nodes[below_id]
+            if below.status == IDLE:
+                continue
+            if starting or (status != "RUNNING" and below.status == "RUNNING"):
+                below.note(index, IDLE, "")
+
+    def _add_event(self, index: int, t: float, event: Mapping[str, Any]) -> None:
+        out = {"tick": index, **event}
+        out.setdefault("t", t)
+        self.events.append(out)
+        kind = out.get("kind")
+        key = (str(out.get("limb")), str(out.get("fault")))
+        if kind == _FAULT_OPEN:
+            fault = _Fault(key[0], key[1], index, float(out["t"]))
+            self._faults.append(fault)
+            self._open_faults[key] = fault
+        elif kind == _FAULT_CLOSE and key in self._open_faults:
+            self._open_faults.pop(key).end_tick = index
+
+    def finish(self, outcome: str, failure: str | None, summary: Mapping[str, Any] | None) -> None:
+        """The run is over."""
+        self.end = {"outcome": outcome, "failure": failure}
+        self.summary = dict(summary) if summary is not None else None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def entry(self, tick: int) -> dict[str, Any]:
+        """The record's map of tick ``tick`` (its position in the store).
+
+        Raises:
+            IndexError: when there is no such tick.
+        """
+        if not 0 <= tick < len(self._raw):
+            raise IndexError(f"no tick {tick}: the run has ticks 0 to {len(self._raw) - 1}")
+        out: dict[str, Any] = msgpack.unpackb(self._raw[tick], raw=False, strict_map_key=False)
+        return out
+
+    def frame(self, tick: int) -> dict[str, Any]:
+        """Everything the page draws at ``tick`` (``docs/visualization.md``, the API).
+
+        Raises:
+            IndexError: when there is no such tick.
+        """
+        entry = self.entry(tick)
+        ticked = entry.get("nodes") or {}
+        nodes = {}
+        for node_id, node in self.nodes.items():
+            status, message = node.at(tick)
+            nodes[node_id] = {"status": status, "message": message, "ticked": node_id in ticked}
+        bases = entry.get("bases") or {}
+        limbs = {
+            name: self._limb(name, limb, bases) for name, limb in (entry.get("limbs") or {}).items()
+        }
+        faults = [
+            {"limb": f.limb, "fault": f.fault, "since_t": f.start_t}
+            for f in self._faults
+            if f.start_tick <= tick and (f.end_tick is None or tick < f.end_tick)
+        ]
+        return {
+            "tick": tick,
+            "t": entry.get("t", 0.0),
+            "nodes": nodes,
+            "limbs": limbs,
+            "bases": bases,
+            "events": [{"tick": tick, **event} for event in entry.get("events") or ()],
+            "skills": entry.get("skills") or {},
+            "faults": faults,
+        }
+
+    def _limb(self, name: str, limb: Mapping[str, Any], bases: Mapping[str, Any]) -> dict[str, Any]:
+        state, command = limb.get("state"), limb.get("command")
+        distance = None
+        if state and command:
+            distance = 1000.0 * math.dist(state[:3], command[:3])
+        health = int(limb.get("health") or 0)
+        q, q_command = limb.get("q"), limb.get("q_command")
+        return {
+            "state": state,
+            "command": command,
+            "q": q,
+            "q_command": q_command,
+            "health": health,
+            "health_flags": health_flags(health),
+            "stale": bool(limb.get("stale")),
+            "distance_mm": distance,
+            "skeleton": self.skeletons.points(name, q, bases),
+            "skeleton_command": self.skeletons.points(name, q_command, bases),
+        }
+
+    def node(self, node_id: str, max_points: int = MAX_POINTS) -> dict[str, Any]:
+        """A node's details: parameters, status history, timing, telemetry over time.
+
+        Raises:
+            KeyError: when the tree has no such node.
+        """
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise KeyError(f"the run's tree has no node {node_id!r}")
+        busy = None
+        if node.busy_count:
+            busy = {
+                "total_s": node.busy_total,
+                "mean_s": node.busy_total / node.busy_count,
+                "max_s": node.busy_max,
+            }
+        return {
+            "id": node.id,
+            "name": node.name,
+            "type": node.type,
+            "params": node.params,
+            "history": [list(row) for row in node.history],
+            "ticks": node.ticks,
+            "busy": busy,
+            "last_message": node.message,
+            "telemetry": _series(node, max_points),
+        }
+
+    def state(self) -> dict[str, Any]:
+        """The run as ``GET /api/run`` gives it (without the live controls)."""
+        return {
+            "header": self.header,
+            "ticks": self.ticks,
+            "t_last": self.t_last,
+            "events": self.events,
+            "end": self.end,
+            "summary": self.summary,
+        }
+
+    def events_since(self, count: int) -> list[dict[str, Any]]:
+        """The events after the first ``count``."""
+        return self.events[count:]
+
+
+def _series(node: _Node, max_points: int) -> dict[str, Any] | None:
+    """A node's telemetry as series over time, thinned to ``max_points``.
+
+    A change of the mode is always kept.
+    """
+    rows = node.telemetry
+    if not rows:
+        return None
+    keep = _thin(rows, max_points)
+    keys: dict[str, bool] = {}  # key -> numeric, in first-seen order
+    for i in keep:
+        for key, value in rows[i].items():
+            if key == "skill":
+                continue
+            numeric = isinstance(value, int | float) and not isinstance(value, bool)
+            if key not in keys or (value is not None and not numeric):
+                keys[key] = keys.get(key, True) and (numeric or value is None)
+    series: dict[str, list[Any]] = {}
+    labels: dict[str, list[str]] = {}
+    for key, numeric in keys.items():
+        values = [rows[i].get(key) for i in keep]
+        if numeric:
+            series[key] = [
+                v if isinstance(v, int | float) and math.isfinite(v) else None for v in values
+            ]
+        elif all(v is None or isinstance(v, str) for v in values):
+            labels[key] = ["" if v is None else v for v in values]
+    return {
+        "skill": node.skill,
+        "t": [node.telemetry_t[i] for i in keep],
+        "series": series,
+        "labels": labels,
+    }
+
+
+def _thin(rows: Sequence[Mapping[str, Any]], max_points: int) -> list[int]:
+    n = len(rows)
+    if n <= max_points:
+        return list(range(n))
+    stride = math.ceil(n / max_points)
+    keep = set(range(0, n, stride))
+    keep.add(n - 1)
+    mode_key = "mode"
+    previous = None
+    for i, row in enumerate(rows):
+        mode = row.get(mode_key)
+        if mode != previous:
+            keep.add(i)
+            previous = mode
+    return sorted(keep)
+
+
+def load_record(directory: Path) -> RunStore:
+    """A record directory (``--record DIR``) read into a store, layouts 1 and 2.
+
+    Raises:
+        RunError: naming the directory and what is wrong (no log, a damaged one, a layout
+            this limbtree cannot read).
+    """
+    import json
+
+    log = directory / "log.msgpack"
+    if not log.is_file():
+        hint = " (give the directory --record wrote)" if directory.is_dir() else ""
+        raise RunError(f"{directory}: no log.msgpack here{hint}")
+    summary: dict[str, Any] | None = None
+    summary_path = directory / "summary.json"
+    if summary_path.is_file():
+        try:
+            summary = json.loads(summary_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{summary_path} is damaged: {exc}") from None
+    data = log.read_bytes()
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
+    unpacker.feed(data)
+    store: RunStore | None = None
+    pending: list[tuple[dict[str, Any], bytes]] = []
+    start = 0
+    try:
+        for entry in unpacker:
+            end = unpacker.tell()
+            raw = data[start:end]
+            start = end
+            first = store is None and not pending
+            if first and isinstance(entry, dict) and entry.get("kind") == "header":
+                if entry.get("v") not in READABLE_VERSIONS:
+                    raise RunError(
+                        f"{log} is a record of layout {entry.get('v')!r}; this limbtree "
+                        f"reads layouts {', '.join(map(str, READABLE_VERSIONS))}"
+                    )
+                store = RunStore(entry)
+                continue
+            if not isinstance(entry, dict) or "t" not in entry:
+                raise RunError(f"{log} is not a limbtree run log (an entry has no 't')")
+            if store is None:
+                pending.append((entry, raw))
+            else:
+                store.add(entry, raw)
+    except (msgpack.exceptions.ExtraData, ValueError) as exc:
+        raise RunError(f"{log} is damaged: {exc}") from None
+    # (a truncated last tick, the log of a killed run, is simply not yielded)
+    if store is None:  # layout 1: no header
+        store = _v1_store(summary, pending)
+    if summary is not None:
+        store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
+    return store
+
+
+def _v1_store(
+    summary: Mapping[str, Any] | None, ticks: Sequence[tuple[dict[str, Any], bytes]]
+) -> RunStore:
+    summary = summary or {}
+    names: dict[str, str] = {}
+    nodes = summary.get("nodes")
+    if isinstance(nodes, Mapping):
+        names = {str(name): str((info or {}).get("type", "")) for name, info in nodes.items()}
+    for entry, _ in ticks:
+        for name in entry.get("nodes") or {}:
+            names.setdefault(str(name), "")
+    mission = str(summary.get("mission", ""))
+    header = {
+        "kind": "header",
+        "v": 1,
+        "mission": mission,
+        "mission_file": "",
+        "parameters": {},
+        "seed": summary.get("seed"),
+        "clock": summary.get("clock", ""),
+        "rate_hz": summary.get("rate_hz"),
+        "tree": v1_tree(mission, names.items()),
+        "robots": {},
+    }
+    store = RunStore(header)
+    for entry, raw in ticks:
+        store.add(entry, raw)
+    return store
+
+
+__all__ = ["IDLE", "MAX_POINTS", "RunStore", "health_flags", "load_record", "v1_tree"]
