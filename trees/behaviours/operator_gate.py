@@ -18,7 +18,7 @@ class OperatorGateBehaviour(SkillBehaviour):
 
     def step(self) -> py_trees.common.Status:
         """Ask (once) and look for the answer without blocking."""
-        answer = self.context.operator.confirm(str(self.id), str(self.params["prompt"]))
+        answer = self.context.operator.confirm(self._key, str(self.params["prompt"]))
         if answer is None:
             self.feedback_message = f"waiting for the operator: {self.params['prompt']}"
             return py_trees.common.Status.RUNNING
@@ -30,4 +30,9 @@ class OperatorGateBehaviour(SkillBehaviour):
 
     def terminate(self, new_status: py_trees.common.Status) -> None:
         """Withdraw the question if the gate was interrupted or answered."""
-        self.context.operator.withdraw(str(self.id))
+        self.context.operator.withdraw(self._key)
+
+    @property
+    def _key(self) -> str:
+        """The question's key: the node's id (the web page answers by it), once assigned."""
+        return str(getattr(self, "node_id", None) or self.id)

@@ -367,7 +367,7 @@ class RunStore:
 def _series(node: _Node, max_points: int) -> dict[str, Any] | None:
     """A node's telemetry as series over time, thinned to ``max_points``.
 
-    A change of the mode is always kept.
+    Both ticks around a change of the mode are always kept.
     """
     rows = node.telemetry
     if not rows:
@@ -411,7 +411,7 @@ def _thin(rows: Sequence[Mapping[str, Any]], max_points: int) -> list[int]:
     for i, row in enumerate(rows):
         mode = row.get(mode_key)
         if mode != previous:
-            keep.add(i)
+            keep.update((i - 1, i) if i else (i,))  # the last of one mode, the first of the next
             previous = mode
     return sorted(keep)
 

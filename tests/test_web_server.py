@@ -1,0 +1,224 @@
+"""The web debugger's server over real HTTP on loopback: records, a live run, its control.
+
+The live run is in-process (fake limbs, ``test_run_control``'s helpers) in a thread of its
+own, the server on a free port of 127.0.0.1; the page's part is played with httpx and a
+WebSocket client.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import httpx
+import pytest
+from test_run_control import make_runner
+from websockets.sync.client import connect
+
+from limbtree.trees.errors import RunError
+from limbtree.trees.web.server import (
+    TOKEN_HEADER,
+    PageState,
+    WebServer,
+    check_binding,
+    dumps,
+    live_state,
+)
+from limbtree.trees.web.store import load_record
+
+SEQUENCE = """
+tree:
+  sequence:
+    children:
+      - wait: {name: first, duration_s: 0.2}
+      - sync_move:
+          name: square
+          limbs: [a, b]
+          waypoints:
+            - {translation_mm: [50, 0, 0]}
+            - {translation_mm: [0, 0, 0]}
+          p_e_mm: 20
+"""
+
+
+class RealWall:
+    """The real monotonic clock, as the fake wall's interface."""
+
+    def __call__(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds))
+
+
+def wait_for(condition, timeout_s=10.0, what="the condition"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def record(tmp_path):
+    """A finished in-process run's record directory."""
+    runner, _ = make_runner(tmp_path, SEQUENCE)
+    assert runner.run().value == "SUCCESS"
+    return tmp_path / "rec"
+
+
+@pytest.fixture
+def served_record(record):
+    server = WebServer(PageState(store=load_record(record)), port=0)
+    server.start()
+    yield server
+    server.stop()
+
+
+def base(server: WebServer) -> str:
+    return f"http://127.0.0.1:{server.port}"
+
+
+def test_a_record_is_served_page_run_frames_and_nodes(served_record):
+    url = base(served_record)
+    page = httpx.get(url + "/", timeout=5)
+    assert page.status_code == 200 and "<html" in page.text.lower()
+    run = httpx.get(url + "/api/run", timeout=5).json()
+    assert run["mode"] == "replay" and run["control"] is False
+    assert run["end"]["outcome"] == "SUCCESS" and run["summary"]["outcome"] == "SUCCESS"
+    assert run["header"]["tree"]["children"][1]["name"] == "square"
+    last = run["ticks"] - 1
+    frame = httpx.get(f"{url}/api/frame/{last}", timeout=5).json()
+    assert frame["nodes"]["0"]["status"] == "SUCCESS"
+    assert set(frame["limbs"]) == {"a", "b"}
+    node = httpx.get(url + "/api/node/0.1", timeout=5).json()
+    assert node["name"] == "square" and node["busy"]["total_s"] > 0
+    assert node["telemetry"]["skill"] == "sync"
+    missing = httpx.get(f"{url}/api/frame/{last + 1}", timeout=5)
+    assert missing.status_code == 404 and f"ticks 0 to {last}" in missing.json()["error"]
+    assert httpx.get(url + "/api/frame/x", timeout=5).status_code == 400
+    assert httpx.get(url + "/api/node/0.9", timeout=5).status_code == 404
+    assert httpx.get(url + "/static/app.js", timeout=5).status_code == 200
+
+
+def test_control_needs_the_token_and_a_live_run(served_record):
+    url = base(served_record) + "/api/control"
+    refused = httpx.post(url, json={"op": "pause"}, timeout=5)
+    assert refused.status_code == 403 and TOKEN_HEADER in refused.json()["error"]
+    headers = {TOKEN_HEADER: served_record.token}
+    record = httpx.post(url, json={"op": "pause"}, headers=headers, timeout=5)
+    assert record.status_code == 409 and "a record, not a live run" in record.json()["error"]
+
+
+def test_a_token_for_reads_guards_everything(record):
+    server = WebServer(PageState(store=load_record(record)), port=0, token="s3cret",
+                       token_for_reads=True)  # fmt: skip
+    server.start()
+    try:
+        assert httpx.get(base(server) + "/api/run", timeout=5).status_code == 403
+        ok = httpx.get(base(server) + "/api/run?token=s3cret", timeout=5)
+        assert ok.status_code == 200
+        assert server.url.endswith("/?token=s3cret")
+    finally:
+        server.stop()
+
+
+def test_a_taken_port_and_an_open_address_are_refused_clearly(served_record):
+    with pytest.raises(RunError, match=f"cannot listen on 127.0.0.1:{served_record.port}.*--port"):
+        WebServer(PageState(), port=served_record.port)
+    with pytest.raises(RunError, match="reachable from other machines on 0.0.0.0.*--token"):
+        check_binding("0.0.0.0", None, False)
+    check_binding("0.0.0.0", "t", False)
+    check_binding("0.0.0.0", None, True)
+    check_binding("::1", None, False)
+    check_binding("localhost", None, False)
+
+
+def test_json_for_the_page_has_no_nan():
+    assert json.loads(dumps({"a": float("nan"), "b": [1.0, float("inf")]})) == {
+        "a": None,
+        "b": [1.0, None],
+    }
+
+
+def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path):
+    runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=4.0)
+    state = live_state(list(runner.nodes), None)
+    runner.sinks.sinks.append(state.sink)
+    runner.control = state.control
+    server = WebServer(state, port=0)
+    server.start()
+    url = base(server)
+    headers = {TOKEN_HEADER: server.token}
+    outcome: list[str] = []
+    thread = threading.Thread(target=lambda: outcome.append(runner.run().value), daemon=True)
+    try:
+        set_break = httpx.post(url + "/api/control", headers=headers, timeout=5,
+                               json={"op": "break", "node": "0.1", "on": "start"})  # fmt: skip
+        assert set_break.json()["breakpoints"] == [{"node": "0.1", "on": "start"}]
+        thread.start()
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            run = wait_for(
+                lambda: (r := httpx.get(url + "/api/run", timeout=5).json())["hit"] and r,
+                what="the breakpoint",
+            )
+            hit = run["hit"]
+            assert run["paused"] and hit["node"] == "0.1" and hit["on"] == "start"
+            frame = httpx.get(f"{url}/api/frame/{hit['tick']}", timeout=5).json()
+            assert frame["nodes"]["0.1"]["status"] == "RUNNING" and frame["nodes"]["0.1"]["ticked"]
+            assert frame["nodes"]["0.0"]["status"] == "SUCCESS"
+            update = json.loads(socket.recv(timeout=5))
+            assert update["type"] == "update" and update["frame"]["tick"] <= update["ticks"] - 1
+
+            ticks = wait_for(lambda: httpx.get(url + "/api/run", timeout=5).json()["ticks"])
+            stepped = httpx.post(url + "/api/control", headers=headers, json={"op": "step"},
+                                 timeout=5)  # fmt: skip
+            assert stepped.status_code == 200
+            after = wait_for(
+                lambda: (r := httpx.get(url + "/api/run", timeout=5).json())["paused"]
+                and r["ticks"] > ticks
+                and r,
+                what="the step",
+            )
+            time.sleep(0.3)  # a step that ran on would show more ticks by now
+            assert httpx.get(url + "/api/run", timeout=5).json()["ticks"] == ticks + 1
+            # (a pause's event goes into the next tick's map: the run is paused before it)
+            assert after["events"][-1]["kind"] == "resumed"
+            assert after["events"][-1]["why"] == "one step from the web page"
+
+            bad = httpx.post(url + "/api/control", headers=headers, json={"op": "fly"}, timeout=5)
+            assert bad.status_code == 400 and "unknown operation 'fly'" in bad.json()["error"]
+            no_node = httpx.post(url + "/api/control", headers=headers, timeout=5,
+                                 json={"op": "break", "node": "7"})  # fmt: skip
+            assert no_node.status_code == 400 and "no node '7'" in no_node.json()["error"]
+
+            httpx.post(url + "/api/control", headers=headers, json={"op": "abort"}, timeout=5)
+            thread.join(10)
+            assert outcome == ["ABORTED"]
+            end = None
+            while end is None:
+                message = json.loads(socket.recv(timeout=5))
+                if message["type"] == "end":
+                    end = message
+            assert end["end"] == {"outcome": "ABORTED", "failure": "aborted from the web page"}
+        late = httpx.post(url + "/api/control", headers=headers, json={"op": "pause"}, timeout=5)
+        assert late.status_code == 409 and "the run is over" in late.json()["error"]
+    finally:
+        if thread.is_alive():
+            runner.control.request("abort")
+            thread.join(10)
+        server.stop()
+
+
+def test_the_command_line_names_what_is_wrong(tmp_path, capsys):
+    from limbtree.trees.cli import main
+
+    assert main(["view", str(tmp_path)]) == 1
+    assert "no log.msgpack here (give the directory --record wrote)" in capsys.readouterr().err
+    assert main(["view", str(tmp_path), "--host", "0.0.0.0"]) == 1
+    assert "--insecure" in capsys.readouterr().err
+    assert main(["run", "missions/square_sync.yaml", "--port", "9000"]) == 1
+    assert "--port is for the web view: add --view web" in capsys.readouterr().err

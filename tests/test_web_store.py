@@ -1,0 +1,180 @@
+"""The web debugger's index of a run: statuses at any tick, resets, timing, telemetry, faults."""
+
+from __future__ import annotations
+
+import json
+
+import msgpack
+import pytest
+
+from limbtree.trees.errors import RunError
+from limbtree.trees.web.store import IDLE, RunStore, health_flags, load_record
+
+TREE = {
+    "id": "0",
+    "name": "root",
+    "type": "sequence",
+    "params": {},
+    "children": [
+        {"id": "0.0", "name": "first", "type": "wait", "params": {"duration_s": 1.0}, "children": []},
+        {"id": "0.1", "name": "second", "type": "sync_move", "params": {}, "children": []},
+    ],
+}
+HEADER = {"kind": "header", "v": 2, "mission": "m", "tree": TREE, "robots": {}}
+
+
+def tick(i, nodes, messages=None, busy=None, skills=None, events=None, limbs=None):
+    return {
+        "kind": "tick",
+        "t": 0.1 * i,
+        "tick": i,
+        "limbs": limbs or {},
+        "bases": {},
+        "nodes": nodes,
+        "messages": messages or {},
+        "busy": busy or {},
+        "skills": skills or {},
+        "events": events or [],
+    }
+
+
+def statuses(store, i):
+    return {k: v["status"] for k, v in store.frame(i)["nodes"].items()}
+
+
+def test_a_node_keeps_its_status_until_ticked_again_and_idle_before():
+    store = RunStore(HEADER)
+    store.add(tick(0, {"0": "RUNNING", "0.0": "RUNNING"}, {"0.0": "1 s left"}))
+    store.add(tick(1, {"0": "RUNNING", "0.0": "SUCCESS", "0.1": "RUNNING"}))
+    store.add(tick(2, {"0": "RUNNING", "0.1": "RUNNING"}))
+    assert statuses(store, 0) == {"0": "RUNNING", "0.0": "RUNNING", "0.1": IDLE}
+    assert statuses(store, 2) == {"0": "RUNNING", "0.0": "SUCCESS", "0.1": "RUNNING"}
+    frame = store.frame(2)
+    assert frame["nodes"]["0.0"]["ticked"] is False and frame["nodes"]["0.1"]["ticked"]
+    assert store.frame(0)["nodes"]["0.0"]["message"] == "1 s left"
+
+
+def test_a_composite_starting_again_resets_its_subtree_and_one_ending_halts_it():
+    store = RunStore(HEADER)
+    store.add(tick(0, {"0": "RUNNING", "0.0": "SUCCESS", "0.1": "RUNNING"}))
+    store.add(tick(1, {"0": "SUCCESS", "0.1": "SUCCESS"}))
+    store.add(tick(2, {"0": "RUNNING", "0.0": "RUNNING"}))  # started again: 0.1 reset
+    assert statuses(store, 1) == {"0": "SUCCESS", "0.0": "SUCCESS", "0.1": "SUCCESS"}
+    assert statuses(store, 2) == {"0": "RUNNING", "0.0": "RUNNING", "0.1": IDLE}
+    store.add(tick(3, {"0": "FAILURE"}))  # ended (halted from above): 0.0 was running
+    assert statuses(store, 3) == {"0": "FAILURE", "0.0": IDLE, "0.1": IDLE}
+    assert store.node("0.1")["history"] == [[0, "RUNNING", ""], [1, "SUCCESS", ""], [2, IDLE, ""]]
+
+
+def test_node_details_give_timing_ticks_and_thinned_telemetry():
+    store = RunStore(HEADER)
+    for i in range(5000):
+        mode = "recovering" if 2500 <= i < 2503 else "nominal"
+        store.add(
+            tick(
+                i,
+                {"0": "RUNNING", "0.1": "RUNNING"},
+                busy={"0.1": 0.001 * (i % 3), "0": 0.002},
+                skills={"0.1": {"skill": "sync_move", "mode": mode, "distance": i / 5000}},
+            )
+        )
+    node = store.node("0.1", max_points=500)
+    assert node["ticks"] == 5000 and node["type"] == "sync_move"
+    assert node["busy"]["max_s"] == pytest.approx(0.002)
+    assert node["busy"]["total_s"] == pytest.approx(sum(0.001 * (i % 3) for i in range(5000)))
+    assert node["busy"]["mean_s"] == pytest.approx(node["busy"]["total_s"] / 5000)
+    telemetry = node["telemetry"]
+    assert telemetry["skill"] == "sync_move"
+    assert 500 <= len(telemetry["t"]) <= 510  # thinned, but every change of mode kept
+    modes = telemetry["labels"]["mode"]
+    assert "recovering" in modes and modes.count("recovering") >= 2
+    assert set(telemetry["series"]) == {"distance"}
+    assert telemetry["t"][-1] == pytest.approx(499.9)
+    assert store.node("0.0")["telemetry"] is None and store.node("0.0")["busy"] is None
+    with pytest.raises(KeyError, match="no node '9'"):
+        store.node("9")
+
+
+def test_faults_are_in_force_from_injected_to_ended_and_events_carry_their_tick():
+    store = RunStore(HEADER)
+    injected = {"kind": "fault_injected", "t": 0.1, "limb": "a", "fault": "power_off"}
+    ended = {"kind": "fault_ended", "t": 0.3, "limb": "a", "fault": "power_off"}
+    store.add(tick(0, {"0": "RUNNING"}))
+    store.add(tick(1, {"0": "RUNNING"}, events=[injected]))
+    store.add(tick(2, {"0": "RUNNING"}))
+    store.add(tick(3, {"0": "RUNNING"}, events=[ended]))
+    assert [f["fault"] for f in store.frame(2)["faults"]] == ["power_off"]
+    assert store.frame(1)["faults"] == [{"limb": "a", "fault": "power_off", "since_t": 0.1}]
+    assert store.frame(0)["faults"] == [] and store.frame(3)["faults"] == []
+    assert [(e["tick"], e["kind"]) for e in store.events] == [(1, "fault_injected"), (3, "fault_ended")]
+    assert store.events_since(1) == [store.events[1]]
+    assert store.frame(3)["events"] == [{"tick": 3, **ended}]
+
+
+def test_limbs_carry_health_names_distance_and_no_skeleton_without_a_description():
+    store = RunStore(HEADER)
+    limb = {
+        "state": [0.0, 0.0, 0.0, 0, 0, 0, 1],
+        "command": [0.003, 0.004, 0.0, 0, 0, 0, 1],
+        "q": [0.0],
+        "q_command": None,
+        "health": 1 | 8,
+        "stale": True,
+    }
+    store.add(tick(0, {"0": "RUNNING"}, limbs={"a": limb}))
+    out = store.frame(0)["limbs"]["a"]
+    assert out["health_flags"] == ["POWER_OFF", "DISASSEMBLED"]
+    assert out["distance_mm"] == pytest.approx(5.0)
+    assert out["skeleton"] is None and out["stale"] is True
+    assert health_flags(0) == []
+    with pytest.raises(IndexError, match="ticks 0 to 0"):
+        store.frame(1)
+
+
+def write_log(path, maps):
+    path.mkdir(parents=True, exist_ok=True)
+    data = b"".join(msgpack.packb(m, use_bin_type=True) for m in maps)
+    (path / "log.msgpack").write_bytes(data)
+    return data
+
+
+def test_a_killed_runs_log_loads_up_to_its_last_whole_tick(tmp_path):
+    data = write_log(tmp_path, [HEADER, *(tick(i, {"0": "RUNNING"}) for i in range(4))])
+    (tmp_path / "log.msgpack").write_bytes(data[:-5])  # the last tick cut short
+    store = load_record(tmp_path)
+    assert store.ticks == 3 and store.end is None
+    (tmp_path / "summary.json").write_text(json.dumps({"outcome": "ABORTED", "failure": "x"}))
+    assert load_record(tmp_path).end == {"outcome": "ABORTED", "failure": "x"}
+
+
+def test_bad_records_get_clear_errors(tmp_path):
+    with pytest.raises(RunError, match="no log.msgpack here"):
+        load_record(tmp_path)
+    write_log(tmp_path, [{**HEADER, "v": 9}])
+    with pytest.raises(RunError, match="layout 9; this limbtree reads layouts 1, 2"):
+        load_record(tmp_path)
+    write_log(tmp_path, [HEADER, {"kind": "tick"}])
+    with pytest.raises(RunError, match="not a limbtree run log"):
+        load_record(tmp_path)
+    write_log(tmp_path, [HEADER])
+    (tmp_path / "summary.json").write_text("{")
+    with pytest.raises(RunError, match="summary.json is damaged"):
+        load_record(tmp_path)
+
+
+def test_a_layout_1_record_gets_a_stand_in_tree_of_its_node_names(data_dir):
+    store = load_record(data_dir / "record_v1")
+    tree = store.header["tree"]
+    assert tree["id"] == "run" and tree["type"] == "record v1"
+    names = [child["id"] for child in tree["children"]]
+    assert names == ["up past reach and back down"]
+    assert store.ticks > 0 and store.end is not None
+    frame = store.frame(store.ticks - 1)
+    assert set(frame["nodes"]) == {"run", "up past reach and back down"}
+
+
+@pytest.fixture
+def data_dir():
+    from pathlib import Path
+
+    return Path(__file__).parent / "data"
