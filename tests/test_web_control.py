@@ -170,7 +170,10 @@ def test_pause_and_resume_from_the_page_are_recorded_with_who_asked(tmp_path):
         (e["kind"], e.get("why")) for m in ticks(tmp_path) for e in m["events"]
         if e["kind"] in ("paused", "resumed")
     ]  # fmt: skip
-    assert kinds == [("paused", "paused from the web page"), ("resumed", "resumed from the web page")]
+    assert kinds == [
+        ("paused", "paused from the web page"),
+        ("resumed", "resumed from the web page"),
+    ]
 
 
 def test_the_page_answers_an_operator_gate_and_the_gate_is_an_event(tmp_path):
@@ -210,11 +213,11 @@ def test_shared_operator_takes_the_first_answer_of_page_or_terminal():
 
     terminal = Terminal()
     operator = SharedOperator(terminal)
-    with pytest.raises(ControlError, match="no gate is waiting"):
+    with pytest.raises(ControlError, match=r"no gate is waiting"):
         operator.answer("0.1", True)
     assert operator.confirm("0.1", "go?") is None
     assert operator.question == ("0.1", "go?") and operator.waiting()
-    with pytest.raises(ControlError, match="gate '0.1' is waiting, not '0.2'"):
+    with pytest.raises(ControlError, match=r"gate '0.1' is waiting, not '0.2'"):
         operator.answer("0.2", True)
     operator.answer("0.1", False)
     assert not operator.waiting()
@@ -228,11 +231,11 @@ def test_shared_operator_takes_the_first_answer_of_page_or_terminal():
 
 def test_control_refuses_unknown_nodes_operations_and_kinds():
     control = RunControl(["0", "0.0"])
-    with pytest.raises(ControlError, match="no node '0.7'"):
+    with pytest.raises(ControlError, match=r"no node '0.7'"):
         control.set_breakpoint("0.7", "start")
-    with pytest.raises(ControlError, match="'start' or 'failure', not 'end'"):
+    with pytest.raises(ControlError, match=r"'start' or 'failure', not 'end'"):
         control.set_breakpoint("0.0", "end")
-    with pytest.raises(ControlError, match="unknown operation 'jump'; use one of pause"):
+    with pytest.raises(ControlError, match=r"unknown operation 'jump'; use one of pause"):
         control.request("jump")
     control.set_breakpoint("0.0", "failure")
     control.set_breakpoint("0.0", "start")

@@ -129,7 +129,7 @@ def test_a_token_for_reads_guards_everything(record):
 def test_a_taken_port_and_an_open_address_are_refused_clearly(served_record):
     with pytest.raises(RunError, match=f"cannot listen on 127.0.0.1:{served_record.port}.*--port"):
         WebServer(PageState(), port=served_record.port)
-    with pytest.raises(RunError, match="reachable from other machines on 0.0.0.0.*--token"):
+    with pytest.raises(RunError, match=r"reachable from other machines on 0.0.0.0.*--token"):
         check_binding("0.0.0.0", None, False)
     check_binding("0.0.0.0", "t", False)
     check_binding("0.0.0.0", None, True)
@@ -178,9 +178,11 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
                                  timeout=5)  # fmt: skip
             assert stepped.status_code == 200
             after = wait_for(
-                lambda: (r := httpx.get(url + "/api/run", timeout=5).json())["paused"]
-                and r["ticks"] > ticks
-                and r,
+                lambda: (
+                    (r := httpx.get(url + "/api/run", timeout=5).json())["paused"]
+                    and r["ticks"] > ticks
+                    and r
+                ),
                 what="the step",
             )
             time.sleep(0.3)  # a step that ran on would show more ticks by now

@@ -16,7 +16,7 @@ TREE = {
     "type": "sequence",
     "params": {},
     "children": [
-        {"id": "0.0", "name": "first", "type": "wait", "params": {"duration_s": 1.0}, "children": []},
+        {"id": "0.0", "name": "first", "type": "wait", "params": {}, "children": []},
         {"id": "0.1", "name": "second", "type": "sync_move", "params": {}, "children": []},
     ],
 }
@@ -91,7 +91,7 @@ def test_node_details_give_timing_ticks_and_thinned_telemetry():
     assert set(telemetry["series"]) == {"distance"}
     assert telemetry["t"][-1] == pytest.approx(499.9)
     assert store.node("0.0")["telemetry"] is None and store.node("0.0")["busy"] is None
-    with pytest.raises(KeyError, match="no node '9'"):
+    with pytest.raises(KeyError, match=r"no node '9'"):
         store.node("9")
 
 
@@ -106,7 +106,8 @@ def test_faults_are_in_force_from_injected_to_ended_and_events_carry_their_tick(
     assert [f["fault"] for f in store.frame(2)["faults"]] == ["power_off"]
     assert store.frame(1)["faults"] == [{"limb": "a", "fault": "power_off", "since_t": 0.1}]
     assert store.frame(0)["faults"] == [] and store.frame(3)["faults"] == []
-    assert [(e["tick"], e["kind"]) for e in store.events] == [(1, "fault_injected"), (3, "fault_ended")]
+    kinds = [(e["tick"], e["kind"]) for e in store.events]
+    assert kinds == [(1, "fault_injected"), (3, "fault_ended")]
     assert store.events_since(1) == [store.events[1]]
     assert store.frame(3)["events"] == [{"tick": 3, **ended}]
 
@@ -127,7 +128,7 @@ def test_limbs_carry_health_names_distance_and_no_skeleton_without_a_description
     assert out["distance_mm"] == pytest.approx(5.0)
     assert out["skeleton"] is None and out["stale"] is True
     assert health_flags(0) == []
-    with pytest.raises(IndexError, match="ticks 0 to 0"):
+    with pytest.raises(IndexError, match=r"ticks 0 to 0"):
         store.frame(1)
 
 
@@ -148,17 +149,17 @@ def test_a_killed_runs_log_loads_up_to_its_last_whole_tick(tmp_path):
 
 
 def test_bad_records_get_clear_errors(tmp_path):
-    with pytest.raises(RunError, match="no log.msgpack here"):
+    with pytest.raises(RunError, match=r"no log.msgpack here"):
         load_record(tmp_path)
     write_log(tmp_path, [{**HEADER, "v": 9}])
-    with pytest.raises(RunError, match="layout 9; this limbtree reads layouts 1, 2"):
+    with pytest.raises(RunError, match=r"layout 9; this limbtree reads layouts 1, 2"):
         load_record(tmp_path)
     write_log(tmp_path, [HEADER, {"kind": "tick"}])
-    with pytest.raises(RunError, match="not a limbtree run log"):
+    with pytest.raises(RunError, match=r"not a limbtree run log"):
         load_record(tmp_path)
     write_log(tmp_path, [HEADER])
     (tmp_path / "summary.json").write_text("{")
-    with pytest.raises(RunError, match="summary.json is damaged"):
+    with pytest.raises(RunError, match=r"summary.json is damaged"):
         load_record(tmp_path)
 
 
