@@ -233,7 +233,7 @@ def test_control_refuses_unknown_nodes_operations_and_kinds():
     control = RunControl(["0", "0.0"])
     with pytest.raises(ControlError, match=r"no node '0.7'"):
         control.set_breakpoint("0.7", "start")
-    with pytest.raises(ControlError, match=r"'start' or 'failure', not 'end'"):
+    with pytest.raises(ControlError, match=r"'start', 'failure', 'recovery', not 'end'"):
         control.set_breakpoint("0.0", "end")
     with pytest.raises(ControlError, match=r"unknown operation 'jump'; use one of pause"):
         control.request("jump")
@@ -261,3 +261,22 @@ def test_observe_fires_on_start_only_when_the_node_was_not_running():
     assert control.hit == hit
     control.set_state(paused=False)
     assert control.hit is None
+
+
+def test_a_recovery_breakpoint_fires_when_the_skills_mode_turns_to_recovering():
+    from types import SimpleNamespace
+
+    control = RunControl(["0"])
+    control.set_breakpoint("0", BreakOn.RECOVERY)
+    running = {"0": NodeTick(NodeStatus.RUNNING, "", 0.0)}
+
+    def mode(value):
+        return {"0": SimpleNamespace(mode=value)}
+
+    assert control.observe(0, 0.0, running, mode("nominal")) is None
+    assert control.observe(1, 0.1, running, mode("stale")) is None
+    hit = control.observe(2, 0.2, running, mode("recovering"))
+    assert hit is not None and hit.on is BreakOn.RECOVERY and hit.tick == 2
+    assert control.observe(3, 0.3, running, mode("recovering")) is None  # still recovering
+    assert control.observe(4, 0.4, running, mode("nominal")) is None
+    assert control.observe(5, 0.5, running, mode("recovering")) is not None  # again

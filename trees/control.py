@@ -5,7 +5,9 @@ never touches the runner: it puts requests into a :class:`RunControl`, and the r
 them at its safe point, between two ticks, exactly as it takes the keyboard's keys.
 
 Breakpoints are on nodes: *start* (the node was initialised this tick: it was ticked and
-had not been RUNNING before) or *failure* (it ended in FAILURE this tick). A tick's tree
+had not been RUNNING before), *failure* (it ended in FAILURE this tick) or *recovery* (a
+skill's telemetry ``mode`` turned to ``recovering`` this tick: a synchronized move bringing
+limbs back onto its trajectory after a fault, seed 000 Sec. II-B). A tick's tree
 update is never interrupted (``update()`` never blocks, and a tick in flight must finish
 its commands): the runner pauses right after the tick in which the breakpoint's node
 started or failed, before the next tick's tree update, and the page shows that tick. In
@@ -41,6 +43,7 @@ class BreakOn(StrEnum):
 
     START = "start"
     FAILURE = "failure"
+    RECOVERY = "recovery"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class RunControl:
         self._ops: list[ControlOp] = []
         self._breakpoints: set[Breakpoint] = set()
         self._last: dict[str, NodeStatus] = {}
+        self._modes: dict[str, str | None] = {}
         self.node_ids: frozenset[str] = frozenset(node_ids)
         self.paused = False
         self.ended = False
@@ -119,7 +123,8 @@ class RunControl:
         try:
             when = BreakOn(on)
         except ValueError:
-            raise ControlError(f"a breakpoint is on 'start' or 'failure', not {on!r}") from None
+            kinds = ", ".join(repr(kind.value) for kind in BreakOn)
+            raise ControlError(f"a breakpoint is on {kinds}, not {on!r}") from None
         with self._lock:
             if enabled:
                 self._breakpoints.add(Breakpoint(node, when))
@@ -140,15 +145,24 @@ class RunControl:
             ops, self._ops = self._ops, []
         return ops
 
-    def observe(self, tick: int, t: float, nodes: Mapping[str, NodeTick]) -> BreakpointHit | None:
-        """Note a tick's node statuses; the first breakpoint it hits, or None.
+    def observe(
+        self,
+        tick: int,
+        t: float,
+        nodes: Mapping[str, NodeTick],
+        skills: Mapping[str, object] | None = None,
+    ) -> BreakpointHit | None:
+        """Note a tick's node statuses and skill modes; the first breakpoint it hits, or None.
 
         Args:
             tick: the tick's index.
             t: its time [s].
             nodes: the nodes ticked in it (the snapshot's ``nodes``).
+            skills: the skills' telemetry of the tick (the snapshot's ``skills``).
         """
         last = self._last
+        modes = self._modes
+        skills = skills or {}
         with self._lock:
             breakpoints = tuple(self._breakpoints)
         hit: BreakpointHit | None = None
@@ -158,13 +172,18 @@ class RunControl:
                 continue
             if point.on is BreakOn.START:
                 fired = last.get(point.node) is not NodeStatus.RUNNING
-            else:
+            elif point.on is BreakOn.FAILURE:
                 fired = node.status is NodeStatus.FAILURE
+            else:
+                mode = _mode(skills.get(point.node))
+                fired = mode == RECOVERING and modes.get(point.node) != RECOVERING
             if fired:
                 hit = BreakpointHit(point.node, point.on, tick, t)
                 break
         for node_id, node in nodes.items():
             last[node_id] = node.status
+        for node_id, telemetry in skills.items():
+            modes[node_id] = _mode(telemetry)
         if hit is not None:
             self.hit = hit
         return hit
@@ -177,6 +196,18 @@ class RunControl:
                 self.hit = None
         if ended is not None:
             self.ended = ended
+
+
+#: The telemetry mode of a skill bringing its limbs back onto its trajectory.
+RECOVERING = "recovering"
+
+
+def _mode(telemetry: object) -> str | None:
+    """A skill telemetry's ``mode`` as text (an enum's value), or None."""
+    mode = getattr(telemetry, "mode", None)
+    if mode is None:
+        return None
+    return str(getattr(mode, "value", mode))
 
 
 class SharedOperator:

@@ -554,7 +554,7 @@ class Runner:
     def _pause_after_tick(self, snapshot: TickSnapshot) -> tuple[str, str | None] | None:
         """Whether the run pauses after this tick: a breakpoint hit, or a step done."""
         assert self.control is not None
-        hit = self.control.observe(snapshot.tick, snapshot.t, snapshot.nodes)
+        hit = self.control.observe(snapshot.tick, snapshot.t, snapshot.nodes, snapshot.skills)
         if hit is not None:
             self._steps_left = 0
             return (self._hit_text(hit), hit.node)
@@ -567,7 +567,7 @@ class Runner:
     def _hit_text(self, hit: BreakpointHit) -> str:
         behaviour = self.nodes.get(hit.node)
         name = behaviour.name if behaviour is not None else hit.node
-        verb = "started" if hit.on.value == "start" else "failed"
+        verb = {"start": "started", "failure": "failed"}.get(hit.on.value, "started recovering")
         return f"breakpoint: {name} ({hit.node}) {verb} at tick {hit.tick}"
 
     def _note_gate(self) -> None:
