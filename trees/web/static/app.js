@@ -1,0 +1,526 @@
+// limbtree web debugger: the page's entry point. It loads the run (/api/run), builds the
+// views once, then shows frames: pushed by the live WebSocket (when following the live run)
+// or fetched from /api/frame/{tick} when the user scrubs the timeline.
+
+import { TOKEN, getRun, getFrame, postControl, FrameFetcher, LiveSocket } from "./js/api.js";
+import { TreeView } from "./js/tree.js";
+import { NodePanel } from "./js/nodepanel.js";
+import { LimbsTable } from "./js/limbs.js";
+import { Timeline } from "./js/timeline.js";
+import { LIMB_COLOURS, toast, showBanner, hideBanner } from "./js/util.js";
+
+const $ = (id) => document.getElementById(id);
+
+/** Everything the page knows about the run. */
+const app = {
+  mode: "replay",
+  header: null,
+  ticks: 0,
+  tLast: 0,
+  end: null,
+  control: false,
+  paused: false,
+  breakpoints: [],
+  hit: null,
+  hitKey: "",
+  gate: null,
+  shown: null,          // the frame on screen
+  latest: null,         // the newest frame pushed by the live socket
+  liveRenderQueued: false,
+  dragging: false,      // the pointer holds the scrubber
+  socket: null,
+  everConnected: false,
+};
+
+const live = () => app.mode === "live";
+const following = () => live() && $("follow").checked;
+
+let tree, panel, limbs, view3d, timeline, fetcher;
+
+// ---------------------------------------------------------------- start
+
+/** /api/run, retried while the server says the run has not started yet (503). */
+async function loadRun() {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const run = await getRun();
+      hideBanner("info");
+      return run;
+    } catch (err) {
+      const waiting = err.status === 503 || err.status === undefined;   // undefined: network
+      if (!waiting || attempt > 600) throw err;
+      $("run-state").textContent = "waiting for the run…";
+      showBanner(`Waiting for the run to start: ${err.message}`, "info");
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+async function start() {
+  let run;
+  try {
+    run = await loadRun();
+  } catch (err) {
+    const hint = err.status === 403 ? " (open the URL printed by limbtree, with its ?token=)" : "";
+    showBanner(`Cannot load the run: ${err.message}${hint}`, "FAILURE");
+    $("run-state").textContent = "no run";
+    return;
+  }
+  app.mode = run.mode === "live" ? "live" : "replay";
+  app.header = run.header ?? {};
+  document.body.dataset.mode = app.mode;
+  showHeader(app.header);
+  buildViews(app.header);
+  applyRun(run);
+
+  if (app.ticks === 0) requestAnimationFrame(() => tree.initialView());
+  if (live()) {
+    $("follow").checked = true;
+    if (app.ticks > 0) showLatestFromServer();
+    connect();
+  } else {
+    $("follow").checked = false;
+    const param = new URLSearchParams(location.search).get("tick");
+    const asked = param === null || param === "" ? NaN : Number(param);
+    const tick = Number.isInteger(asked) && asked >= 0 && asked < app.ticks ? asked : Math.max(0, app.ticks - 1);
+    timeline.value = tick;
+    if (app.ticks > 0) fetcher.request(tick);
+  }
+}
+
+function showHeader(header) {
+  const mission = header.mission ?? "mission";
+  $("mission-name").textContent = mission;
+  $("mission-name").title = [
+    header.mission_file, `seed ${header.seed ?? "–"}`, `clock ${header.clock ?? "–"}`,
+    `${header.rate_hz ?? "–"} Hz`, header.parameters ? `parameters ${JSON.stringify(header.parameters)}` : null,
+  ].filter(Boolean).join("\n");
+  $("mode").textContent = app.mode;
+  $("mode").dataset.mode = app.mode;
+  document.title = `${mission} · limbtree ${app.mode}`;
+  $("follow-label").hidden = !live();
+  $("controls").hidden = !live();
+}
+
+/** The limbs in the header's order (robots -> limbs). */
+function limbNames(header) {
+  const names = [];
+  for (const robot of Object.values(header.robots ?? {})) names.push(...Object.keys(robot.limbs ?? {}));
+  return names;
+}
+
+function buildViews(header) {
+  const names = limbNames(header);
+  const colourOf = (name) => {
+    let i = names.indexOf(name);
+    if (i < 0) {
+      names.push(name);
+      i = names.length - 1;
+    }
+    return LIMB_COLOURS[i % LIMB_COLOURS.length];
+  };
+  tree = new TreeView($("tree"), header.tree ?? { id: "0", name: "(no tree)", type: "", children: [] }, {
+    onSelect: (id) => panel.open(id, tree.nodeData(id)),
+  });
+  panel = new NodePanel({
+    live: () => live() && !app.end,
+    control: () => app.control,
+    totalTicks: () => app.ticks,
+    onBreak: (id, on, set) => control({ op: set ? "break" : "unbreak", node: id, on }),
+  });
+  limbs = new LimbsTable($("limbs"), names, colourOf);
+  view3d = lazyView3D($("view3d"), colourOf);
+  timeline = new Timeline({ onScrub: scrubTo, onPick: (tick) => { timeline.value = tick; scrubTo(tick); } });
+  fetcher = new FrameFetcher(
+    (frame) => {
+      // A scrub answered after the user went back to following live: drop it.
+      if (!following()) showFrame(frame);
+    },
+    (err) => toast(`frame: ${err.message}`),
+  );
+  wireControls();
+  // For the console and for automated checks (read-only use intended).
+  window.limbtree = { app, tree, panel, limbs, view3d, timeline };
+}
+
+/**
+ * The 3D view, loaded in the background: three.js is 2 MB of script, and the tree and the
+ * controls should not wait for it. Frames shown meanwhile wait for it (the last one only).
+ */
+function lazyView3D(container, colourOf) {
+  let real = null;
+  let pending = null;
+  import("./js/view3d.js")
+    .then(({ View3D }) => {
+      real = new View3D(container, colourOf);
+      window.limbtree.view3d = real;
+      if (pending) real.update(pending);
+    })
+    .catch((err) => toast(`3D view unavailable: ${err.message}`));
+  return {
+    update(frame) {
+      if (real) real.update(frame);
+      else pending = frame;
+    },
+    fit() {
+      real?.fit();
+    },
+  };
+}
+
+/** Apply a /api/run reply (at start, and again after a reconnection). */
+function applyRun(run) {
+  setTicks(run.ticks ?? 0, run.t_last ?? 0);
+  timeline.addEvents(run.events ?? []);
+  app.end = run.end ?? null;
+  applyState(run);
+}
+
+function setTicks(ticks, tLast) {
+  app.ticks = Math.max(app.ticks, ticks);
+  app.tLast = tLast;
+  timeline.setTicks(app.ticks);
+}
+
+// ---------------------------------------------------------------- frames
+
+/** Draw a frame everywhere. Only attributes change: no layout, no scene rebuild. */
+function showFrame(frame) {
+  if (!frame) return;
+  const first = !app.shown;
+  app.shown = frame;
+  tree.updateStatuses(frame.nodes);
+  // The first view is chosen once the statuses are known (it may centre the running node).
+  if (first) tree.initialView();
+  limbs.update(frame);
+  view3d.update(frame);
+  panel.setFrame(frame);
+  if (!app.dragging || following()) timeline.value = frame.tick;
+  $("tick-label").textContent = `tick ${frame.tick} · t = ${Number(frame.t).toFixed(2)} s`;
+  $("tick-label").dataset.behind = live() && !following() && frame.tick < app.ticks - 1 ? "true" : "false";
+  $("tick-label").title = live() ? `live: tick ${app.ticks - 1}` : `${app.ticks} ticks recorded`;
+}
+
+/** The user moved the scrubber (or clicked a mark): stop following, fetch that tick. */
+function scrubTo(tick) {
+  if (following()) $("follow").checked = false;
+  fetcher.request(Math.max(0, Math.min(tick, app.ticks - 1)));
+}
+
+/** Live frames arrive up to 30 a second: draw only the newest, once per animation frame. */
+function queueLiveRender() {
+  if (app.liveRenderQueued) return;
+  app.liveRenderQueued = true;
+  requestAnimationFrame(() => {
+    app.liveRenderQueued = false;
+    // A tick's frame never changes: while paused the same one keeps coming, draw it once.
+    if (following() && app.latest !== app.shown && app.latest.tick !== app.shown?.tick) showFrame(app.latest);
+  });
+}
+
+async function showLatestFromServer() {
+  try {
+    const frame = await getFrame(app.ticks - 1);
+    if (!app.latest || app.latest.tick < frame.tick) app.latest = frame;
+    if (following()) showFrame(app.latest);
+  } catch (err) {
+    toast(`frame: ${err.message}`);
+  }
+}
+
+// ---------------------------------------------------------------- run state
+
+/** Control fields (from /api/run, a socket update or a control reply). */
+function applyState(s) {
+  // The live socket repeats these ~30 times a second: touch the page only on a change.
+  const key = JSON.stringify([s.control, s.paused, s.breakpoints, s.gate, s.hit, app.end]);
+  if (key === app.stateKey) return;
+  app.stateKey = key;
+  if ("control" in s) app.control = !!s.control && !app.end;
+  if ("paused" in s) app.paused = !!s.paused;
+  if ("breakpoints" in s) {
+    app.breakpoints = s.breakpoints ?? [];
+    tree.setBreakpoints(app.breakpoints);
+    panel.setBreakpoints(app.breakpoints);
+  }
+  if ("gate" in s) showGate(s.gate ?? null);
+  if ("hit" in s) showHit(s.hit ?? null);
+  renderRunState();
+}
+
+function renderRunState() {
+  const state = $("run-state");
+  let key;
+  let text;
+  if (app.end) {
+    key = app.end.outcome ?? "FAILURE";
+    text = key;
+    state.title = app.end.failure ?? "";
+  } else if (!live()) {
+    key = "incomplete";   // a record without an end: a run that was killed
+    text = "incomplete record";
+    state.title = "the record has no end: the run was killed or crashed";
+  } else {
+    key = app.paused ? "paused" : "running";
+    text = app.paused ? "paused" : "running";
+    state.title = "";
+  }
+  state.dataset.state = key;
+  state.textContent = text;
+  for (const id of ["pause", "resume", "step", "abort"]) $(id).disabled = !app.control;
+  // The button that does nothing now looks muted (it stays clickable).
+  $("pause").classList.toggle("inactive", app.paused);
+  $("resume").classList.toggle("inactive", !app.paused);
+  panel.setControl();
+  for (const id of ["gate-yes", "gate-no"]) $(id).disabled = !app.control;
+}
+
+function showGate(gate) {
+  app.gate = gate;
+  const box = $("gate");
+  box.hidden = !gate;
+  if (!gate) return;
+  $("gate-prompt").textContent = gate.prompt ?? "?";
+  $("gate-node").textContent = `node ${tree.nameOf(String(gate.node))} (${gate.node})`;
+}
+
+/** A breakpoint paused the run: select and centre its node, say so in the banner. */
+function showHit(hit) {
+  const key = hit ? `${hit.node}|${hit.on}|${hit.tick}` : "";
+  if (key === app.hitKey) return;
+  app.hitKey = key;
+  app.hit = hit;
+  if (!hit) {
+    hideBanner("pause");
+    return;
+  }
+  const id = String(hit.node);
+  // Show the paused tick itself, even if the user had scrubbed away.
+  if (live() && !following()) {
+    $("follow").checked = true;
+    fetcher.cancel();
+    if (app.latest) showFrame(app.latest);
+  }
+  tree.focus(id);
+  panel.open(id, tree.nodeData(id));
+  showBanner(`paused at breakpoint: ${tree.nameOf(id)} (${hit.on})`, "pause");
+}
+
+function onEnd(end, summary) {
+  app.end = end ?? { outcome: "FAILURE", failure: null };
+  app.control = false;
+  app.summary = summary ?? null;
+  renderRunState();
+  showGate(null);
+  const outcome = app.end.outcome;
+  showBanner(`Run ended: ${outcome}${app.end.failure ? ` — ${app.end.failure}` : ""}`, outcome);
+  if (app.socket) app.socket.close();
+  setConn("open");
+  // No request here: `limbtree run` stops serving right after its run ends, and the last
+  // update (sent just before `end`) already carried the final tick and events.
+}
+
+// ---------------------------------------------------------------- live socket
+
+function connect() {
+  app.socket = new LiveSocket({
+    onMessage: (msg) => {
+      if (msg.type === "update") onUpdate(msg);
+      else if (msg.type === "end") onEnd(msg.end, msg.summary);
+    },
+    onState: (state) => {
+      if (state === "open") {
+        if (app.everConnected) resync();
+        app.everConnected = true;
+      }
+      setConn(state);
+    },
+  });
+  app.socket.connect();
+}
+
+/** Back after a disconnection: catch up with what the socket did not tell. */
+function resync() {
+  getRun().then((run) => {
+    applyRun(run);
+    if (run.end) onEnd(run.end, run.summary);
+  }).catch(() => {});
+}
+
+function onUpdate(msg) {
+  setTicks(msg.ticks ?? app.ticks, msg.t_last ?? app.tLast);
+  timeline.addEvents(msg.events ?? []);
+  applyState(msg);
+  if (msg.frame) {
+    app.latest = msg.frame;
+    if (following()) queueLiveRender();
+  }
+}
+
+function setConn(state) {
+  const conn = $("conn");
+  const down = state !== "open" && app.everConnected && !app.end;
+  conn.hidden = !down;
+  conn.textContent = state === "connecting" ? "reconnecting…" : "disconnected";
+  document.body.dataset.conn = down ? "disconnected" : "connected";
+}
+
+// ---------------------------------------------------------------- controls
+
+async function control(body) {
+  try {
+    applyState(await postControl(body));
+  } catch (err) {
+    const what = body.op === "answer" ? "answer" : body.op;
+    const prefix = err.status === 403 ? "not allowed" : err.status === 409 ? "not possible now" : "failed";
+    toast(`${what}: ${prefix}: ${err.message}`);
+  }
+}
+
+function togglePause() {
+  if (!app.control) return;
+  control({ op: app.paused ? "resume" : "pause" });
+}
+
+function step() {
+  if (app.control) control({ op: "step" });
+}
+
+/** Scrub by one tick (keyboard). */
+function nudge(delta) {
+  const base = app.shown ? app.shown.tick : timeline.value;
+  const tick = Math.max(0, Math.min(app.ticks - 1, base + delta));
+  timeline.value = tick;
+  scrubTo(tick);
+}
+
+function wireControls() {
+  $("pause").addEventListener("click", () => control({ op: "pause" }));
+  $("resume").addEventListener("click", () => control({ op: "resume" }));
+  $("step").addEventListener("click", step);
+  $("abort").addEventListener("click", () => control({ op: "abort" }));
+  $("gate-yes").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: true }));
+  $("gate-no").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: false }));
+  $("fit").addEventListener("click", () => tree.fit());
+  $("expand-all").addEventListener("click", () => tree.expandAll());
+  $("fit3d").addEventListener("click", () => view3d.fit());
+  $("goto-running").addEventListener("click", () => {
+    if (!tree.gotoRunning()) toast("no node is running at this tick", "info");
+  });
+  wireSplitter();
+  $("banner-close").addEventListener("click", () => hideBanner());
+
+  $("follow").addEventListener("change", () => {
+    if (!following()) return;
+    fetcher.cancel();
+    if (app.latest) showFrame(app.latest);
+    else showLatestFromServer();
+  });
+
+  const input = $("timeline");
+  input.addEventListener("pointerdown", () => { app.dragging = true; });
+  window.addEventListener("pointerup", () => { app.dragging = false; });
+
+  wireSearch();
+  document.addEventListener("keydown", onKey);
+}
+
+/** The bar between the node panel and the limbs: drag to share the column. */
+function wireSplitter() {
+  const bar = $("side-split");
+  const side = $("side");
+  const saved = Number(localStorage.getItem("limbtree.limbsHeight"));
+  if (saved > 0) side.style.setProperty("--limbs-h", `${saved}px`);
+  bar.addEventListener("pointerdown", (down) => {
+    down.preventDefault();
+    bar.setPointerCapture(down.pointerId);
+    bar.classList.add("dragging");
+    const move = (event) => {
+      const rect = side.getBoundingClientRect();
+      const height = Math.round(Math.min(rect.height - 120, Math.max(170, rect.bottom - event.clientY)));
+      side.style.setProperty("--limbs-h", `${height}px`);
+      localStorage.setItem("limbtree.limbsHeight", String(height));
+    };
+    const up = () => {
+      bar.classList.remove("dragging");
+      bar.removeEventListener("pointermove", move);
+      bar.removeEventListener("pointerup", up);
+    };
+    bar.addEventListener("pointermove", move);
+    bar.addEventListener("pointerup", up);
+  });
+}
+
+function wireSearch() {
+  const search = $("search");
+  const count = $("search-count");
+  let timer = null;
+  let applied = "";
+  const run = () => {
+    clearTimeout(timer);
+    applied = search.value;
+    const n = tree.search(search.value);
+    count.textContent = search.value.trim() ? (n ? `1/${n}` : "no match") : "";
+  };
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(run, 120);
+  });
+  search.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      // Enter applies a query still being typed, then cycles through the matches.
+      event.preventDefault();
+      if (search.value !== applied) {
+        run();
+        return;
+      }
+      const at = tree.nextMatch(event.shiftKey ? -1 : 1);
+      if (at) count.textContent = `${at.index + 1}/${at.count}`;
+    } else if (event.key === "Escape") {
+      search.value = "";
+      run();
+      search.blur();
+    }
+  });
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  // Typing in a text field: the keys are text. A focused range handles its own arrows.
+  if (target.closest?.("textarea, select, [contenteditable]")) return;
+  if (target.matches?.("input:not([type=checkbox]):not([type=range])")) return;
+  if (target.matches?.("input[type=range]") && event.key.startsWith("Arrow")) return;
+  if (event.key === "Enter") return;
+  // Space is pause/resume everywhere else, even on a focused button or checkbox (the
+  // debugger convention); Enter still presses a focused button.
+  switch (event.key) {
+    case " ":
+      if (live()) {
+        event.preventDefault();
+        togglePause();
+      }
+      break;
+    case "s":
+      if (live()) step();
+      break;
+    case "ArrowRight":
+      event.preventDefault();
+      if (live() && app.control) step();
+      else nudge(1);
+      break;
+    case "ArrowLeft":
+      event.preventDefault();
+      nudge(-1);
+      break;
+    case "f":
+      tree.fit();
+      break;
+    default:
+  }
+}
+
+// A fetch that needs the token but the page was opened without one says so early.
+if (!TOKEN) document.body.dataset.token = "none";
+
+start();

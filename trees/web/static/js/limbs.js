@@ -1,0 +1,83 @@
+// The limbs table: one row per limb, health flags, staleness, distance, active faults.
+
+import { el } from "./util.js";
+
+const RED_FLAGS = new Set(["POWER_OFF", "BLOCKED", "DISASSEMBLED"]);
+const AMBER_FLAGS = new Set(["SLOWED", "JOINT_LIMIT", "IK_FAILED", "BAD_INPUT"]);
+
+export function flagClass(flag) {
+  if (RED_FLAGS.has(flag)) return "badge red";
+  if (AMBER_FLAGS.has(flag)) return "badge amber";
+  return "badge grey";
+}
+
+export class LimbsTable {
+  /**
+   * @param {HTMLTableElement} table
+   * @param {string[]} names  the limbs, in the header's order
+   * @param {(name: string) => string} colourOf  the limb's colour in the 3D view
+   */
+  constructor(table, names, colourOf) {
+    this.body = table.tBodies[0];
+    this.rows = new Map();
+    this.colourOf = colourOf;
+    for (const name of names) this.#row(name);
+    if (!names.length) {
+      this.placeholder = el("tr", { class: "empty-row" }, el("td", { colspan: 5, class: "muted", text: "no limbs in this run" }));
+      this.body.append(this.placeholder);
+    }
+  }
+
+  #row(name) {
+    this.placeholder?.remove();
+    const row = el("tr", { "data-limb": name });
+    const cells = {
+      name: el("td", { class: "limb-name" },
+        el("span", { class: "swatch", style: `background:${this.colourOf(name)}` }), name),
+      health: el("td", { class: "health" }),
+      stale: el("td", { class: "stale" }),
+      distance: el("td", { class: "num distance" }),
+      faults: el("td", { class: "faults" }),
+    };
+    row.append(cells.name, cells.health, cells.stale, cells.distance, cells.faults);
+    this.body.append(row);
+    const entry = { row, cells, keys: {} };
+    this.rows.set(name, entry);
+    return entry;
+  }
+
+  /** Set a cell's content only when it changed (frames come up to 30 times a second). */
+  #set(entry, cell, key, build) {
+    if (entry.keys[cell] === key) return;
+    entry.keys[cell] = key;
+    entry.cells[cell].replaceChildren(...build());
+  }
+
+  update(frame) {
+    const faultsByLimb = new Map();
+    for (const fault of frame.faults ?? []) {
+      if (!faultsByLimb.has(fault.limb)) faultsByLimb.set(fault.limb, []);
+      faultsByLimb.get(fault.limb).push(fault);
+    }
+    for (const [name, limb] of Object.entries(frame.limbs ?? {})) {
+      const entry = this.rows.get(name) ?? this.#row(name);
+      const flags = limb.health_flags ?? [];
+      this.#set(entry, "health", flags.join(","), () =>
+        flags.length ? flags.map((f) => el("span", { class: flagClass(f), text: f })) : [el("span", { class: "badge ok", text: "OK" })]);
+      this.#set(entry, "stale", String(!!limb.stale), () =>
+        limb.stale ? [el("span", { class: "badge amber", text: "stale" })] : [el("span", { class: "muted", text: "–" })]);
+      const d = limb.distance_mm;
+      const dText = d === null || d === undefined ? "–" : d.toFixed(d < 10 ? 2 : 1);
+      this.#set(entry, "distance", dText, () => [dText]);
+      const faults = faultsByLimb.get(name) ?? [];
+      const fKey = faults.map((f) => `${f.fault}@${f.since_t}`).join(",");
+      this.#set(entry, "faults", fKey, () =>
+        faults.length
+          ? faults.map((f) => el("span", { class: "badge red", title: `since t = ${Number(f.since_t).toFixed(2)} s`, text: `${f.fault} since ${Number(f.since_t).toFixed(1)} s` }))
+          : [el("span", { class: "muted", text: "–" })]);
+      const bad = flags.some((f) => RED_FLAGS.has(f)) || faults.length > 0;
+      entry.row.classList.toggle("bad", bad);
+      entry.row.classList.toggle("stale", !!limb.stale);
+    }
+  }
+}

@@ -1,0 +1,386 @@
+// The node panel: what one node is, did and measured (GET /api/node/{id}).
+
+import { getNode } from "./api.js";
+import {
+  STATUS_COLOURS, el, formatDuration, formatNumber, compactJSON, showTooltip, hideTooltip,
+} from "./util.js";
+
+const d3 = window.d3;
+
+/** Series worth plotting first (web_api.md), then the others alphabetically. */
+const PREFERRED = ["distance", "dd_mm", "dtheta_deg", "radius", "V", "segment", "t"];
+const LABEL_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+const PLOT_H = 58;
+const BAND_H = 16;
+const MARGIN = { left: 44, right: 54 };
+
+const $ = (id) => document.getElementById(id);
+
+export class NodePanel {
+  /**
+   * @param {{live: () => boolean, control: () => boolean, onBreak: (id, on, set) => void,
+   *          totalTicks: () => number}} hooks
+   */
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.id = null;
+    this.info = null;        // the last /api/node reply
+    this.frame = null;       // the frame shown
+    this.breakpoints = [];
+    this.loading = false;
+    this.timer = null;
+    this.cursors = [];       // {line, x, label?, series?} of the telemetry plots
+    $("break-start").addEventListener("click", () => this.#toggleBreak("start"));
+    $("break-failure").addEventListener("click", () => this.#toggleBreak("failure"));
+    $("break-recovery").addEventListener("click", () => this.#toggleBreak("recovery"));
+    new ResizeObserver(() => this.#renderData()).observe($("node-panel"));
+  }
+
+  /** Show a node (data: its header NODE, drawn at once; the rest comes from the server). */
+  open(id, data) {
+    const changed = id !== this.id;
+    this.id = id;
+    $("node-empty").hidden = true;
+    $("node-body").hidden = false;
+    $("node-panel").dataset.nodeId = id;
+    if (changed) {
+      this.info = null;
+      this.type = data?.type ?? "";
+      $("node-name").textContent = data?.name ?? id;
+      $("node-type").textContent = data?.type ?? "";
+      $("node-id").textContent = id;
+      this.#renderParams(data?.params ?? {});
+      for (const box of ["node-history", "node-timing", "node-telemetry"]) {
+        $(box).replaceChildren(el("div", { class: "muted", text: "loading…" }));
+      }
+      $("node-panel").scrollTop = 0;
+    }
+    this.#renderBreakButtons();
+    this.#renderFrame();
+    this.refresh();
+    clearInterval(this.timer);
+    // While a live run goes on the node keeps changing: fetch it again every second.
+    this.timer = setInterval(() => {
+      if (this.hooks.live()) this.refresh();
+    }, 1000);
+  }
+
+  async refresh() {
+    if (!this.id || this.loading) return;
+    const id = this.id;
+    this.loading = true;
+    try {
+      const info = await getNode(id);
+      if (id !== this.id) return;
+      this.info = info;
+      this.#renderParams(info.params ?? {});
+      this.#renderData();
+      this.#renderBreakButtons();
+    } catch (err) {
+      if (id === this.id) {
+        $("node-history").replaceChildren(el("div", { class: "muted", text: `cannot load: ${err.message}` }));
+      }
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** A new frame is shown: status, message and the cursors follow it. */
+  setFrame(frame) {
+    this.frame = frame;
+    if (this.id) this.#renderFrame();
+  }
+
+  setBreakpoints(list) {
+    this.breakpoints = list ?? [];
+    if (this.id) this.#renderBreakButtons();
+  }
+
+  /** The run's control changed (e.g. ended): the breakpoint buttons follow. */
+  setControl() {
+    if (this.id) this.#renderBreakButtons();
+  }
+
+  // ---------------------------------------------------------------- breakpoints
+
+  #hasBreak(on) {
+    return this.breakpoints.some((b) => String(b.node) === this.id && b.on === on);
+  }
+
+  #renderBreakButtons() {
+    for (const on of ["start", "failure", "recovery"]) {
+      const button = $(`break-${on}`);
+      button.setAttribute("aria-pressed", this.#hasBreak(on) ? "true" : "false");
+      button.disabled = !this.hooks.control();
+    }
+    // "recovery" is for skills with a mode (sync_move, ...): shown for those only.
+    $("break-recovery").hidden = !(this.#hasMode() || this.#hasBreak("recovery"));
+  }
+
+  #hasMode() {
+    if (this.type === "sync_move") return true;
+    return Boolean(this.info?.telemetry?.labels && "mode" in this.info.telemetry.labels);
+  }
+
+  #toggleBreak(on) {
+    if (!this.id) return;
+    this.hooks.onBreak(this.id, on, !this.#hasBreak(on));
+  }
+
+  // ---------------------------------------------------------------- frame-dependent bits
+
+  #renderFrame() {
+    const info = this.frame?.nodes?.[this.id];
+    const status = info?.status ?? "IDLE";
+    const tag = $("node-status");
+    tag.textContent = status;
+    tag.dataset.status = status;
+    const message = info?.message || "";
+    $("node-message").textContent = message ? `“${message}”` : "";
+    $("node-message").hidden = !message;
+    this.#moveCursors();
+  }
+
+  #moveCursors() {
+    const frame = this.frame;
+    if (!frame) return;
+    if (this.historyCursor) {
+      const x = this.historyScale(frame.tick);
+      this.historyCursor.setAttribute("x1", x);
+      this.historyCursor.setAttribute("x2", x);
+    }
+    for (const cursor of this.cursors) {
+      const x = cursor.x(frame.t);
+      const inside = x >= cursor.x.range()[0] - 0.5 && x <= cursor.x.range()[1] + 0.5;
+      cursor.line.setAttribute("display", inside ? "inline" : "none");
+      cursor.line.setAttribute("x1", x);
+      cursor.line.setAttribute("x2", x);
+      if (cursor.valueText) cursor.valueText.textContent = cursor.valueAt(frame.t);
+    }
+  }
+
+  // ---------------------------------------------------------------- server data
+
+  #renderData() {
+    if (!this.info) return;
+    this.#renderHistory();
+    this.#renderTiming();
+    this.#renderTelemetry();
+    this.#moveCursors();
+  }
+
+  #width(box) {
+    return Math.max(200, box.clientWidth || $("node-panel").clientWidth - 24);
+  }
+
+  /** The status strip over the run's ticks, then the last status changes as text. */
+  #renderHistory() {
+    const box = $("node-history");
+    const history = this.info.history ?? [];
+    const total = Math.max(1, this.hooks.totalTicks(), ...history.slice(-1).map((h) => h[0] + 1));
+    const width = this.#width(box);
+    const x = d3.scaleLinear().domain([0, total]).range([0, width]);
+    this.historyScale = x;
+    // Rows come when the status or the message changes: the strip merges equal statuses.
+    const runs = statusRuns(history, total);
+    const svg = d3.create("svg").attr("class", "history-strip").attr("width", width).attr("height", 18);
+    svg.append("rect").attr("class", "strip-bg").attr("width", width).attr("height", 14);
+    svg.selectAll("rect.run").data(runs).join("rect")
+      .attr("class", "run")
+      .attr("x", (d) => x(d.from))
+      .attr("width", (d) => Math.max(0.8, x(d.to) - x(d.from)))
+      .attr("height", 14)
+      .attr("fill", (d) => STATUS_COLOURS[d.status] ?? STATUS_COLOURS.IDLE);
+    this.historyCursor = svg.append("line").attr("class", "cursor").attr("y1", 0).attr("y2", 18).node();
+    const ticks = history.map((h) => h[0]);
+    svg.on("mousemove", (event) => {
+      const tick = Math.max(0, Math.floor(x.invert(d3.pointer(event)[0])));
+      const row = history[d3.bisectRight(ticks, tick) - 1];
+      const run = runs.find((r) => tick >= r.from && tick < r.to) ?? runs[runs.length - 1];
+      showTooltip(event, [`tick ${tick}: ${row ? row[1] : "IDLE"}`, `${run.status} since tick ${run.from}`,
+        row && row[2] ? row[2] : ""].filter(Boolean));
+    }).on("mouseleave", hideTooltip);
+
+    const changes = runs.filter((r) => r.row);
+    const list = el("ol", { class: "transitions" });
+    for (const run of changes.slice(-5).reverse()) {
+      const [tick, status, message] = run.row;
+      list.append(el("li", {},
+        el("span", { class: "tick-no", text: `tick ${tick}` }),
+        el("span", { class: "status-tag", "data-status": status, text: status }),
+        message ? el("span", { class: "msg", title: message, text: message }) : null));
+    }
+    const note = history.length
+      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"}, ${history.length} rows · last changes:` })
+      : el("div", { class: "muted small", text: "never ticked" });
+    box.replaceChildren(svg.node(), note, history.length ? list : null);
+  }
+
+  #renderTiming() {
+    const info = this.info;
+    const busy = info.busy;
+    const rows = [["ticked", `${info.ticks ?? 0} tick${info.ticks === 1 ? "" : "s"}`]];
+    if (busy) {
+      rows.push(["busy mean", formatDuration(busy.mean_s)], ["busy max", formatDuration(busy.max_s)],
+        ["busy total", formatDuration(busy.total_s)]);
+    }
+    if (info.last_message) rows.push(["last feedback", info.last_message]);
+    $("node-timing").replaceChildren(keyValueTable(rows, "timing"));
+  }
+
+  /** One small plot per numeric series, a band per string series, over t [s]. */
+  #renderTelemetry() {
+    const box = $("node-telemetry");
+    const telemetry = this.info.telemetry;
+    this.cursors = [];
+    if (!telemetry || !telemetry.t?.length) {
+      box.replaceChildren(el("div", { class: "muted small", text: "no telemetry" }));
+      return;
+    }
+    const t = telemetry.t;
+    const width = this.#width(box);
+    const x = d3.scaleLinear().domain(d3.extent(t)).range([MARGIN.left, width - MARGIN.right]);
+    if (x.domain()[0] === x.domain()[1]) x.domain([t[0] - 0.5, t[0] + 0.5]);
+    const parts = [el("div", { class: "muted small", text: `skill ${telemetry.skill} · ${t.length} samples` })];
+    for (const [key, labels] of Object.entries(telemetry.labels ?? {})) {
+      // A string field that never says anything (e.g. an empty message) is not drawn.
+      if (labels.some((label) => label !== "" && label !== null)) parts.push(this.#band(key, t, labels, x, width));
+    }
+    const keys = Object.keys(telemetry.series ?? {}).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    for (const key of keys) parts.push(this.#plot(key, t, telemetry.series[key], x, width));
+    box.replaceChildren(...parts);
+  }
+
+  #plot(key, t, values, x, width) {
+    const points = t.map((ti, i) => [ti, values[i]]);
+    const finite = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+    const [lo, hi] = finite.length ? d3.extent(finite) : [0, 1];
+    const y = d3.scaleLinear().domain(lo === hi ? [lo - 1, hi + 1] : [lo, hi]).range([PLOT_H - 6, 14]).nice(3);
+    const svg = d3.create("svg").attr("class", "plot").attr("width", width).attr("height", PLOT_H);
+    svg.append("rect").attr("class", "plot-bg").attr("x", MARGIN.left).attr("y", 14)
+      .attr("width", width - MARGIN.left - MARGIN.right).attr("height", PLOT_H - 20);
+    svg.append("text").attr("class", "plot-key").attr("x", MARGIN.left).attr("y", 10).text(key);
+    const [y0, y1] = y.domain();
+    const [top, bottom] = axisLabels(y, y0, y1);
+    svg.append("text").attr("class", "axis-label").attr("x", MARGIN.left - 4).attr("y", 18).text(top);
+    svg.append("text").attr("class", "axis-label").attr("x", MARGIN.left - 4).attr("y", PLOT_H - 6).text(bottom);
+    const line = d3.line()
+      .defined((d) => typeof d[1] === "number" && Number.isFinite(d[1]))
+      .x((d) => x(d[0])).y((d) => y(d[1]));
+    svg.append("path").attr("class", "series").attr("d", line(points));
+    const cursor = svg.append("line").attr("class", "cursor").attr("y1", 12).attr("y2", PLOT_H - 4).node();
+    const valueText = svg.append("text").attr("class", "plot-value").attr("x", width - MARGIN.right + 4)
+      .attr("y", PLOT_H / 2 + 4).node();
+    const bisect = d3.bisector((d) => d).right;
+    const valueAt = (tv) => {
+      const i = Math.max(0, bisect(t, tv) - 1);
+      return formatNumber(values[i]);
+    };
+    svg.on("mousemove", (event) => {
+      const [mx] = d3.pointer(event);
+      const tv = x.invert(mx);
+      showTooltip(event, [key, `t = ${tv.toFixed(2)} s`, `value ${valueAt(tv)}`]);
+    }).on("mouseleave", hideTooltip);
+    this.cursors.push({ line: cursor, x, valueText, valueAt });
+    return svg.node();
+  }
+
+  #band(key, t, labels, x, width) {
+    const values = [...new Set(labels)];
+    const colour = (v) => LABEL_COLOURS[values.indexOf(v) % LABEL_COLOURS.length];
+    const runs = [];
+    for (let i = 0; i < t.length; i++) {
+      const last = runs[runs.length - 1];
+      if (last && last.label === labels[i]) last.to = t[i + 1] ?? t[i];
+      else runs.push({ label: labels[i], from: t[i], to: t[i + 1] ?? t[i] });
+    }
+    const height = BAND_H + 16;
+    const svg = d3.create("svg").attr("class", "band").attr("width", width).attr("height", height);
+    svg.append("text").attr("class", "plot-key").attr("x", MARGIN.left).attr("y", 10).text(key);
+    // Legend of the label values, after the key.
+    let lx = MARGIN.left + 8 + key.length * 7;
+    for (const v of values.slice(0, 6)) {
+      svg.append("rect").attr("x", lx).attr("y", 3).attr("width", 8).attr("height", 8).attr("fill", colour(v));
+      svg.append("text").attr("class", "legend-text").attr("x", lx + 11).attr("y", 10).text(v);
+      lx += 20 + String(v).length * 6;
+    }
+    svg.selectAll("rect.seg").data(runs).join("rect").attr("class", "seg")
+      .attr("x", (d) => x(d.from)).attr("y", 14)
+      .attr("width", (d) => Math.max(1, x(d.to) - x(d.from))).attr("height", BAND_H)
+      .attr("fill", (d) => colour(d.label));
+    const cursor = svg.append("line").attr("class", "cursor").attr("y1", 12).attr("y2", height).node();
+    svg.on("mousemove", (event) => {
+      const tv = x.invert(d3.pointer(event)[0]);
+      const run = runs.find((r) => tv >= r.from && tv <= r.to);
+      if (run) showTooltip(event, [`${key}: ${run.label}`, `t = ${run.from.toFixed(2)} … ${run.to.toFixed(2)} s`]);
+    }).on("mouseleave", hideTooltip);
+    this.cursors.push({ line: cursor, x });
+    return svg.node();
+  }
+
+  #renderParams(params) {
+    const rows = Object.entries(params ?? {}).map(([k, v]) => [k, v]);
+    $("node-params").replaceChildren(rows.length ? paramsTable(rows) : el("div", { class: "muted small", text: "no parameters" }));
+  }
+}
+
+/** Runs of equal status over [0, total): {from, to, status, row} (row: the history row that began it). */
+function statusRuns(history, total) {
+  const runs = [];
+  let current = { from: 0, to: total, status: "IDLE", row: null };
+  for (const row of history) {
+    const [tick, status] = row;
+    if (status === current.status) continue;
+    if (tick > current.from) {
+      current.to = tick;
+      runs.push(current);
+    }
+    current = { from: tick, to: total, status, row };
+  }
+  runs.push(current);
+  return runs;
+}
+
+/**
+ * Labels of a plot's top and bottom that fit the margin: d3's tick precision when short,
+ * else 4 significant digits, else (a range far below the values' size, e.g. 1 - 5e-13 .. 1)
+ * the top value and the span.
+ */
+function axisLabels(y, lo, hi) {
+  const precise = y.tickFormat(4);
+  if (Math.max(precise(lo).length, precise(hi).length) <= 7) return [precise(hi), precise(lo)];
+  const short = d3.format(".4~g");
+  if (short(lo) !== short(hi)) return [short(hi), short(lo)];
+  return [short(hi), `Δ${d3.format(".0e")(hi - lo)}`];
+}
+
+function rank(key) {
+  const i = PREFERRED.indexOf(key);
+  return i < 0 ? PREFERRED.length : i;
+}
+
+function keyValueTable(rows, cls) {
+  const table = el("table", { class: `kv ${cls}` });
+  for (const [k, v] of rows) table.append(el("tr", {}, el("th", { text: k }), el("td", { text: v })));
+  return table;
+}
+
+/** Parameters: plain values as text, nested ones as JSON (long JSON folded). */
+function paramsTable(rows) {
+  const table = el("table", { class: "kv params" });
+  for (const [key, value] of rows) {
+    let cell;
+    if (value !== null && typeof value === "object") {
+      const text = compactJSON(value);
+      cell = text.length <= 60
+        ? el("td", {}, el("code", { text }))
+        : el("td", {}, el("details", {}, el("summary", {}, el("code", { text: `${text.slice(0, 56)}…` })),
+          el("pre", { text: JSON.stringify(value, null, 1) })));
+    } else {
+      cell = el("td", {}, el("code", { text: value === null ? "null" : String(value) }));
+    }
+    table.append(el("tr", {}, el("th", { text: key }), cell));
+  }
+  return table;
+}

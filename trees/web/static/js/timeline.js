@@ -1,0 +1,184 @@
+// The timeline: a scrubber (input#timeline) and a strip of event marks above it.
+
+import { EVENT_COLOURS, eventLane, showTooltip, hideTooltip } from "./util.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const THUMB = 14;         // the range thumb's width [px] (style.css): marks align with it
+const LANE_H = 9;
+const LANE_TOP = 3;
+const LANE_NAMES = ["faults", "control", "links"];
+
+export class Timeline {
+  /**
+   * @param {{onScrub: (tick: number) => void, onPick: (tick: number) => void}} handlers
+   *   onScrub: the user moves the scrubber (called at most once per animation frame);
+   *   onPick: the user clicks an event mark.
+   */
+  constructor({ onScrub, onPick }) {
+    this.input = document.getElementById("timeline");
+    this.svg = document.getElementById("timeline-marks");
+    this.onScrub = onScrub;
+    this.onPick = onPick;
+    this.ticks = 1;
+    this.events = [];
+    this.keys = new Set();    // events already drawn (deduplicated)
+    this.scheduled = false;
+    this.input.addEventListener("input", () => this.#scheduleScrub());
+    new ResizeObserver(() => this.#redraw()).observe(this.svg);
+    this.svg.addEventListener("mousemove", (event) => this.#hover(event));
+    this.svg.addEventListener("mouseleave", () => {
+      hideTooltip();
+      this.hoverLine?.setAttribute("display", "none");
+    });
+    this.svg.addEventListener("click", (event) => {
+      const tick = this.#tickAt(event);
+      if (tick !== null) this.onPick(tick);
+    });
+  }
+
+  /** Coalesce input events: the scrub handler runs once per animation frame. */
+  #scheduleScrub() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      this.onScrub(Number(this.input.value));
+    });
+  }
+
+  get value() {
+    return Number(this.input.value);
+  }
+
+  /** Move the thumb (when a frame is shown that the user did not scrub to). */
+  set value(tick) {
+    if (Number(this.input.value) !== tick) this.input.value = String(tick);
+    this.#moveCursor();
+  }
+
+  /** The number of ticks grew (live) or is known (replay). */
+  setTicks(ticks) {
+    const n = Math.max(1, ticks);
+    if (n === this.ticks && this.input.max === String(n - 1)) return;
+    this.ticks = n;
+    this.input.max = String(n - 1);
+    this.#scheduleRedraw();
+  }
+
+  /** Add events (deduplicated: the live socket and /api/run may both report one). */
+  addEvents(events) {
+    let added = false;
+    for (const event of events ?? []) {
+      const key = `${event.tick}|${event.kind}|${event.limb ?? ""}|${event.node ?? ""}|${event.fault ?? ""}|${event.detail ?? ""}`;
+      if (this.keys.has(key)) continue;
+      this.keys.add(key);
+      this.events.push(event);
+      added = true;
+    }
+    if (added) this.#scheduleRedraw();
+  }
+
+  #scheduleRedraw() {
+    // Live runs add ticks 25 times a second: redraw at most a few times a second.
+    if (this.redrawTimer) return;
+    this.redrawTimer = setTimeout(() => {
+      this.redrawTimer = null;
+      this.#redraw();
+    }, 200);
+  }
+
+  /** x of a tick's centre, matching the range thumb's position. */
+  #x(tick) {
+    const width = this.svg.clientWidth;
+    const span = Math.max(1, this.ticks - 1);
+    return THUMB / 2 + (Math.min(tick, span) / span) * (width - THUMB);
+  }
+
+  #tickAt(event) {
+    const rect = this.svg.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const span = Math.max(1, this.ticks - 1);
+    const tick = Math.round(((x - THUMB / 2) / Math.max(1, rect.width - THUMB)) * span);
+    return Math.min(span, Math.max(0, tick));
+  }
+
+  #redraw() {
+    const width = this.svg.clientWidth;
+    if (!width) return;
+    const frag = document.createDocumentFragment();
+    // Lane backgrounds and names.
+    LANE_NAMES.forEach((name, lane) => {
+      const bg = document.createElementNS(SVG_NS, "rect");
+      bg.setAttribute("class", "lane");
+      bg.setAttribute("x", 0);
+      bg.setAttribute("y", LANE_TOP + lane * LANE_H);
+      bg.setAttribute("width", width);
+      bg.setAttribute("height", LANE_H - 1);
+      frag.append(bg);
+    });
+    this.marks = [];
+    for (const event of this.events) {
+      const colour = EVENT_COLOURS[event.kind];
+      if (!colour) continue;   // limb_claimed/released etc. are not marked
+      const lane = eventLane(event.kind);
+      const x = this.#x(event.tick);
+      const mark = document.createElementNS(SVG_NS, "rect");
+      mark.setAttribute("class", "mark");
+      mark.setAttribute("x", x - 1.5);
+      mark.setAttribute("y", LANE_TOP + lane * LANE_H);
+      mark.setAttribute("width", 3);
+      mark.setAttribute("height", LANE_H - 1);
+      mark.setAttribute("fill", colour);
+      mark.setAttribute("data-kind", event.kind);
+      frag.append(mark);
+      this.marks.push({ x, lane, event });
+    }
+    this.cursor = document.createElementNS(SVG_NS, "line");
+    this.cursor.setAttribute("class", "cursor");
+    this.hoverLine = document.createElementNS(SVG_NS, "line");
+    this.hoverLine.setAttribute("class", "hover-line");
+    this.hoverLine.setAttribute("display", "none");
+    frag.append(this.cursor, this.hoverLine);
+    this.svg.replaceChildren(frag);
+    this.#moveCursor();
+  }
+
+  #moveCursor() {
+    if (!this.cursor) return;
+    const x = this.#x(this.value);
+    this.cursor.setAttribute("x1", x);
+    this.cursor.setAttribute("x2", x);
+    this.cursor.setAttribute("y1", 0);
+    this.cursor.setAttribute("y2", LANE_TOP + LANE_NAMES.length * LANE_H + 2);
+  }
+
+  /** Tooltip of the marks under the pointer (within a few pixels), else the tick. */
+  #hover(event) {
+    const rect = this.svg.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const y = event.clientY - rect.top;
+    const lane = Math.floor((y - LANE_TOP) / LANE_H);
+    const near = (this.marks ?? []).filter((m) => Math.abs(m.x - x) <= 4 && (lane < 0 || lane > 2 || m.lane === lane));
+    const tick = this.#tickAt(event);
+    const hx = this.#x(tick);
+    this.hoverLine.setAttribute("x1", hx);
+    this.hoverLine.setAttribute("x2", hx);
+    this.hoverLine.setAttribute("y1", 0);
+    this.hoverLine.setAttribute("y2", rect.height);
+    this.hoverLine.removeAttribute("display");
+    if (!near.length) {
+      showTooltip(event, [`tick ${tick}`, "click to show it"]);
+      return;
+    }
+    const lines = [];
+    for (const { event: e } of near.slice(0, 6)) {
+      const who = [e.limb, e.fault, e.node ? `node ${e.node}` : null].filter(Boolean).join(" · ");
+      lines.push(`${e.kind}${who ? ` — ${who}` : ""}`);
+      // The contract says `detail`; records name it per kind (why, reason, prompt, ...).
+      const detail = e.detail ?? e.prompt ?? e.why ?? e.reason ?? e.message ?? e.error ?? "";
+      lines.push(`   tick ${e.tick} · t = ${Number(e.t ?? 0).toFixed(2)} s${detail ? ` · ${detail}` : ""}`);
+    }
+    if (near.length > 6) lines.push(`… and ${near.length - 6} more`);
+    showTooltip(event, lines);
+  }
+}

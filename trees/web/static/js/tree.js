@@ -1,0 +1,517 @@
+// The behaviour tree: an SVG tidy tree (d3.tree), laid out once, then updated in place.
+//
+// Every node of the header gets its <g> element once, at start. A new frame only changes
+// attributes (data-status, data-ticked) of the elements whose status changed; the layout is
+// computed again only when the user collapses or expands a subtree (or a search expands one).
+
+import { showTooltip, hideTooltip } from "./util.js";
+
+const d3 = window.d3;
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+const BOX_H = 38;          // node box height [px]
+const LEVEL_H = 84;        // vertical distance between levels [px]
+const PAD_X = 12;          // horizontal padding inside a box [px]
+const MIN_W = 64;
+const SIBLING_GAP = 14;    // horizontal gap between boxes of siblings [px]
+const COUSIN_GAP = 30;     // ... and between boxes of different parents
+const NAME_FONT = "600 13px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+const TYPE_FONT = "10px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+
+/** Text widths measured once with a canvas (far cheaper than getBBox on 500 nodes). */
+function makeMeasurer() {
+  const ctx = document.createElement("canvas").getContext("2d");
+  return (text, font) => {
+    ctx.font = font;
+    return ctx.measureText(text).width;
+  };
+}
+
+function svgEl(tag, attrs = {}) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+export class TreeView {
+  /**
+   * @param {SVGSVGElement} svg
+   * @param {object} root  the header's tree (NODE)
+   * @param {{onSelect: (id: string) => void}} handlers
+   */
+  constructor(svg, root, { onSelect }) {
+    this.svg = svg;
+    this.root = root;
+    this.onSelect = onSelect;
+    this.nodes = new Map();       // id -> entry (see #collect)
+    this.collapsed = new Set();
+    this.selected = null;
+    this.matches = [];
+    this.matchIndex = -1;
+    this.breakpoints = new Set(); // node ids with any breakpoint
+    this.#collect(root, null, 0);
+    this.#sizeToPane();
+    this.#build();
+    this.#setupZoom();
+    this.layout(false);
+  }
+
+  // ---------------------------------------------------------------- structure
+
+  #collect(data, parent, depth) {
+    const entry = {
+      id: String(data.id), data, parent, depth, children: [], status: null, ticked: null,
+      message: "", g: null, link: null, x: 0, y: 0, w: 0, visible: true, size: 1,
+      lower: `${data.name ?? ""}`.toLowerCase(),
+    };
+    this.nodes.set(entry.id, entry);
+    if (parent) parent.children.push(entry);
+    for (const child of data.children ?? []) this.#collect(child, entry, depth + 1);
+    entry.size = 1 + entry.children.reduce((n, c) => n + c.size, 0);
+    return entry;
+  }
+
+  /** Create the SVG elements of every node and edge (once). */
+  #build() {
+    const measure = makeMeasurer();
+    this.svg.replaceChildren();
+    this.viewport = svgEl("g", { class: "viewport" });
+    this.linkLayer = svgEl("g", { class: "links" });
+    this.nodeLayer = svgEl("g", { class: "nodes" });
+    this.viewport.append(this.linkLayer, this.nodeLayer);
+    this.svg.append(this.viewport);
+
+    const linkFrag = document.createDocumentFragment();
+    const nodeFrag = document.createDocumentFragment();
+    for (const entry of this.nodes.values()) {
+      const name = String(entry.data.name ?? entry.id);
+      const type = String(entry.data.type ?? "");
+      entry.w = Math.max(
+        MIN_W,
+        Math.ceil(Math.max(measure(name, NAME_FONT), measure(type, TYPE_FONT) + 18)) + 2 * PAD_X,
+      );
+      entry.g = this.#nodeElement(entry, name, type);
+      nodeFrag.append(entry.g);
+      if (entry.parent) {
+        entry.link = svgEl("path", { class: "link", "data-status": "IDLE" });
+        linkFrag.append(entry.link);
+      }
+    }
+    this.linkLayer.append(linkFrag);
+    this.nodeLayer.append(nodeFrag);
+
+    this.nodeLayer.addEventListener("click", (event) => this.#onClick(event));
+    this.nodeLayer.addEventListener("mouseover", (event) => this.#onHover(event));
+    this.nodeLayer.addEventListener("mousemove", (event) => this.#onHover(event));
+    this.nodeLayer.addEventListener("mouseout", () => hideTooltip());
+  }
+
+  #nodeElement(entry, name, type) {
+    const { w } = entry;
+    const g = svgEl("g", {
+      class: "node", "data-node-id": entry.id, "data-status": "IDLE", "data-collapsed": "false",
+    });
+    entry.status = "IDLE";
+    g.append(
+      svgEl("rect", { class: "box", x: -w / 2, y: -BOX_H / 2, width: w, height: BOX_H, rx: 5 }),
+      svgEl("rect", { class: "bar", x: -w / 2, y: -BOX_H / 2, width: 5, height: BOX_H, rx: 2 }),
+    );
+    const typeText = svgEl("text", { class: "type", x: -w / 2 + PAD_X, y: -BOX_H / 2 + 13 });
+    typeText.textContent = type;
+    const nameText = svgEl("text", { class: "name", x: -w / 2 + PAD_X, y: BOX_H / 2 - 9 });
+    nameText.textContent = name;
+    g.append(typeText, nameText);
+    // Breakpoint dot (shown by CSS when data-break is set).
+    g.append(svgEl("circle", { class: "break-dot", cx: w / 2 - 8, cy: -BOX_H / 2 + 8, r: 4.5 }));
+    if (entry.children.length) {
+      const toggle = svgEl("g", { class: "toggle", transform: `translate(0,${BOX_H / 2 + 8})` });
+      toggle.append(svgEl("circle", { r: 7 }));
+      const sign = svgEl("text", { class: "sign", y: 4 });
+      sign.textContent = "−";
+      const hidden = svgEl("text", { class: "hidden-count", x: 11, y: 4 });
+      toggle.append(sign, hidden);
+      g.append(toggle);
+      entry.sign = sign;
+      entry.hiddenText = hidden;
+    }
+    return g;
+  }
+
+  /**
+   * Give the SVG its pane's size in pixels. With a percentage size, Chrome lays out all of
+   * the SVG's text again whenever anything else on the page changes (the limbs table on
+   * every frame): about 1000 texts for a 500-node tree, tens of ms per frame.
+   */
+  #sizeToPane() {
+    const pane = this.svg.parentElement;
+    const apply = () => {
+      const width = Math.floor(pane.clientWidth);
+      const height = Math.floor(pane.clientHeight);
+      if (!width || !height) return;
+      this.svg.style.width = `${width}px`;
+      this.svg.style.height = `${height}px`;
+    };
+    apply();
+    new ResizeObserver(apply).observe(pane);
+  }
+
+  // ---------------------------------------------------------------- layout
+
+  /** Lay out the visible part of the tree and move the elements (animated if asked). */
+  layout(animate = true) {
+    const widths = this.nodes;
+    const hierarchy = d3.hierarchy(this.root, (d) =>
+      this.collapsed.has(String(d.id)) ? null : d.children,
+    );
+    // nodeSize x = 1 so that separation() is in pixels: half widths plus a gap.
+    d3.tree()
+      .nodeSize([1, LEVEL_H])
+      .separation((a, b) => {
+        const wa = widths.get(String(a.data.id)).w;
+        const wb = widths.get(String(b.data.id)).w;
+        return (wa + wb) / 2 + (a.parent === b.parent ? SIBLING_GAP : COUSIN_GAP);
+      })(hierarchy);
+
+    const visible = new Set();
+    hierarchy.each((h) => {
+      const entry = this.nodes.get(String(h.data.id));
+      entry.x = h.x;
+      entry.y = h.y;
+      visible.add(entry.id);
+    });
+
+    const duration = animate ? 250 : 0;
+    for (const entry of this.nodes.values()) {
+      const show = visible.has(entry.id);
+      if (!show) {
+        // Hidden nodes stay in the DOM (display none) at their collapsed ancestor's place.
+        if (entry.visible) {
+          entry.g.setAttribute("display", "none");
+          if (entry.link) entry.link.setAttribute("display", "none");
+        }
+        entry.visible = false;
+        continue;
+      }
+      const wasHidden = !entry.visible;
+      entry.visible = true;
+      entry.g.removeAttribute("display");
+      if (entry.link) entry.link.removeAttribute("display");
+      this.#place(entry, wasHidden ? 0 : duration);
+    }
+    this.#updateToggles();
+  }
+
+  #place(entry, duration) {
+    const transform = `translate(${entry.x},${entry.y})`;
+    const path = entry.parent ? this.#linkPath(entry.parent, entry) : null;
+    if (duration > 0) {
+      d3.select(entry.g).transition().duration(duration).attr("transform", transform);
+      if (path) d3.select(entry.link).transition().duration(duration).attr("d", path);
+    } else {
+      d3.select(entry.g).interrupt().attr("transform", transform);
+      if (path) d3.select(entry.link).interrupt().attr("d", path);
+    }
+  }
+
+  #linkPath(parent, child) {
+    const x0 = parent.x;
+    const y0 = parent.y + BOX_H / 2 + (parent.children.length ? 15 : 0);
+    const x1 = child.x;
+    const y1 = child.y - BOX_H / 2;
+    const ym = (y0 + y1) / 2;
+    return `M${x0},${y0}C${x0},${ym} ${x1},${ym} ${x1},${y1}`;
+  }
+
+  #updateToggles() {
+    for (const entry of this.nodes.values()) {
+      if (!entry.children.length) continue;
+      const collapsed = this.collapsed.has(entry.id);
+      entry.g.setAttribute("data-collapsed", collapsed ? "true" : "false");
+      entry.sign.textContent = collapsed ? "+" : "−";
+      entry.hiddenText.textContent = collapsed ? `${entry.size - 1}` : "";
+    }
+    this.#updateHiddenStatus();
+  }
+
+  // ---------------------------------------------------------------- zoom
+
+  #setupZoom() {
+    this.zoom = d3
+      .zoom()
+      .scaleExtent([0.02, 4])
+      .on("zoom", (event) => {
+        this.viewport.setAttribute("transform", event.transform.toString());
+        // Far out, the small type labels are noise: drop them.
+        this.svg.classList.toggle("far", event.transform.k < 0.5);
+      });
+    d3.select(this.svg).call(this.zoom).on("dblclick.zoom", null);
+  }
+
+  /** Bounds of the visible boxes. */
+  #bounds(entries = null) {
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (const entry of entries ?? this.nodes.values()) {
+      if (!entry.visible) continue;
+      x0 = Math.min(x0, entry.x - entry.w / 2);
+      x1 = Math.max(x1, entry.x + entry.w / 2);
+      y0 = Math.min(y0, entry.y - BOX_H / 2);
+      y1 = Math.max(y1, entry.y + BOX_H / 2 + 16);
+    }
+    return { x0, x1, y0, y1 };
+  }
+
+  /** The scale at which the whole visible tree fits the pane. */
+  #fitScale() {
+    const { width, height } = this.svg.getBoundingClientRect();
+    const b = this.#bounds();
+    const pad = 24;
+    return Math.min(1.3, (width - 2 * pad) / (b.x1 - b.x0), (height - 2 * pad - 30) / (b.y1 - b.y0));
+  }
+
+  /**
+   * The first view: the whole tree when it is readable so, else the top of the tree around
+   * the root at a readable scale (a 500-node tree fitted whole is a thin unreadable strip;
+   * "fit" still shows it all).
+   */
+  initialView() {
+    const { width, height } = this.svg.getBoundingClientRect();
+    if (!width || !height) return;
+    if (this.#fitScale() >= 0.45) {
+      this.fit(false);
+      return;
+    }
+    if (this.gotoRunning(false)) return;
+    const root = this.nodes.get(String(this.root.id));
+    const k = 0.85;
+    const transform = d3.zoomIdentity.translate(width / 2 - k * root.x, 70 - k * root.y).scale(k);
+    d3.select(this.svg).call(this.zoom.transform, transform);
+  }
+
+  /** The RUNNING nodes with no RUNNING child: the ends of the running path. */
+  runningLeaves() {
+    const out = [];
+    for (const entry of this.nodes.values()) {
+      if (entry.status === "RUNNING" && !entry.children.some((c) => c.status === "RUNNING")) out.push(entry);
+    }
+    return out;
+  }
+
+  /** Centre the next end of the running path (revealing it); false if nothing runs. */
+  gotoRunning(animate = true) {
+    const leaves = this.runningLeaves();
+    if (!leaves.length) return false;
+    this.runningIndex = ((this.runningIndex ?? -1) + 1) % leaves.length;
+    const entry = leaves[this.runningIndex];
+    if (this.reveal(entry.id)) this.layout(false);
+    this.#showPath(entry, animate);
+    return true;
+  }
+
+  /** Centre a node horizontally with as much of its path from the root above it as fits. */
+  #showPath(entry, animate) {
+    const { width, height } = this.svg.getBoundingClientRect();
+    const root = this.nodes.get(String(this.root.id));
+    const k = Math.max(d3.zoomTransform(this.svg).k, 0.85);
+    const fits = (entry.y - root.y) * k + 160 < height;
+    const ty = fits ? 70 - k * root.y : height - 110 - k * entry.y;
+    const transform = d3.zoomIdentity.translate(width / 2 - k * entry.x, ty).scale(k);
+    const sel = d3.select(this.svg);
+    (animate ? sel.transition().duration(350) : sel).call(this.zoom.transform, transform);
+  }
+
+  /** Zoom so that the whole visible tree fits the pane. */
+  fit(animate = true) {
+    const { width, height } = this.svg.getBoundingClientRect();
+    if (!width || !height) return;
+    const b = this.#bounds();
+    const pad = 24;
+    const k = this.#fitScale();
+    const tx = width / 2 - k * (b.x0 + b.x1) / 2;
+    // A tree that fits in width but not in height starts at its top.
+    const ty = pad + 30 - k * b.y0;
+    const transform = d3.zoomIdentity.translate(tx, ty).scale(k);
+    const sel = d3.select(this.svg);
+    (animate ? sel.transition().duration(300) : sel).call(this.zoom.transform, transform);
+  }
+
+  /** Pan (and zoom in if the tree is shown tiny) so that the node is in the middle. */
+  centre(id, animate = true) {
+    const entry = this.nodes.get(id);
+    if (!entry || !entry.visible) return;
+    const { width, height } = this.svg.getBoundingClientRect();
+    const current = d3.zoomTransform(this.svg);
+    const k = Math.max(current.k, 0.9);
+    const transform = d3.zoomIdentity.translate(width / 2 - k * entry.x, height / 2 - k * entry.y).scale(k);
+    const sel = d3.select(this.svg);
+    (animate ? sel.transition().duration(350) : sel).call(this.zoom.transform, transform);
+  }
+
+  // ---------------------------------------------------------------- interaction
+
+  #entryOf(event) {
+    const g = event.target.closest?.("g.node");
+    return g ? this.nodes.get(g.getAttribute("data-node-id")) : null;
+  }
+
+  #onClick(event) {
+    const entry = this.#entryOf(event);
+    if (!entry) return;
+    if (event.target.closest("g.toggle")) {
+      this.toggle(entry.id);
+      return;
+    }
+    this.select(entry.id);
+    this.onSelect(entry.id);
+  }
+
+  #onHover(event) {
+    const entry = this.#entryOf(event);
+    if (!entry) return;
+    const lines = [`${entry.data.name}`, `${entry.data.type} · id ${entry.id} · ${entry.status}`];
+    if (entry.message) lines.push(entry.message);
+    if (this.collapsed.has(entry.id)) lines.push(`${entry.size - 1} nodes hidden (click +)`);
+    showTooltip(event, lines);
+  }
+
+  /** Collapse or expand a node's subtree. */
+  toggle(id) {
+    const entry = this.nodes.get(id);
+    if (!entry || !entry.children.length) return;
+    if (this.collapsed.has(id)) this.collapsed.delete(id);
+    else this.collapsed.add(id);
+    this.layout(true);
+  }
+
+  expandAll() {
+    if (!this.collapsed.size) return;
+    this.collapsed.clear();
+    this.layout(true);
+  }
+
+  /** Expand every collapsed ancestor of a node; true if anything changed. */
+  reveal(id) {
+    let changed = false;
+    for (let p = this.nodes.get(id)?.parent; p; p = p.parent) {
+      if (this.collapsed.delete(p.id)) changed = true;
+    }
+    return changed;
+  }
+
+  select(id) {
+    if (this.selected) this.nodes.get(this.selected)?.g.classList.remove("selected");
+    this.selected = id;
+    const entry = this.nodes.get(id);
+    if (entry) entry.g.classList.add("selected");
+  }
+
+  /** Select a node from outside (a breakpoint hit): reveal, select and centre it. */
+  focus(id) {
+    if (!this.nodes.has(id)) return;
+    if (this.reveal(id)) this.layout(false);
+    this.select(id);
+    this.centre(id);
+  }
+
+  // ---------------------------------------------------------------- search
+
+  /** Highlight the nodes matching the query; returns how many match. */
+  search(query) {
+    const q = query.trim().toLowerCase();
+    for (const entry of this.matches) entry.g.classList.remove("match", "current-match");
+    this.matches = [];
+    this.matchIndex = -1;
+    this.svg.classList.toggle("searching", q.length > 0);
+    if (!q) return 0;
+    const idLike = /^[0-9.]+$/.test(q);
+    let changed = false;
+    for (const entry of this.nodes.values()) {
+      const byId = entry.id === q || (idLike && q.includes(".") && entry.id.startsWith(q));
+      if (byId || entry.lower.includes(q)) {
+        this.matches.push(entry);
+        entry.g.classList.add("match");
+        if (this.reveal(entry.id)) changed = true;
+      }
+    }
+    if (changed) this.layout(false);
+    if (this.matches.length) this.nextMatch();
+    return this.matches.length;
+  }
+
+  /** Centre the next match (Enter in the search box). */
+  nextMatch(step = 1) {
+    if (!this.matches.length) return null;
+    this.matches[this.matchIndex]?.g.classList.remove("current-match");
+    const n = this.matches.length;
+    this.matchIndex = (this.matchIndex + step + n) % n;
+    const entry = this.matches[this.matchIndex];
+    entry.g.classList.add("current-match");
+    this.centre(entry.id);
+    return { index: this.matchIndex, count: n, id: entry.id };
+  }
+
+  // ---------------------------------------------------------------- per-frame updates
+
+  /** Apply a frame's node statuses: only the changed attributes are touched. */
+  updateStatuses(frameNodes) {
+    for (const [id, info] of Object.entries(frameNodes ?? {})) {
+      const entry = this.nodes.get(id);
+      if (!entry) continue;
+      const status = info.status ?? "IDLE";
+      if (status !== entry.status) {
+        entry.status = status;
+        entry.g.setAttribute("data-status", status);
+        if (entry.link) entry.link.setAttribute("data-status", status);
+      }
+      const ticked = info.ticked ? "true" : "false";
+      if (ticked !== entry.ticked) {
+        entry.ticked = ticked;
+        entry.g.setAttribute("data-ticked", ticked);
+      }
+      entry.message = info.message ?? "";
+    }
+    this.#updateHiddenStatus();
+  }
+
+  /** A collapsed node tells whether something inside it runs or failed. */
+  #updateHiddenStatus() {
+    for (const id of this.nodes.keys()) {
+      const entry = this.nodes.get(id);
+      if (!entry.children.length) continue;
+      let inner = "";
+      if (this.collapsed.has(id)) {
+        const stack = [...entry.children];
+        while (stack.length && inner !== "RUNNING") {
+          const child = stack.pop();
+          if (child.status === "RUNNING") inner = "RUNNING";
+          else if (child.status === "FAILURE") inner = "FAILURE";
+          stack.push(...child.children);
+        }
+      }
+      if ((entry.innerStatus ?? "") !== inner) {
+        entry.innerStatus = inner;
+        if (inner) entry.g.setAttribute("data-inner-status", inner);
+        else entry.g.removeAttribute("data-inner-status");
+      }
+    }
+  }
+
+  /** Show a red dot on the nodes with a breakpoint. */
+  setBreakpoints(list) {
+    const ids = new Set((list ?? []).map((b) => String(b.node)));
+    for (const id of new Set([...ids, ...this.breakpoints])) {
+      const entry = this.nodes.get(id);
+      if (!entry) continue;
+      if (ids.has(id)) entry.g.setAttribute("data-break", "true");
+      else entry.g.removeAttribute("data-break");
+    }
+    this.breakpoints = ids;
+  }
+
+  nameOf(id) {
+    return this.nodes.get(id)?.data.name ?? id;
+  }
+
+  nodeData(id) {
+    return this.nodes.get(id)?.data ?? null;
+  }
+}

@@ -1,0 +1,325 @@
+// The 3D view (three.js): limbs' skeletons, commanded ghosts and end-effector frames.
+//
+// The scene is built once per limb; a frame only moves objects (positions, quaternions,
+// scales). Rendering happens on demand: after a frame, a camera move or a resize, never in
+// a continuous loop.
+
+import * as THREE from "three";
+import { OrbitControls } from "/static/vendor/three/addons/controls/OrbitControls.js";
+
+const LINK_RADIUS = 0.014;     // skeleton links [m]
+const JOINT_RADIUS = 0.024;    // joint spheres [m]
+const COMMAND_TRIAD = 0.09;    // command pose axes [m]
+const STATE_TRIAD = 0.055;     // state pose axes [m]
+const Y_AXIS = new THREE.Vector3(0, 1, 0);
+
+/** A chain of cylinders and spheres through a polyline; grows its pool of meshes as needed. */
+class Polyline {
+  constructor(parent, material, geometries) {
+    this.group = new THREE.Group();
+    parent.add(this.group);
+    this.material = material;
+    this.geometries = geometries;
+    this.links = [];
+    this.joints = [];
+  }
+
+  #mesh(pool, geometry) {
+    const mesh = new THREE.Mesh(geometry, this.material);
+    this.group.add(mesh);
+    pool.push(mesh);
+    return mesh;
+  }
+
+  /** Move the meshes onto the points ([[x,y,z], ...] or null to hide); `thick` scales radii. */
+  update(points, thick = 1) {
+    const n = points ? points.length : 0;
+    this.group.visible = n > 0;
+    const a = new THREE.Vector3();
+    const b = new THREE.Vector3();
+    for (let i = 0; i < Math.max(n, this.joints.length); i++) {
+      const joint = this.joints[i] ?? (i < n ? this.#mesh(this.joints, this.geometries.sphere) : null);
+      if (!joint) continue;
+      joint.visible = i < n;
+      if (i < n) {
+        joint.position.set(points[i][0], points[i][1], points[i][2]);
+        joint.scale.setScalar(thick);
+      }
+    }
+    for (let i = 0; i < Math.max(n - 1, this.links.length); i++) {
+      const link = this.links[i] ?? (i < n - 1 ? this.#mesh(this.links, this.geometries.cylinder) : null);
+      if (!link) continue;
+      if (i >= n - 1) {
+        link.visible = false;
+        continue;
+      }
+      a.fromArray(points[i]);
+      b.fromArray(points[i + 1]);
+      const length = a.distanceTo(b);
+      link.visible = length > 1e-6;
+      if (!link.visible) continue;
+      link.position.copy(a).add(b).multiplyScalar(0.5);
+      link.quaternion.setFromUnitVectors(Y_AXIS, b.sub(a).divideScalar(length));
+      link.scale.set(thick, length, thick);
+    }
+  }
+}
+
+function pose(object, p) {
+  object.visible = Array.isArray(p) && p.length >= 7;
+  if (!object.visible) return;
+  object.position.set(p[0], p[1], p[2]);
+  object.quaternion.set(p[3], p[4], p[5], p[6]);
+}
+
+export class View3D {
+  /**
+   * @param {HTMLElement} container
+   * @param {(name: string) => string} colourOf  the limb's colour
+   */
+  constructor(container, colourOf) {
+    this.container = container;
+    this.colourOf = colourOf;
+    this.limbs = new Map();
+    this.bases = new Map();
+    this.thick = 1;          // radii and triads scale with the scene (set by fit on the first frame)
+    this.fitted = false;
+    this.pending = false;
+    this.ok = this.#init();
+  }
+
+  #init() {
+    try {
+      this.renderer = new THREE.WebGLRenderer({ antialias: true });
+    } catch (err) {
+      this.container.append(Object.assign(document.createElement("div"), {
+        className: "muted no-webgl", textContent: `3D view unavailable (${err.message})`,
+      }));
+      return false;
+    }
+    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
+    this.container.prepend(this.renderer.domElement);
+
+    this.scene = new THREE.Scene();
+    this.scene.background = new THREE.Color("#f4f6f9");
+    this.camera = new THREE.PerspectiveCamera(40, 1, 0.01, 200);
+    this.camera.up.set(0, 0, 1);   // the world is Z up
+    this.camera.position.set(2.5, -3, 2);
+
+    this.scene.add(new THREE.HemisphereLight(0xffffff, 0x8890a0, 2.2));
+    const sun = new THREE.DirectionalLight(0xffffff, 1.6);
+    sun.position.set(3, -2, 5);
+    this.scene.add(sun);
+
+    this.axes = new THREE.AxesHelper(0.3);
+    this.scene.add(this.axes);
+    this.#grid(4, new THREE.Vector3());
+
+    this.geometries = {
+      cylinder: new THREE.CylinderGeometry(LINK_RADIUS, LINK_RADIUS, 1, 12),
+      sphere: new THREE.SphereGeometry(JOINT_RADIUS, 16, 12),
+      base: new THREE.BoxGeometry(0.08, 0.08, 0.03),
+    };
+    this.baseMaterial = new THREE.MeshStandardMaterial({ color: 0x555b66, roughness: 0.8 });
+
+    this.controls = new OrbitControls(this.camera, this.renderer.domElement);
+    this.controls.enableDamping = false;    // damping would need a render loop
+    this.controls.addEventListener("change", () => this.requestRender());
+
+    new ResizeObserver(() => this.#resize()).observe(this.container);
+    this.#resize();
+    return true;
+  }
+
+  /** A ground grid in the XY plane around `centre`, `size` metres across. */
+  #grid(size, centre) {
+    if (this.grid) {
+      this.scene.remove(this.grid);
+      this.grid.geometry.dispose();
+      this.grid.material.dispose();
+    }
+    const step = size > 6 ? 0.5 : 0.1;
+    const divisions = Math.max(2, Math.round(size / step));
+    this.grid = new THREE.GridHelper(divisions * step, divisions, 0xb8bec8, 0xdde1e7);
+    this.grid.rotation.x = Math.PI / 2;  // GridHelper lies in XZ; the ground here is XY
+    this.grid.position.set(Math.round(centre.x / step) * step, Math.round(centre.y / step) * step, 0);
+    this.scene.add(this.grid);
+  }
+
+  #resize() {
+    const { clientWidth: w, clientHeight: h } = this.container;
+    if (!w || !h) return;
+    // Pixel sizes on the canvas too (percentages would make the page re-lay it out).
+    this.renderer.setSize(w, h, true);
+    this.camera.aspect = w / h;
+    this.camera.updateProjectionMatrix();
+    this.requestRender();
+  }
+
+  requestRender() {
+    if (!this.ok || this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.renderer.render(this.scene, this.camera);
+    });
+  }
+
+  #limb(name) {
+    let limb = this.limbs.get(name);
+    if (limb) return limb;
+    const colour = new THREE.Color(this.colourOf(name));
+    const solid = new THREE.MeshStandardMaterial({ color: colour, roughness: 0.55, metalness: 0.1 });
+    const ghost = new THREE.MeshStandardMaterial({
+      color: colour, transparent: true, opacity: 0.3, depthWrite: false, roughness: 0.9,
+    });
+    const group = new THREE.Group();
+    group.name = name;
+    this.scene.add(group);
+    const commandTriad = new THREE.AxesHelper(COMMAND_TRIAD);
+    const stateTriad = new THREE.AxesHelper(STATE_TRIAD);
+    group.add(commandTriad, stateTriad);
+    limb = {
+      group, solid, colour,
+      skeleton: new Polyline(group, solid, this.geometries),
+      ghost: new Polyline(group, ghost, this.geometries),
+      commandTriad, stateTriad, alarm: null,
+    };
+    this.limbs.set(name, limb);
+    return limb;
+  }
+
+  /** Move everything to a frame's poses. */
+  update(frame) {
+    if (!this.ok || !frame) return;
+    for (const [name, data] of Object.entries(frame.limbs ?? {})) {
+      const limb = this.#limb(name);
+      limb.skeleton.update(data.skeleton ?? null, this.thick);
+      limb.ghost.update(data.skeleton_command ?? null, this.thick * 0.9);
+      pose(limb.commandTriad, data.command);
+      pose(limb.stateTriad, data.state);
+      // A limb in trouble glows red; a stale one is drawn dimmed.
+      const alarm = (data.health_flags ?? []).some((f) => ["POWER_OFF", "BLOCKED", "DISASSEMBLED"].includes(f))
+        ? "red" : data.stale ? "stale" : "";
+      if (alarm !== limb.alarm) {
+        limb.alarm = alarm;
+        limb.solid.emissive.set(alarm === "red" ? 0x99000f : 0x000000);
+        limb.solid.color.copy(limb.colour);
+        if (alarm === "stale") limb.solid.color.lerp(new THREE.Color(0xbbbbbb), 0.6);
+      }
+    }
+    for (const [robot, base] of Object.entries(frame.bases ?? {})) {
+      let mesh = this.bases.get(robot);
+      if (!mesh) {
+        mesh = new THREE.Mesh(this.geometries.base, this.baseMaterial);
+        this.scene.add(mesh);
+        this.bases.set(robot, mesh);
+      }
+      pose(mesh, base);
+    }
+    this.lastFrame = frame;
+    if (!this.fitted) {
+      this.fitted = true;
+      this.#scaleToScene(frame);
+      this.fit();
+    }
+    this.requestRender();
+  }
+
+  /**
+   * Links, joints and triads sized for the scene once: a 2 m six-limb scene and a 0.6 m
+   * single arm both get readable, not chunky, skeletons.
+   */
+  #scaleToScene(frame) {
+    const points = this.#points(frame);
+    if (!points.length) return;
+    const size = new THREE.Box3().setFromPoints(points).getSize(new THREE.Vector3()).length();
+    this.thick = Math.min(1, Math.max(0.3, size / 2.5));
+    for (const limb of this.limbs.values()) {
+      limb.commandTriad.scale.setScalar(this.thick);
+      limb.stateTriad.scale.setScalar(this.thick);
+    }
+    for (const mesh of this.bases.values()) mesh.scale.setScalar(this.thick);
+    // Draw the frame again with the new radii.
+    for (const [name, data] of Object.entries(frame.limbs ?? {})) {
+      const limb = this.limbs.get(name);
+      limb.skeleton.update(data.skeleton ?? null, this.thick);
+      limb.ghost.update(data.skeleton_command ?? null, this.thick * 0.9);
+    }
+  }
+
+  /** The points worth keeping in view: skeletons, end-effector frames and bases. */
+  #points(frame) {
+    const points = [];
+    const add = (p) => {
+      if (Array.isArray(p) && p.length >= 3 && p.slice(0, 3).every(Number.isFinite)) {
+        points.push(new THREE.Vector3(p[0], p[1], p[2]));
+      }
+    };
+    for (const limb of Object.values(frame?.limbs ?? {})) {
+      for (const p of limb.skeleton ?? []) add(p);
+      for (const p of limb.skeleton_command ?? []) add(p);
+      add(limb.state);
+      add(limb.command);
+    }
+    for (const base of Object.values(frame?.bases ?? {})) add(base);
+    return points;
+  }
+
+  /**
+   * Points around each limb's base at about its reach (the length of its skeleton), so
+   * that a limb fitted folded stays in view when it stretches out.
+   */
+  #reachPoints(frame) {
+    const points = [];
+    for (const limb of Object.values(frame?.limbs ?? {})) {
+      const skeleton = limb.skeleton ?? [];
+      if (skeleton.length < 2) continue;
+      let reach = 0;
+      for (let i = 1; i < skeleton.length; i++) {
+        reach += new THREE.Vector3(...skeleton[i]).distanceTo(new THREE.Vector3(...skeleton[i - 1]));
+      }
+      const [x, y, z] = skeleton[0];
+      const r = 0.5 * reach;
+      points.push(new THREE.Vector3(x - r, y - r, z), new THREE.Vector3(x + r, y + r, z + 0.5 * reach));
+    }
+    return points;
+  }
+
+  /**
+   * Aim the camera at all the limbs of the last frame: from a fixed direction, at the
+   * distance where every point is inside the view (exact for a perspective camera).
+   */
+  fit() {
+    if (!this.ok || !this.lastFrame) return;
+    const points = [...this.#points(this.lastFrame), ...this.#reachPoints(this.lastFrame)];
+    if (!points.length) return;
+    const box = new THREE.Box3().setFromPoints(points);
+    const centre = box.getCenter(new THREE.Vector3());
+    const size = box.getSize(new THREE.Vector3());
+    // Orientation of a camera looking at the centre from `direction`, then each point in
+    // that frame (q): it is in view when |q.y| <= (D - q.z) tan(vfov/2), same for x.
+    const direction = new THREE.Vector3(1.0, -1.3, 0.75).normalize();
+    this.camera.position.copy(centre).add(direction);
+    this.camera.lookAt(centre);
+    this.camera.updateMatrixWorld();
+    const rotation = new THREE.Quaternion().copy(this.camera.quaternion).invert();
+    const tanV = Math.tan((this.camera.fov * Math.PI) / 360);
+    const tanH = tanV * this.camera.aspect;
+    const margin = 1.25;
+    let distance = 0.3;
+    for (const p of points) {
+      const q = p.clone().sub(centre).applyQuaternion(rotation);
+      distance = Math.max(distance, q.z + (margin * Math.abs(q.y)) / tanV, q.z + (margin * Math.abs(q.x)) / tanH);
+    }
+    this.camera.position.copy(centre).addScaledVector(direction, distance);
+    this.camera.near = Math.max(0.005, distance / 200);
+    this.camera.far = distance * 30;
+    this.camera.updateProjectionMatrix();
+    this.controls.target.copy(centre);
+    this.controls.update();
+    this.#grid(Math.max(2, Math.ceil(Math.max(size.x, size.y) * 1.6)), centre);
+    this.axes.scale.setScalar(Math.max(1, Math.max(size.x, size.y) / 3));
+    this.requestRender();
+  }
+}
