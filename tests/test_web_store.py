@@ -179,3 +179,14 @@ def data_dir():
     from pathlib import Path
 
     return Path(__file__).parent / "data"
+
+
+def test_records_without_tick_timing_take_totals_from_the_summary(tmp_path):
+    ticks = [tick(i, {"0": "RUNNING", "0.1": "RUNNING"}) for i in range(3)]
+    for entry in ticks:
+        del entry["busy"]
+    write_log(tmp_path, [HEADER, *ticks])
+    summary = {"outcome": "SUCCESS", "nodes": [{"id": "0.1", "ticks": 3, "busy_s": 0.006}]}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    busy = load_record(tmp_path).node("0.1")["busy"]
+    assert busy == {"total_s": 0.006, "mean_s": pytest.approx(0.002), "max_s": None}

@@ -506,14 +506,14 @@ class _WebView:
     """A live run's page: its server, sink and control (``--view web``)."""
 
     def __init__(
-        self, options: WebOptions, node_ids: list[str], operator: Operator, say: Any
+        self, options: WebOptions, node_ids: list[str], operator: Operator, stream: TextIO
     ) -> None:
         from limbtree.trees.web.server import WebServer, live_state
 
         shared = operator if isinstance(operator, SharedOperator) else None
         self.state = live_state(node_ids, shared)
         self.options = options
-        self.say = say
+        self.stream = stream
         self.server = WebServer(
             self.state,
             options.host,
@@ -534,7 +534,11 @@ class _WebView:
         if not linger:
             return
         self.state.ended.wait(3.0)
-        self.say(f"the run is over; its page stays up at {self.url}: press Enter to quit")
+        print(
+            f"the run is over; its page stays up at {self.url}: press Enter to quit",
+            file=self.stream,
+            flush=True,
+        )
         with contextlib.suppress(KeyboardInterrupt, EOFError):
             keyboard.stream.readline()
 
@@ -551,7 +555,7 @@ def _web_view(
 
     assert request.web is not None
     node_ids = [node_id for node_id, _ in walk(root)]
-    web = _WebView(request.web, node_ids, operator, progress.on_message)
+    web = _WebView(request.web, node_ids, operator, progress.stream)
     progress.on_message(f"web view: {web.url}")
     return web
 

@@ -320,11 +320,15 @@ async def pump(state: PageState) -> None:
     sink = state.sink
     assert sink is not None
     seen_events = 0
+    sent: tuple[int, str] | None = None  # (ticks, controls) of the last update sent
     period = 1.0 / UPDATES_PER_S
     while True:
         ended = _drain(state, sink)
         store = state.store
-        if store is not None and store.ticks and state.clients:
+        controls = state.controls()
+        now = (store.ticks, dumps(controls)) if store is not None else None
+        if store is not None and store.ticks and state.clients and now != sent:
+            sent = now
             events = store.events_since(seen_events)
             seen_events = len(store.events)
             update = dumps(
@@ -333,7 +337,7 @@ async def pump(state: PageState) -> None:
                     "ticks": store.ticks,
                     "t_last": store.t_last,
                     "events": events,
-                    **state.controls(),
+                    **controls,
                     "frame": store.frame(store.ticks - 1),
                 }
             )

@@ -250,6 +250,28 @@ class RunStore:
         elif kind == _FAULT_CLOSE and key in self._open_faults:
             self._open_faults.pop(key).end_tick = index
 
+    def timing_from_summary(self, summary: Mapping[str, Any]) -> None:
+        """Per-node timing from ``summary.json``, for records whose ticks have no ``busy``.
+
+        The summary gives each node's total (layout 2: a list of nodes by id; layout 1: a
+        map by name); the longest tick is then unknown.
+        """
+        nodes = summary.get("nodes")
+        rows: list[tuple[str, Any]] = []
+        if isinstance(nodes, list):
+            rows = [(str(n.get("id")), n) for n in nodes if isinstance(n, Mapping)]
+        elif isinstance(nodes, Mapping):
+            rows = [(str(name), n) for name, n in nodes.items() if isinstance(n, Mapping)]
+        for node_id, row in rows:
+            node = self.nodes.get(node_id)
+            total, ticks = row.get("busy_s"), row.get("ticks")
+            if node is None or node.busy_count or not isinstance(total, int | float):
+                continue
+            if isinstance(ticks, int) and ticks > 0:
+                node.busy_total = float(total)
+                node.busy_count = ticks
+                node.busy_max = math.nan
+
     def finish(self, outcome: str, failure: str | None, summary: Mapping[str, Any] | None) -> None:
         """The run is over."""
         self.end = {"outcome": outcome, "failure": failure}
@@ -334,7 +356,7 @@ class RunStore:
             busy = {
                 "total_s": node.busy_total,
                 "mean_s": node.busy_total / node.busy_count,
-                "max_s": node.busy_max,
+                "max_s": node.busy_max if math.isfinite(node.busy_max) else None,
             }
         return {
             "id": node.id,
@@ -389,7 +411,7 @@ def _series(node: _Node, max_points: int) -> dict[str, Any] | None:
             series[key] = [
                 v if isinstance(v, int | float) and math.isfinite(v) else None for v in values
             ]
-        elif all(v is None or isinstance(v, str) for v in values):
+        elif all(v is None or isinstance(v, str) for v in values) and any(values):
             labels[key] = ["" if v is None else v for v in values]
     return {
         "skill": node.skill,
@@ -469,6 +491,7 @@ def load_record(directory: Path) -> RunStore:
         store = _v1_store(summary, pending)
     if summary is not None:
         store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
+        store.timing_from_summary(summary)
     return store
 
 

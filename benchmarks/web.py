@@ -1,0 +1,210 @@
+"""What the web debugger costs a run, and how fast it opens and scrubs a long record.
+
+Usage: ``python benchmarks/web.py [--pairs 3] [--seconds 60] [--record-ticks 36000]``
+
+1. **Cost to the run** (target: at most 5% slower). The 6-limb robustness mission in the
+   ``sim`` clock at ``--speed max`` for ``--seconds`` of mission time, run alternately
+   without a web view and with ``--view web`` and a headless Chromium page following it
+   live (Playwright). Each run's ``wall_time_s`` (the ticking, not the agents' start-up) is
+   read from its ``summary.json``; the ratio is taken within each pair (the machine's speed
+   drifts between pairs), and the median reported.
+2. **A 12-minute record** (target: opens in under 3 s, the scrubber redraws in under
+   100 ms). A record of ``--record-ticks`` ticks is made by tiling a real 6-limb run's
+   ticks (renumbered, so the page sees one long run with its faults and events);
+   ``limbtree view`` serves it; the page is opened in Chromium and timed until its tree and
+   timeline are drawn, then the scrubber is moved to 20 positions and each redraw timed
+   until the tick label shows the new tick.
+
+Chromium: ``LIMBTREE_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's ``chromium`` package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+ROOT = Path(__file__).resolve().parent.parent
+MISSION = ROOT / "missions" / "robustness.yaml"
+#: The command line installed beside this Python.
+LIMBTREE = str(Path(sys.executable).parent / "limbtree")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium() -> str:
+    path = os.environ.get("LIMBTREE_CHROMIUM") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        sys.exit(f"no Chromium at {path}: apt-get install chromium, or set LIMBTREE_CHROMIUM")
+    return path
+
+
+def run(seconds: float, record: Path, browser: Any | None) -> float:
+    """One headless run; with ``browser``, served with --view web and watched by a page."""
+    command = [
+        LIMBTREE, "run", str(MISSION),
+        "--set", f"duration_s={seconds:g}", "--speed", "max", "--headless",
+        "--record", str(record),
+    ]  # fmt: skip
+    if browser is not None:
+        command += ["--view", "web", "--port", "0"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    page = None
+    assert process.stdout is not None
+    for line in process.stdout:
+        if browser is not None and page is None and (m := re.search(r"http://\S+", line)):
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(m.group(0))
+            follow = page.locator("#follow")
+            if follow.count() and not follow.is_checked():
+                follow.check()
+    process.wait()
+    if page is not None:
+        page.close()
+    summary = json.loads((record / "summary.json").read_text())
+    return float(summary["wall_time_s"])
+
+
+def cost(pairs: int, seconds: float, browser: Any) -> None:
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(pairs):
+            plain = run(seconds, Path(tmp) / f"plain{i}", None)
+            watched = run(seconds, Path(tmp) / f"web{i}", browser)
+            ratios.append(watched / plain)
+            print(
+                f"pair {i + 1}: without a page {plain:6.2f} s, with a page following "
+                f"{watched:6.2f} s wall: x{watched / plain:.3f}",
+                flush=True,
+            )
+    median = statistics.median(ratios)
+    verdict = "met" if median <= 1.05 else "MISSED"
+    print(f"cost of a page watching the run: x{median:.3f} (median of {pairs}; target <= 1.05: "
+          f"{verdict})")  # fmt: skip
+
+
+def long_record(seconds: float, ticks: int, directory: Path) -> None:
+    """A ``ticks``-long record tiled from a real run of ``seconds`` of mission time."""
+    source = directory / "source"
+    subprocess.run(
+        [LIMBTREE, "run", str(MISSION), "--set",
+         f"duration_s={seconds:g}", "--headless", "--record", str(source)],
+        check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    unpacker = msgpack.Unpacker(open(source / "log.msgpack", "rb"), raw=False)  # noqa: SIM115
+    header, *tiles = list(unpacker)
+    period = tiles[1]["t"] - tiles[0]["t"]
+    out = directory / "long"
+    out.mkdir()
+    with open(out / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for i in range(ticks):
+            entry = dict(tiles[i % len(tiles)])
+            entry["tick"], entry["t"] = i, i * period
+            entry["events"] = [{**e, "t": i * period} for e in entry["events"]]
+            log.write(msgpack.packb(entry))
+    summary = json.loads((source / "summary.json").read_text())
+    summary.update(ticks=ticks, sim_time_s=ticks * period)
+    (out / "summary.json").write_text(json.dumps(summary))
+
+
+def record_speed(ticks: int, browser: Any) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        long_record(60.0, ticks, Path(tmp))
+        size = (Path(tmp) / "long" / "log.msgpack").stat().st_size / 1e6
+        began = time.perf_counter()
+        server = subprocess.Popen(
+            [LIMBTREE, "view", str(Path(tmp) / "long"),
+             "--port", "0"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            url = ""
+            for line in server.stdout:
+                if m := re.search(r"http://\S+", line):
+                    url = m.group(0)
+                    break
+            loaded = time.perf_counter() - began
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            began = time.perf_counter()
+            page.goto(url)
+            page.wait_for_function(
+                f"document.querySelector('#timeline')?.max == '{ticks - 1}' && "
+                "document.querySelectorAll('[data-node-id]').length > 0 && "
+                "/tick \\d+/.test(document.querySelector('#tick-label')?.textContent || '')",
+                timeout=60_000,
+            )
+            opened = time.perf_counter() - began
+            times = []
+            rng = random.Random(3)
+            for _ in range(20):
+                target = rng.randrange(ticks)
+                began = time.perf_counter()
+                page.evaluate(
+                    "t => { const s = document.querySelector('#timeline'); s.value = t; "
+                    "s.dispatchEvent(new Event('input', {bubbles: true})); }",
+                    target,
+                )
+                page.wait_for_function(
+                    f"(document.querySelector('#tick-label')?.textContent || '')"
+                    f".includes('tick {target} ')",
+                    timeout=10_000,
+                )
+                times.append(time.perf_counter() - began)
+            page.close()
+        finally:
+            server.terminate()
+            server.wait()
+    verdict = "met" if opened < 3 else "MISSED"
+    print(f"record of {ticks} ticks ({size:.0f} MB): limbtree view ready in {loaded:.2f} s; the "
+          f"page opened in {opened:.2f} s (target < 3 s: {verdict})")  # fmt: skip
+    ms = sorted(1000 * t for t in times)
+    print(f"scrubber redraw over 20 jumps: median {statistics.median(ms):.0f} ms, max "
+          f"{ms[-1]:.0f} ms (target < 100 ms: {'met' if ms[-1] < 100 else 'MISSED'})")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--record-ticks", type=int, default=36_000)
+    parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument("--skip-record", action="store_true")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            if not args.skip_cost:
+                cost(args.pairs, args.seconds, browser)
+            if not args.skip_record:
+                record_speed(args.record_ticks, browser)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()
