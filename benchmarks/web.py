@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,26 @@ def chromium() -> str:
     return path
 
 
+def socket_watcher(url: str) -> threading.Thread:
+    """A page's stream without a browser: reads (and parses) every update until the end."""
+    from websockets.sync.client import connect
+
+    address = url.replace("http://", "ws://").split("/?")[0] + "/ws"
+
+    def read() -> None:
+        with connect(address, open_timeout=10, max_size=None) as socket:
+            for message in socket:
+                if json.loads(message).get("type") == "end":
+                    return
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
 def run(seconds: float, record: Path, browser: Any | None) -> float:
-    """One headless run; with ``browser``, served with --view web and watched by a page."""
+    """One headless run; with ``browser`` (a Chromium, or "socket" for a bare WebSocket
+    reader), served with --view web and watched."""
     command = [
         LIMBTREE, "run", str(MISSION),
         "--set", f"duration_s={seconds:g}", "--speed", "max", "--headless",
@@ -74,19 +93,26 @@ def run(seconds: float, record: Path, browser: Any | None) -> float:
     assert process.stdout is not None
     for line in process.stdout:
         if browser is not None and page is None and (m := re.search(r"http://\S+", line)):
+            if browser == "socket":
+                page = socket_watcher(m.group(0))
+                continue
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(m.group(0))
             follow = page.locator("#follow")
             if follow.count() and not follow.is_checked():
                 follow.check()
     process.wait()
-    if page is not None:
+    if isinstance(page, threading.Thread):
+        page.join(5)
+    elif page is not None:
         page.close()
     summary = json.loads((record / "summary.json").read_text())
     return float(summary["wall_time_s"])
 
 
 def cost(pairs: int, seconds: float, browser: Any) -> None:
+    what = "a WebSocket reader" if browser == "socket" else "a Chromium page"
+    print(f"-- {what} following the run:")
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(pairs):
@@ -94,13 +120,13 @@ def cost(pairs: int, seconds: float, browser: Any) -> None:
             watched = run(seconds, Path(tmp) / f"web{i}", browser)
             ratios.append(watched / plain)
             print(
-                f"pair {i + 1}: without a page {plain:6.2f} s, with a page following "
+                f"pair {i + 1}: without a view {plain:6.2f} s, with {what} "
                 f"{watched:6.2f} s wall: x{watched / plain:.3f}",
                 flush=True,
             )
     median = statistics.median(ratios)
     verdict = "met" if median <= 1.05 else "MISSED"
-    print(f"cost of a page watching the run: x{median:.3f} (median of {pairs}; target <= 1.05: "
+    print(f"cost of {what} watching the run: x{median:.3f} (median of {pairs}; target <= 1.05: "
           f"{verdict})")  # fmt: skip
 
 
@@ -199,6 +225,7 @@ def main() -> None:
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         try:
             if not args.skip_cost:
+                cost(args.pairs, args.seconds, "socket")
                 cost(args.pairs, args.seconds, browser)
             if not args.skip_record:
                 record_speed(args.record_ticks, browser)

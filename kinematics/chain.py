@@ -152,6 +152,7 @@ class KinematicChain:
         "_joint_names",
         "_lower",
         "_masks",
+        "_prefixes",
         "_revolute",
         "_sample_high",
         "_sample_low",
@@ -217,6 +218,7 @@ class KinematicChain:
         # Private and writable: rtb's C++ binding refuses read-only arrays.
         self._full_mask = np.array(FULL_MASK)
         self._masks: dict[tuple[float, ...], FloatArray] = {}
+        self._prefixes: list[Any] | None = None  # joint_positions' sub-chains, made on first use
 
     # ------------------------------------------------------------------ construction
 
@@ -413,18 +415,28 @@ class KinematicChain:
             ChainError: if ``q`` holds NaN or infinity.
         """
         values = self._joint_vector(q, "q")
-        frame = np.eye(4)
-        points = [frame[:3, 3].copy()]
-        j = 0
+        if self._prefixes is None:
+            self._prefixes = self._joint_prefixes()
+        points = np.zeros((self.n + 2, 3))
+        if _fkine_c is None:  # pragma: no cover - see the import
+            for k, prefix in enumerate(self._prefixes, start=1):
+                points[k] = prefix.eval(values[:k])[:3, 3]
+        else:
+            for k, prefix in enumerate(self._prefixes, start=1):
+                # (a writable copy: rtb's binding refuses read-only arrays)
+                points[k] = _fkine_c(prefix._fknm, values[:k].copy(), None, None, 1)[:3, 3]
+        points[-1] = self._fk_matrix(values)[:3, 3]
+        return points
+
+    def _joint_prefixes(self) -> list[Any]:
+        """Per joint, the sub-chain from the base up to and including that joint."""
+        prefixes: list[Any] = []
+        parts: list[Any] = []
         for et in self._ets:
+            parts.append(et)
             if et.isjoint:
-                frame = frame @ et.A(values[j])
-                j += 1
-                points.append(frame[:3, 3].copy())
-            else:
-                frame = frame @ et.A()
-        points.append(frame[:3, 3].copy())
-        return np.array(points)
+                prefixes.append(ETS(list(parts)))
+        return prefixes
 
     def fk(self, q: Sequence[float] | FloatArray) -> Pose:
         """Forward kinematics: the end-effector pose in the base frame.

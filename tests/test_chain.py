@@ -457,3 +457,23 @@ def test_nan_joint_values_are_refused():
     chain = chain_of("heavy_limb", "arm")
     with pytest.raises(ChainError, match="NaN"):
         chain.fk([0, 0, 0, math.nan, 0, 0, 0])
+
+
+@pytest.mark.parametrize(("robot", "limb"), [("heavy_limb", "arm"), ("moonbot_zero", "leg_2")])
+def test_joint_positions_walk_the_chain_from_the_base_to_the_end_effector(robot, limb):
+    chain = chain_of(robot, limb)
+    q = joint_values(chain, np.linspace(0.2, 0.8, chain.n))
+    points = chain.joint_positions(q)
+    assert points.shape == (chain.n + 2, 3)
+    assert np.allclose(points[0], 0.0)
+    assert np.allclose(points[-1], chain.fk(q).position)
+    # Each joint's origin, the product of the sequence's transforms up to that joint.
+    frame, expected, j = np.eye(4), [], 0
+    for et in chain._ets:
+        frame = frame @ (et.A(q[j]) if et.isjoint else et.A())
+        if et.isjoint:
+            j += 1
+            expected.append(frame[:3, 3])
+    assert np.allclose(points[1:-1], expected, atol=1e-12)
+    with pytest.raises(JointCountError):
+        chain.joint_positions(q[:-1])

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import zmq
 
@@ -56,6 +56,9 @@ from limbtree.trees.runner import (
 )
 from limbtree.trees.stream import RobotInfo, TickSink
 from limbtree.trees.targets import target_problems
+
+if TYPE_CHECKING:  # the web view's imports (Starlette, uvicorn) wait for --view web
+    from limbtree.trees.web.server import WebSink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
@@ -485,6 +488,8 @@ def _run(
                 info=_info(mission, handles),
                 control=web.control if web is not None else None,
             )
+            if web is not None:
+                web.sink.recorder = runner.recorder  # (its maps serve the page too)
             started.doing = "running"
             signals = started.signals
             if signals is not None:
@@ -522,7 +527,7 @@ class _WebView:
             token_for_reads=bool(options.token),
         )
         assert self.state.sink is not None and self.state.control is not None
-        self.sink: TickSink = self.state.sink
+        self.sink: WebSink = self.state.sink
         self.control: RunControl = self.state.control
         self.url = self.server.start()
 

@@ -90,6 +90,9 @@ class Recorder:
         except OSError as exc:
             raise RunError(f"cannot write the run record in {self.directory}: {exc}") from None
         self._packer = msgpack.Packer(use_bin_type=True)
+        #: The last tick written: its snapshot, its map and the map packed (the web view
+        #: takes them instead of converting the tick again).
+        self.last: tuple[TickSnapshot, dict[str, Any], bytes] | None = None
 
     def on_start(self, header: RunHeader) -> None:
         """Write the header map."""
@@ -97,7 +100,9 @@ class Recorder:
 
     def on_tick(self, snapshot: TickSnapshot) -> None:
         """Append the tick and flush it."""
-        self.write(tick_map(snapshot))
+        entry = tick_map(snapshot)
+        packed = self.write(entry)
+        self.last = (snapshot, entry, packed)
 
     def on_message(self, text: str) -> None:
         """Messages are not recorded (the events are)."""
@@ -109,12 +114,14 @@ class Recorder:
         """Close the log and write ``summary.json``."""
         self.close(end.summary)
 
-    def write(self, entry: Mapping[str, Any]) -> None:
-        """Append a map to the log and flush it."""
+    def write(self, entry: Mapping[str, Any]) -> bytes:
+        """Append a map to the log and flush it; returns the map packed."""
+        packed: bytes = self._packer.pack(entry)
         if self._log is None:
-            return
-        self._log.write(self._packer.pack(entry))
+            return packed
+        self._log.write(packed)
         self._log.flush()
+        return packed
 
     def close(self, summary: Mapping[str, Any]) -> Path:
         """Close the log and write ``summary.json``; returns its path."""

@@ -44,7 +44,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from limbtree.trees.control import ControlError, RunControl, SharedOperator
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import header_map, tick_map
+from limbtree.trees.recorder import Recorder, header_map, tick_map
 from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
 from limbtree.trees.web.store import RunStore
 
@@ -56,6 +56,8 @@ TOKEN_HEADER = "X-Limbtree-Token"
 DEFAULT_PORT = 8765
 #: How long ``GET /api/run`` waits for a live run's header [s].
 HEADER_WAIT_S = 30.0
+#: An unchanged update is sent again this often [s].
+RESEND_S = 1.0
 #: A page whose frame is not sent within this long is dropped [s].
 SEND_TIMEOUT_S = 5.0
 
@@ -70,18 +72,25 @@ class WebSink:
 
     Attributes:
         queue: what the run produced and the server has not taken yet.
+        recorder: the run's recorder, when it records: its map of each tick is taken as it
+            is (a sink after the recorder), instead of converting the tick again.
     """
 
     def __init__(self) -> None:
         self.queue: deque[tuple[str, Any]] = deque()
+        self.recorder: Recorder | None = None
 
     def on_start(self, header: RunHeader) -> None:
         """The header, for the page's tree."""
         self.queue.append(("start", header))
 
     def on_tick(self, snapshot: TickSnapshot) -> None:
-        """One tick (converted later, in the server's thread)."""
-        self.queue.append(("tick", snapshot))
+        """One tick (converted later, in the server's thread, unless the record did)."""
+        last = self.recorder.last if self.recorder is not None else None
+        if last is not None and last[0] is snapshot:
+            self.queue.append(("entry", last[1:]))
+        else:
+            self.queue.append(("tick", snapshot))
 
     def on_message(self, text: str) -> None:
         """Messages are not shown in the page (the events are)."""
@@ -117,6 +126,7 @@ class PageState:
     ended: threading.Event = field(default_factory=threading.Event)
     clients: set[WebSocket] = field(default_factory=set)
     sending: set[WebSocket] = field(default_factory=set)
+    fresh: set[WebSocket] = field(default_factory=set)
     tasks: set[asyncio.Future[None]] = field(default_factory=set)
 
     def can_control(self) -> bool:
@@ -262,6 +272,7 @@ def make_app(
             return
         await websocket.accept()
         state.clients.add(websocket)
+        state.fresh.add(websocket)
         try:
             if not state.live and state.store is not None:
                 await websocket.send_text(_end_message(state.store))
@@ -271,6 +282,7 @@ def make_app(
             pass
         finally:
             state.clients.discard(websocket)
+            state.fresh.discard(websocket)
 
     routes = [
         Route("/", reads(index)),
@@ -316,32 +328,47 @@ def _end_message(store: RunStore) -> str:
 
 
 async def pump(state: PageState) -> None:
-    """The live run's stream into the store and out to the pages, about 30 times a second."""
+    """The live run's stream into the store and out to the pages, about 30 times a second.
+
+    An update goes to every page when the run moved on or its controls changed, to a page
+    that just connected, and to every page again each :data:`RESEND_S` (a page that missed
+    one, busy with the one before or racing its first ``/api/run``, catches up).
+    """
     sink = state.sink
     assert sink is not None
     seen_events = 0
-    sent: tuple[int, str] | None = None  # (ticks, controls) of the last update sent
+    sent: tuple[int, str] | None = None  # (ticks, controls) of the last update made
+    update = ""
+    sent_at = 0.0
     period = 1.0 / UPDATES_PER_S
+    loop = asyncio.get_running_loop()
     while True:
         ended = _drain(state, sink)
         store = state.store
-        controls = state.controls()
-        now = (store.ticks, dumps(controls)) if store is not None else None
-        if store is not None and store.ticks and state.clients and now != sent:
-            sent = now
-            events = store.events_since(seen_events)
-            seen_events = len(store.events)
-            update = dumps(
-                {
-                    "type": "update",
-                    "ticks": store.ticks,
-                    "t_last": store.t_last,
-                    "events": events,
-                    **controls,
-                    "frame": store.frame(store.ticks - 1),
-                }
-            )
-            for client in list(state.clients):
+        if store is not None and store.ticks and state.clients:
+            controls = state.controls()
+            now = (store.ticks, dumps(controls))
+            changed = now != sent
+            if changed:
+                sent = now
+                events = store.events_since(seen_events)
+                seen_events = len(store.events)
+                update = dumps(
+                    {
+                        "type": "update",
+                        "ticks": store.ticks,
+                        "t_last": store.t_last,
+                        "events": events,
+                        **controls,
+                        "frame": store.frame(store.ticks - 1),
+                    }
+                )
+            again = loop.time() - sent_at >= RESEND_S
+            targets = list(state.clients) if changed or again else list(state.fresh)
+            state.fresh.clear()
+            if targets:
+                sent_at = loop.time() if changed or again else sent_at
+            for client in targets:
                 if client not in state.sending:  # a page still taking the last one skips this
                     task = asyncio.ensure_future(_send(state, client, update))
                     state.tasks.add(task)
@@ -362,8 +389,10 @@ def _drain(state: PageState, sink: WebSink) -> bool:
         kind, item = queue.popleft()
         if kind == "tick":
             assert state.store is not None
-            entry = tick_map(item)
-            state.store.add(entry)
+            state.store.add(tick_map(item))
+        elif kind == "entry":
+            assert state.store is not None
+            state.store.add(*item)
         elif kind == "start":
             state.store = RunStore(header_map(item))
             if state.header_seen is not None:

@@ -330,7 +330,9 @@ function connect() {
     },
     onState: (state) => {
       if (state === "open") {
-        if (app.everConnected) resync();
+        // Events between the page's first /api/run and the socket's opening (or during a
+        // disconnection) reach no update: catch up (the timeline drops repeats).
+        resync();
         app.everConnected = true;
       }
       setConn(state);
