@@ -190,3 +190,16 @@ def test_records_without_tick_timing_take_totals_from_the_summary(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     busy = load_record(tmp_path).node("0.1")["busy"]
     assert busy == {"total_s": 0.006, "mean_s": pytest.approx(0.002), "max_s": None}
+
+
+def test_a_long_history_keeps_every_status_change_and_its_last_rows():
+    store = RunStore(HEADER)
+    for i in range(3000):
+        status = "SUCCESS" if i == 1500 else "RUNNING"
+        store.add(tick(i, {"0.0": status}, {"0.0": f"{i} s left"}))
+    node = store.node("0.0", max_points=500)
+    assert node["history_rows"] == 3000
+    rows = node["history"]
+    assert len(rows) == 200 + 3  # the first, the change to SUCCESS and back, the last 200
+    assert [r[0] for r in rows[:3]] == [0, 1500, 1501]
+    assert rows[-1] == [2999, "RUNNING", "2999 s left"]

@@ -54,7 +54,7 @@ from limbtree.trees.runner import (
     default_log_dir,
     interrupted_why,
 )
-from limbtree.trees.stream import RobotInfo, TickSink
+from limbtree.trees.stream import RobotInfo, RunHeader, TickSink
 from limbtree.trees.targets import target_problems
 
 if TYPE_CHECKING:  # the web view's imports (Starlette, uvicorn) wait for --view web
@@ -490,6 +490,7 @@ def _run(
             )
             if web is not None:
                 web.sink.recorder = runner.recorder  # (its maps serve the page too)
+                web.prepare(runner.header())
             started.doing = "running"
             signals = started.signals
             if signals is not None:
@@ -530,6 +531,14 @@ class _WebView:
         self.sink: WebSink = self.state.sink
         self.control: RunControl = self.state.control
         self.url = self.server.start()
+
+    def prepare(self, header: RunHeader) -> None:
+        """Load the robots' descriptions for the 3D view now, before the run ticks."""
+        from limbtree.trees.web.skeleton import Skeletons
+
+        self.state.skeletons = Skeletons(
+            {name: robot.as_map() for name, robot in header.robots.items()}
+        )
 
     def linger(self, keyboard: TerminalKeyboard) -> None:
         """Keep the page up after the run until Enter or Ctrl-C (a terminal's default)."""

@@ -27,6 +27,7 @@ import math
 import secrets
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from limbtree.trees.control import ControlError, RunControl, SharedOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import Recorder, header_map, tick_map
 from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
+from limbtree.trees.web.skeleton import Skeletons
 from limbtree.trees.web.store import RunStore
 
 #: Pages get at most this many updates per second.
@@ -56,6 +58,8 @@ TOKEN_HEADER = "X-Limbtree-Token"
 DEFAULT_PORT = 8765
 #: How long ``GET /api/run`` waits for a live run's header [s].
 HEADER_WAIT_S = 30.0
+#: The share of one core that making frames for live pages may take (see :func:`pump`).
+FRAME_CPU_SHARE = 0.02
 #: An unchanged update is sent again this often [s].
 RESEND_S = 1.0
 #: A page whose frame is not sent within this long is dropped [s].
@@ -115,6 +119,8 @@ class PageState:
         control: the live run's control, or None.
         operator: the live run's operator (the page can answer its gates), or None.
         sink: the live run's sink, or None.
+        skeletons: the limbs' skeletons, made before a live run starts (loading the robot
+            descriptions takes a CPU-second that the run would otherwise share), or None.
     """
 
     store: RunStore | None = None
@@ -122,6 +128,7 @@ class PageState:
     control: RunControl | None = None
     operator: SharedOperator | None = None
     sink: WebSink | None = None
+    skeletons: Skeletons | None = None
     header_seen: asyncio.Event | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     clients: set[WebSocket] = field(default_factory=set)
@@ -332,7 +339,11 @@ async def pump(state: PageState) -> None:
 
     An update goes to every page when the run moved on or its controls changed, to a page
     that just connected, and to every page again each :data:`RESEND_S` (a page that missed
-    one, busy with the one before or racing its first ``/api/run``, catches up).
+    one, busy with the one before or racing its first ``/api/run``, catches up). An update
+    carries the newest tick's frame when there is a new one, but frames (the limbs' skeletons
+    by forward kinematics, and their JSON) are the costly part, in the run's own process:
+    they are sent only as often as keeps them under :data:`FRAME_CPU_SHARE` of a core, and
+    at most 30 times a second.
     """
     sink = state.sink
     assert sink is not None
@@ -340,6 +351,8 @@ async def pump(state: PageState) -> None:
     sent: tuple[int, str] | None = None  # (ticks, controls) of the last update made
     update = ""
     sent_at = 0.0
+    framed_tick = -1  # the tick of the last frame sent
+    frame_due = 0.0  # when the next frame may be made [s, the loop's clock]
     period = 1.0 / UPDATES_PER_S
     loop = asyncio.get_running_loop()
     while True:
@@ -348,34 +361,44 @@ async def pump(state: PageState) -> None:
         if store is not None and store.ticks and state.clients:
             controls = state.controls()
             now = (store.ticks, dumps(controls))
-            changed = now != sent
+            latest = store.ticks - 1
+            due = latest != framed_tick and (loop.time() >= frame_due or ended)
+            changed = now != sent or due
             if changed:
                 sent = now
                 events = store.events_since(seen_events)
                 seen_events = len(store.events)
-                update = dumps(
-                    {
-                        "type": "update",
-                        "ticks": store.ticks,
-                        "t_last": store.t_last,
-                        "events": events,
-                        **controls,
-                        "frame": store.frame(store.ticks - 1),
-                    }
-                )
+                message: dict[str, Any] = {
+                    "type": "update",
+                    "ticks": store.ticks,
+                    "t_last": store.t_last,
+                    "events": events,
+                    **controls,
+                }
+                if due:
+                    began = time.thread_time()
+                    message["frame"] = store.frame(latest)
+                    update = dumps(message)
+                    cost = time.thread_time() - began
+                    frame_due = loop.time() + max(period, cost / FRAME_CPU_SHARE)
+                    framed_tick = latest
+                else:
+                    update = dumps(message)
             again = loop.time() - sent_at >= RESEND_S
             targets = list(state.clients) if changed or again else list(state.fresh)
             state.fresh.clear()
-            if targets:
-                sent_at = loop.time() if changed or again else sent_at
+            if changed or again:
+                sent_at = loop.time()
             for client in targets:
                 if client not in state.sending:  # a page still taking the last one skips this
                     task = asyncio.ensure_future(_send(state, client, update))
                     state.tasks.add(task)
                     task.add_done_callback(state.tasks.discard)
         if ended and store is not None:
-            message = _end_message(store)
-            await asyncio.gather(*(_send(state, client, message) for client in list(state.clients)))
+            message_end = _end_message(store)
+            await asyncio.gather(
+                *(_send(state, client, message_end) for client in list(state.clients))
+            )
             state.ended.set()
             return
         await asyncio.sleep(period)
@@ -394,7 +417,7 @@ def _drain(state: PageState, sink: WebSink) -> bool:
             assert state.store is not None
             state.store.add(*item)
         elif kind == "start":
-            state.store = RunStore(header_map(item))
+            state.store = RunStore(header_map(item), skeletons=state.skeletons)
             if state.header_seen is not None:
                 state.header_seen.set()
         else:
@@ -473,6 +496,10 @@ class WebServer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: without, each keep-alive reply waited ~40 ms for
+        # the client's delayed ACK (Nagle), which asyncio does not switch off on a socket
+        # handed to it.
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             self._socket.bind((host, port))
         except OSError as exc:
@@ -490,6 +517,9 @@ class WebServer:
             log_level="warning",
             lifespan="on",
             ws="websockets-sansio",
+            # Frames go to a page on this machine or a LAN 30 times a second: compressing each
+            # cost the run more CPU (in its own process) than everything else the view does.
+            ws_per_message_deflate=False,
             timeout_graceful_shutdown=1,
         )
         self._server = uvicorn.Server(config)

@@ -96,11 +96,6 @@ class _Fault:
     end_tick: int | None = None
 
 
-def _status(value: Any) -> str:
-    text = str(value)
-    return IDLE if text == "INVALID" else text
-
-
 def v1_tree(mission: str, nodes: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """A layout 1 record's stand-in tree: one root over its nodes, ids being their names.
 
@@ -134,7 +129,7 @@ class RunStore:
         self.skeletons = (
             skeletons if skeletons is not None else Skeletons(self.header.get("robots") or {})
         )
-        self._raw: list[bytes] = []
+        self._raw: list[bytes | memoryview] = []
         self._t: list[float] = []
         self.events: list[dict[str, Any]] = []
         self._faults: list[_Fault] = []
@@ -175,7 +170,7 @@ class RunStore:
         """The last tick's time [s] (0 before any)."""
         return self._t[-1] if self._t else 0.0
 
-    def add(self, entry: Mapping[str, Any], raw: bytes | None = None) -> None:
+    def add(self, entry: Mapping[str, Any], raw: bytes | memoryview | None = None) -> None:
         """Take one tick map (the record's), packed as ``raw`` when already packed.
 
         Its index is its position: the record's ``tick`` numbers repeat in an aborted
@@ -186,13 +181,18 @@ class RunStore:
         t = float(entry.get("t", 0.0))
         self._t.append(t)
         self._index_nodes(index, entry)
-        for key, telemetry in (entry.get("skills") or {}).items():
-            node = self._node(str(key))
-            node.telemetry_t.append(t)
-            node.telemetry.append(telemetry)
-            node.skill = str(telemetry.get("skill", node.skill))
-        for event in entry.get("events") or ():
-            self._add_event(index, t, event)
+        skills = entry.get("skills")
+        if skills:
+            nodes = self.nodes
+            for key, telemetry in skills.items():
+                node = nodes.get(key) or self._node(str(key))
+                node.telemetry_t.append(t)
+                node.telemetry.append(telemetry)
+                node.skill = telemetry.get("skill", node.skill)
+        events = entry.get("events")
+        if events:
+            for event in events:
+                self._add_event(index, t, event)
 
     def _node(self, node_id: str) -> _Node:
         node = self.nodes.get(node_id)
@@ -210,16 +210,19 @@ class RunStore:
         nodes = self.nodes
         for node_id, value in statuses.items():
             node = nodes.get(node_id) or self._node(str(node_id))
-            status = _status(value)
+            status = "IDLE" if value == "INVALID" else value
             if node.composite and (node.status != "RUNNING" or status != "RUNNING"):
                 self._reset_below(node, index, statuses, status)
-            node.note(index, status, str(messages.get(node_id, "")))
+            message = messages.get(node_id, "")
+            if status != node.status or message != node.message:
+                node.note(index, status, str(message))
             node.ticks += 1
             took = busy.get(node_id)
-            if isinstance(took, int | float) and math.isfinite(took):
+            if took is not None and took == took and took != math.inf:  # (not NaN, not inf)
                 node.busy_total += took
                 node.busy_count += 1
-                node.busy_max = max(node.busy_max, took)
+                if took > node.busy_max:
+                    node.busy_max = took
 
     def _reset_below(self, node: _Node, index: int, ticked: Mapping[str, Any], status: str) -> None:
         """The resets py_trees does without ticking the nodes reset.
@@ -363,7 +366,8 @@ class RunStore:
             "name": node.name,
             "type": node.type,
             "params": node.params,
-            "history": [list(row) for row in node.history],
+            "history": _history(node.history, max_points),
+            "history_rows": len(node.history),
             "ticks": node.ticks,
             "busy": busy,
             "last_message": node.message,
@@ -384,6 +388,25 @@ class RunStore:
     def events_since(self, count: int) -> list[dict[str, Any]]:
         """The events after the first ``count``."""
         return self.events[count:]
+
+
+#: A thinned history keeps its last rows whole (the panel lists the latest changes).
+RECENT_ROWS = 200
+
+
+def _history(rows: Sequence[tuple[int, str, str]], max_points: int) -> list[list[Any]]:
+    """A node's transitions for the page.
+
+    A long history (a message that changes every tick) keeps every change of status and
+    the last :data:`RECENT_ROWS` rows.
+    """
+    if len(rows) <= max_points:
+        return [list(row) for row in rows]
+    recent = len(rows) - RECENT_ROWS
+    out = [
+        list(row) for i, row in enumerate(rows) if i >= recent or i == 0 or row[1] != rows[i - 1][1]
+    ]
+    return out
 
 
 def _series(node: _Node, max_points: int) -> dict[str, Any] | None:
@@ -459,15 +482,16 @@ def load_record(directory: Path) -> RunStore:
         except (OSError, ValueError) as exc:
             raise RunError(f"{summary_path} is damaged: {exc}") from None
     data = log.read_bytes()
+    view = memoryview(data)  # each tick's bytes are a slice of it, not a copy
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
     unpacker.feed(data)
     store: RunStore | None = None
-    pending: list[tuple[dict[str, Any], bytes]] = []
+    pending: list[tuple[dict[str, Any], memoryview]] = []
     start = 0
     try:
         for entry in unpacker:
             end = unpacker.tell()
-            raw = data[start:end]
+            raw = view[start:end]
             start = end
             first = store is None and not pending
             if first and isinstance(entry, dict) and entry.get("kind") == "header":
@@ -496,7 +520,7 @@ def load_record(directory: Path) -> RunStore:
 
 
 def _v1_store(
-    summary: Mapping[str, Any] | None, ticks: Sequence[tuple[dict[str, Any], bytes]]
+    summary: Mapping[str, Any] | None, ticks: Sequence[tuple[dict[str, Any], memoryview]]
 ) -> RunStore:
     summary = summary or {}
     names: dict[str, str] = {}

@@ -207,15 +207,28 @@ function scrubTo(tick) {
   fetcher.request(Math.max(0, Math.min(tick, app.ticks - 1)));
 }
 
-/** Live frames arrive up to 30 a second: draw only the newest, once per animation frame. */
+/**
+ * Live frames arrive up to 30 a second: draw only the newest, once per animation frame, and
+ * no more often than keeps drawing (script, layout and paint) under LIVE_SHARE of the
+ * time. With a GPU that is every frame; in a software-rendered browser sharing a small
+ * machine with the run, it leaves the run its cores.
+ */
+const LIVE_SHARE = 0.2;
 function queueLiveRender() {
   if (app.liveRenderQueued) return;
   app.liveRenderQueued = true;
-  requestAnimationFrame(() => {
+  const wait = Math.max(0, (app.liveDue ?? 0) - performance.now());
+  setTimeout(() => requestAnimationFrame(() => {
     app.liveRenderQueued = false;
     // A tick's frame never changes: while paused the same one keeps coming, draw it once.
-    if (following() && app.latest !== app.shown && app.latest.tick !== app.shown?.tick) showFrame(app.latest);
-  });
+    if (!(following() && app.latest !== app.shown && app.latest.tick !== app.shown?.tick)) return;
+    const began = performance.now();
+    showFrame(app.latest);
+    // The next animation frame comes once this one is laid out and painted: its cost.
+    requestAnimationFrame(() => {
+      app.liveDue = began + (performance.now() - began) / LIVE_SHARE;
+    });
+  }), wait);
 }
 
 async function showLatestFromServer() {

@@ -212,7 +212,7 @@ export class NodePanel {
         message ? el("span", { class: "msg", title: message, text: message }) : null));
     }
     const note = history.length
-      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"}, ${history.length} rows · last changes:` })
+      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"}, ${this.info.history_rows ?? history.length} rows · last changes:` })
       : el("div", { class: "muted small", text: "never ticked" });
     box.replaceChildren(svg.node(), note, history.length ? list : null);
   }

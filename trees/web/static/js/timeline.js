@@ -24,7 +24,13 @@ export class Timeline {
     this.keys = new Set();    // events already drawn (deduplicated)
     this.scheduled = false;
     this.input.addEventListener("input", () => this.#scheduleScrub());
-    new ResizeObserver(() => this.#redraw()).observe(this.svg);
+    // The strip's width, kept by the observer: reading clientWidth per frame would force
+    // the browser to lay the page out again each time (most of a live page's cost).
+    this.width = 0;
+    new ResizeObserver((entries) => {
+      this.width = entries[0].contentRect.width;
+      this.#redraw();
+    }).observe(this.svg);
     this.svg.addEventListener("mousemove", (event) => this.#hover(event));
     this.svg.addEventListener("mouseleave", () => {
       hideTooltip();
@@ -89,7 +95,7 @@ export class Timeline {
 
   /** x of a tick's centre, matching the range thumb's position. */
   #x(tick) {
-    const width = this.svg.clientWidth;
+    const width = this.width;
     const span = Math.max(1, this.ticks - 1);
     return THUMB / 2 + (Math.min(tick, span) / span) * (width - THUMB);
   }
@@ -103,7 +109,7 @@ export class Timeline {
   }
 
   #redraw() {
-    const width = this.svg.clientWidth;
+    const width = this.width;
     if (!width) return;
     const frag = document.createDocumentFragment();
     // Lane backgrounds and names.

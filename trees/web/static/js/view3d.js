@@ -11,6 +11,8 @@ const LINK_RADIUS = 0.014;     // skeleton links [m]
 const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
+const RENDER_SHARE = 0.15;     // paced draws take at most this share of the time
+const FRAME_MS = 1000 / 60;    // one display frame [ms]
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
 
 /** A chain of cylinders and spheres through a polyline; grows its pool of meshes as needed. */
@@ -85,6 +87,8 @@ export class View3D {
     this.thick = 1;          // radii and triads scale with the scene (set by fit on the first frame)
     this.fitted = false;
     this.pending = false;
+    this.deferred = null;    // a paced draw waiting for its turn
+    this.renderDue = 0;      // when a paced draw may come (performance.now() ms)
     this.ok = this.#init();
   }
 
@@ -156,12 +160,37 @@ export class View3D {
     this.requestRender();
   }
 
-  requestRender() {
-    if (!this.ok || this.pending) return;
+  /**
+   * Draw on the next animation frame. Frames of a live run (`paced`) are drawn no more
+   * often than keeps drawing under RENDER_SHARE of the time: with a GPU a draw takes a
+   * millisecond and every frame is drawn; in software rendering (a headless browser, a
+   * remote desktop) one takes ~100 ms, and drawing each would take a core from the run it
+   * watches when both share a machine. The user's own orbiting is never held back.
+   */
+  requestRender(paced = false) {
+    if (!this.ok) return;
+    const wait = paced ? this.renderDue - performance.now() : 0;
+    if (wait > 0) {
+      if (!this.deferred) {
+        this.deferred = setTimeout(() => {
+          this.deferred = null;
+          this.requestRender(false);
+        }, wait);
+      }
+      return;
+    }
+    if (this.pending) return;
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
+      const began = performance.now();
       this.renderer.render(this.scene, this.camera);
+      // The draw's real cost shows only when its frame is composited (a software-rendered
+      // canvas is read back then): measure up to the next animation frame, less one frame.
+      requestAnimationFrame(() => {
+        const took = Math.max(0, performance.now() - began - FRAME_MS);
+        this.renderDue = began + took / RENDER_SHARE;
+      });
     });
   }
 
@@ -223,7 +252,7 @@ export class View3D {
       this.#scaleToScene(frame);
       this.fit();
     }
-    this.requestRender();
+    this.requestRender(true);
   }
 
   /**
