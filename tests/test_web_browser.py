@@ -24,6 +24,7 @@ from pathlib import Path
 import msgpack
 import pytest
 from test_run_control import make_runner
+from test_web_control import SEQUENCE
 
 from limbtree.trees.web.server import PageState, WebServer
 from limbtree.trees.web.store import load_record
@@ -40,19 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SEQUENCE = """
-tree:
-  sequence:
-    children:
-      - wait: {name: first, duration_s: 0.2}
-      - sync_move:
-          name: square
-          limbs: [a, b]
-          waypoints:
-            - {translation_mm: [50, 0, 0]}
-            - {translation_mm: [0, 0, 0]}
-          p_e_mm: 20
-"""
 LIVE = """\
 mission: browser_live
 clock: sim

@@ -21,6 +21,8 @@ from limbtree.trees.control import (
 from limbtree.trees.recorder import read_log
 from limbtree.trees.stream import NodeStatus, NodeTick
 
+#: A wait, then a synchronized move of two fake limbs (also used by test_web_server and
+#: test_web_browser).
 SEQUENCE = """
 tree:
   sequence:

@@ -14,6 +14,7 @@ import time
 import httpx
 import pytest
 from test_run_control import make_runner
+from test_web_control import SEQUENCE
 from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
@@ -26,20 +27,6 @@ from limbtree.trees.web.server import (
     live_state,
 )
 from limbtree.trees.web.store import load_record
-
-SEQUENCE = """
-tree:
-  sequence:
-    children:
-      - wait: {name: first, duration_s: 0.2}
-      - sync_move:
-          name: square
-          limbs: [a, b]
-          waypoints:
-            - {translation_mm: [50, 0, 0]}
-            - {translation_mm: [0, 0, 0]}
-          p_e_mm: 20
-"""
 
 
 class RealWall:
