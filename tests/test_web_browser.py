@@ -63,6 +63,21 @@ tree:
 """
 
 
+GATED = """\
+mission: browser_gate
+clock: sim
+rate_hz: 50
+limbs:
+  heavy: {robot: heavy_limb, agent: sim}
+tree:
+  sequence:
+    children:
+      - wait: {duration_s: 0.2}
+      - operator_gate: {name: go, prompt: "limb clear: go on?"}
+      - wait: {duration_s: 0.2}
+"""
+
+
 def chromium_path() -> str | None:
     for candidate in (os.environ.get("LIMBTREE_CHROMIUM"), "/usr/bin/chromium"):
         if candidate and Path(candidate).exists():
@@ -204,9 +219,10 @@ def test_a_500_node_tree_renders(tmp_path, page):
 
 
 @pytest.fixture
-def live_run(tmp_path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+def live_run(tmp_path, request) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    """``limbtree run --view web`` of LIVE (or the mission text the test gives), stdin closed."""
     mission = tmp_path / "live.yaml"
-    mission.write_text(LIVE)
+    mission.write_text(getattr(request, "param", LIVE))
     record = tmp_path / "rec"
     limbtree = str(Path(sys.executable).parent / "limbtree")
     process = subprocess.Popen(
@@ -282,3 +298,19 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     ]  # fmt: skip
     assert [p.get("node") for p in pauses][1:3] == ["0.1", None]
     assert pauses[2]["why"] == f"stepped to tick {at + 1}"
+
+
+@pytest.mark.parametrize("live_run", [GATED], indirect=True)
+def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run, page):
+    process, url, record = live_run  # (stdin closed: only the page can answer)
+    page.goto(url)
+    page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
+    assert "limb clear: go on?" in (page.locator("#gate").text_content() or "")
+    page.locator("#gate-yes").click()
+    page.wait_for_selector("#run-state[data-state=SUCCESS]", timeout=30_000)
+    assert process.wait(20) == 0
+    events = [
+        e for tick in msgpack.Unpacker(open(record / "log.msgpack", "rb"), raw=False)  # noqa: SIM115
+        for e in tick.get("events", ()) if e["kind"] == "gate"
+    ]  # fmt: skip
+    assert events == [{"kind": "gate", "node": "0.1", "t": 0.2, "prompt": "limb clear: go on?"}]
