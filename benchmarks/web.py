@@ -205,7 +205,8 @@ def record_speed(ticks: int, browser: Any) -> None:
             page.wait_for_function(
                 f"document.querySelector('#timeline')?.max == '{ticks - 1}' && "
                 "document.querySelectorAll('[data-node-id]').length > 0 && "
-                "/tick \\d+/.test(document.querySelector('#tick-label')?.textContent || '')",
+                "/tick \\d+/.test(document.querySelector('#tick-label')?.textContent || '') && "
+                "window.limbtree?.view3d?.ok === true",  # the 3D view too (three.js loaded)
                 timeout=60_000,
             )
             opened = time.perf_counter() - began

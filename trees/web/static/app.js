@@ -165,6 +165,9 @@ function lazyView3D(container, colourOf) {
     fit() {
       real?.fit();
     },
+    holdWhileScrubbing() {
+      real?.holdWhileScrubbing();
+    },
   };
 }
 
@@ -204,6 +207,7 @@ function showFrame(frame) {
 /** The user moved the scrubber (or clicked a mark): stop following, fetch that tick. */
 function scrubTo(tick) {
   if (following()) $("follow").checked = false;
+  view3d.holdWhileScrubbing();
   fetcher.request(Math.max(0, Math.min(tick, app.ticks - 1)));
 }
 

@@ -167,6 +167,22 @@ export class View3D {
    * remote desktop) one takes ~100 ms, and drawing each would take a core from the run it
    * watches when both share a machine. The user's own orbiting is never held back.
    */
+  /**
+   * The user is dragging the scrubber: when a draw is slow (software rendering), hold
+   * paced draws until `ms` after the last move, so that the tree and the panels follow the
+   * scrubber at once and the 3D view catches up when it stops. A fast draw is never held.
+   */
+  holdWhileScrubbing(ms = 200) {
+    if ((this.renderCost ?? 0) > FRAME_MS) {
+      this.renderDue = Math.max(this.renderDue, performance.now() + ms);
+      if (this.deferred) {
+        clearTimeout(this.deferred);
+        this.deferred = null;
+        this.requestRender(true);
+      }
+    }
+  }
+
   requestRender(paced = false) {
     if (!this.ok) return;
     const wait = paced ? this.renderDue - performance.now() : 0;
@@ -189,6 +205,7 @@ export class View3D {
       // canvas is read back then): measure up to the next animation frame, less one frame.
       requestAnimationFrame(() => {
         const took = Math.max(0, performance.now() - began - FRAME_MS);
+        this.renderCost = took;
         this.renderDue = began + took / RENDER_SHARE;
       });
     });
