@@ -58,16 +58,35 @@ export class Timeline {
 
   /** Move the thumb (when a frame is shown that the user did not scrub to). */
   set value(tick) {
+    if (tick > Number(this.input.max)) this.#applyTicks();  // (a range clamps its value)
     if (Number(this.input.value) !== tick) this.input.value = String(tick);
     this.#moveCursor();
   }
 
-  /** The number of ticks grew (live) or is known (replay). */
+  /**
+   * The number of ticks grew (live) or is known (replay). A live run grows it 30 times a
+   * second; the scrubber's range and the marks follow at most 4 times a second (each
+   * change re-lays the strip out and repaints it), or at once when a frame past the end is
+   * shown.
+   */
   setTicks(ticks) {
     const n = Math.max(1, ticks);
     if (n === this.ticks && this.input.max === String(n - 1)) return;
     this.ticks = n;
-    this.input.max = String(n - 1);
+    if (this.ticksTimer) return;
+    if (this.input.max === "" || Number(this.input.max) <= 0) {
+      this.#applyTicks();
+      return;
+    }
+    this.ticksTimer = setTimeout(() => this.#applyTicks(), 250);
+  }
+
+  #applyTicks() {
+    clearTimeout(this.ticksTimer);
+    this.ticksTimer = null;
+    const max = String(this.ticks - 1);
+    if (this.input.max === max) return;
+    this.input.max = max;
     this.#scheduleRedraw();
   }
 

@@ -11,7 +11,7 @@ const LINK_RADIUS = 0.014;     // skeleton links [m]
 const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
-const RENDER_SHARE = 0.15;     // paced draws take at most this share of the time
+const RENDER_SHARE = 0.06;     // paced draws take at most this share of the time
 const FRAME_MS = 1000 / 60;    // one display frame [ms]
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
 
