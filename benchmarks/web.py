@@ -36,19 +36,12 @@ from typing import Any
 
 import msgpack
 
+from limbtree.trees.web.chromium import CHROMIUM_ARGS, chromium_path
+
 ROOT = Path(__file__).resolve().parent.parent
 MISSION = ROOT / "missions" / "robustness.yaml"
 #: The command line installed beside this Python.
 LIMBTREE = str(Path(sys.executable).parent / "limbtree")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 #: Move the scrubber to tick t; resolves with the milliseconds until the page painted it.
@@ -68,9 +61,9 @@ REDRAW_JS = """t => new Promise(resolve => {
 
 
 def chromium() -> str:
-    path = os.environ.get("LIMBTREE_CHROMIUM") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        sys.exit(f"no Chromium at {path}: apt-get install chromium, or set LIMBTREE_CHROMIUM")
+    path = chromium_path()
+    if path is None:
+        sys.exit("no Chromium: apt-get install chromium, or set LIMBTREE_CHROMIUM")
     return path
 
 
@@ -241,7 +234,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium(), args=list(CHROMIUM_ARGS))
         try:
             if not args.skip_cost:
                 cost(args.pairs, args.seconds, "socket")

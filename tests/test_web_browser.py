@@ -26,21 +26,13 @@ import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
 
+from limbtree.trees.web.chromium import CHROMIUM_ARGS, chromium_path
 from limbtree.trees.web.server import PageState, WebServer
 from limbtree.trees.web.store import load_record
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 LIVE = """\
 mission: browser_live
 clock: sim
@@ -78,13 +70,6 @@ tree:
 """
 
 
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("LIMBTREE_CHROMIUM"), "/usr/bin/chromium"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     path = chromium_path()
@@ -99,7 +84,7 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
         yield launched
         launched.close()
 

@@ -142,14 +142,12 @@ class WebOptions:
         port: the port (0 picks a free one).
         token: the token every request then needs, or None (one is drawn for control).
         insecure: serve a non-loopback ``host`` without a token.
-        linger: after the run, keep serving until Enter or Ctrl-C (a terminal's default).
     """
 
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
     insecure: bool = False
-    linger: bool | None = None
 
 
 def _postures(robot: str, chain: str | None) -> dict[str, tuple[float, ...]]:
@@ -541,11 +539,8 @@ class _WebView:
         )
 
     def linger(self, keyboard: TerminalKeyboard) -> None:
-        """Keep the page up after the run until Enter or Ctrl-C (a terminal's default)."""
-        linger = self.options.linger
-        if linger is None:
-            linger = keyboard.interactive
-        if not linger:
+        """In a terminal, keep the page up after the run until Enter or Ctrl-C."""
+        if not keyboard.interactive:
             return
         self.state.ended.wait(3.0)
         print(

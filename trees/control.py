@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from limbtree.skills.sync import Mode
 from limbtree.trees.context import Operator
 from limbtree.trees.stream import NodeStatus, NodeTick
 
@@ -48,7 +49,7 @@ class BreakOn(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Breakpoint:
-    """A breakpoint: node ``node`` (its id), on its start or its failure."""
+    """A breakpoint: node ``node`` (its id), on its start, its failure or its recovery."""
 
     node: str
     on: BreakOn
@@ -60,8 +61,8 @@ class BreakpointHit:
 
     Attributes:
         node: the node's id.
-        on: start or failure.
-        tick: the tick in which the node started or failed (the run paused right after).
+        on: start, failure or recovery.
+        tick: the tick in which it fired (the run paused right after).
         t: that tick's time [s, mission time].
     """
 
@@ -199,7 +200,13 @@ class RunControl:
 
 
 #: The telemetry mode of a skill bringing its limbs back onto its trajectory.
-RECOVERING = "recovering"
+RECOVERING = Mode.RECOVERING.value
+#: What a breakpoint's node did, for the pause's message.
+BREAK_VERBS = {
+    BreakOn.START: "started",
+    BreakOn.FAILURE: "failed",
+    BreakOn.RECOVERY: "started recovering",
+}
 
 
 def _mode(telemetry: object) -> str | None:
@@ -274,6 +281,7 @@ class SharedOperator:
 
 
 __all__ = [
+    "BREAK_VERBS",
     "BreakOn",
     "Breakpoint",
     "BreakpointHit",

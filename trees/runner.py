@@ -31,7 +31,7 @@ from limbtree.transport.driver import CommandMode, Health
 from limbtree.transport.errors import TransportError
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
-from limbtree.trees.control import BreakpointHit, ControlOp, RunControl
+from limbtree.trees.control import BREAK_VERBS, BreakpointHit, ControlOp, RunControl
 from limbtree.trees.errors import AgentError
 from limbtree.trees.faults import FaultSchedule, ScheduledFault
 from limbtree.trees.header import RunInfo, robots_of, tree_of
@@ -567,8 +567,7 @@ class Runner:
     def _hit_text(self, hit: BreakpointHit) -> str:
         behaviour = self.nodes.get(hit.node)
         name = behaviour.name if behaviour is not None else hit.node
-        verb = {"start": "started", "failure": "failed"}.get(hit.on.value, "started recovering")
-        return f"breakpoint: {name} ({hit.node}) {verb} at tick {hit.tick}"
+        return f"breakpoint: {name} ({hit.node}) {BREAK_VERBS[hit.on]} at tick {hit.tick}"
 
     def _note_gate(self) -> None:
         """A ``gate`` event when an operator gate starts waiting for its answer."""

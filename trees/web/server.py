@@ -524,8 +524,7 @@ class WebServer:
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pump: asyncio.Future[None] | None = None
+        self._pump: asyncio.Future[None] | None = None  # (asyncio keeps tasks weakly)
 
     @property
     def url(self) -> str:
@@ -534,7 +533,6 @@ class WebServer:
         return f"http://{host}:{self.port}/?token={self.token}"
 
     async def _started(self) -> None:
-        self._loop = asyncio.get_running_loop()
         if self.state.live:
             self.state.header_seen = asyncio.Event()
             if self.state.store is not None:
