@@ -17,6 +17,12 @@ model is built on the first :meth:`RobotSpec.chain` call.
     notes: Anything else worth knowing
     urdf: my_arm.urdf                # optional, relative to robot.yaml; default <name>.urdf
     mass_kg: 12.5                    # optional; default: the sum of the URDF link masses
+    floating: false                  # optional: the base (the URDF's root link) floats free
+                                     # (a space robot, a walking arm); default false
+    joint_armature_kgm2: 0.1         # optional, >= 0: motor reflected inertia added on every
+                                     # joint (physics plant, mass matrix); default 0
+    interfaces: {E0: e0}             # optional: interface (SI) frames on the base body, name ->
+                                     # link rigidly fixed to the URDF's root link
     limbs:                           # required, at least one
       arm:
         base_link: base_link         # required: poses are expressed in this link's frame
@@ -24,8 +30,14 @@ model is built on the first :meth:`RobotSpec.chain` call.
         max_joint_speed: 1.5         # required [rad/s or m/s], caps every joint of the limb
         grippers: [gripper]          # optional: links that carry a gripper
         ik_mask: [1, 1, 1, 0, 0, 0]  # optional: IK weights on [x, y, z, rx, ry, rz]
+        interfaces: {E1: e1, E2: e2} # optional: interface (SI) frames of the limb's ends, end
+                                     # name -> a link on the chain from base_link to ee_link
         postures:                    # optional: named joint vectors [rad or m]
           home: [0, 0.5, 0, 1.2, 0, 0.8, 0]
+
+Interface frames are named ``LIMB.END`` for a limb's ends (``arm.E1``) and by their own name
+for the base body's (``E0``): :attr:`RobotSpec.interface_links`. Interface names are letters,
+digits and ``_``, not starting with a digit.
 """
 
 from __future__ import annotations
@@ -51,7 +63,7 @@ from limbtree.robots.errors import (
     UnknownPostureError,
     UnknownRobotError,
 )
-from limbtree.robots.yamldoc import YamlDocument, kind
+from limbtree.robots.yamldoc import YamlDocument, is_number, kind
 
 if TYPE_CHECKING:
     from limbtree.kinematics.chain import KinematicChain
@@ -65,15 +77,28 @@ ROBOT_PATH_ENV: Final = "LIMBTREE_ROBOT_PATH"
 METADATA_FILE: Final = "robot.yaml"
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-_TOP_KEYS: Final = ("name", "description", "paper", "notes", "urdf", "mass_kg", "limbs")
+_TOP_KEYS: Final = (
+    "name",
+    "description",
+    "paper",
+    "notes",
+    "urdf",
+    "mass_kg",
+    "floating",
+    "joint_armature_kgm2",
+    "interfaces",
+    "limbs",
+)
 _LIMB_KEYS: Final = (
     "base_link",
     "ee_link",
     "max_joint_speed",
     "grippers",
     "ik_mask",
+    "interfaces",
     "postures",
 )
+_INTERFACE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: Slack [rad or m] allowed when checking postures against the joint limits.
 _POSTURE_SLACK: Final = 1e-9
 
@@ -131,6 +156,9 @@ class LimbSpec:
         ik_mask: IK weights on ``[x, y, z, rx, ry, rz]``, or None for all six;
             ``(1, 1, 1, 0, 0, 0)`` for position-only limbs such as 3-joint legs.
         postures: posture name -> joint vector [rad or m]; always has ``"home"``.
+        interfaces: interface (SI) end name -> link, e.g. ``{"E1": "e1", "E2": "e2"}``:
+            frames of the limb's ends (links on the chain from ``base_link`` to
+            ``ee_link``); the robot calls them ``"LIMB.END"``. Possibly none.
     """
 
     name: str
@@ -142,6 +170,7 @@ class LimbSpec:
     grippers: tuple[str, ...] = ()
     ik_mask: tuple[float, ...] | None = None
     postures: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    interfaces: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def n(self) -> int:
@@ -196,6 +225,13 @@ class RobotSpec:
         source: the ``robot.yaml`` it was loaded from.
         paper: where its numbers come from.
         notes: anything else worth knowing (which values are guesses, ...).
+        floating: whether the base (the URDF's root link, :attr:`base_link`) floats free
+            (a robot in orbit, a walking arm) rather than being fixed in the world.
+        base_link: the URDF's root link: the floating base body when :attr:`floating`.
+        interfaces: interface (SI) frames on the base body: name -> link rigidly fixed to
+            :attr:`base_link` (``{"E0": "e0"}``). Possibly none.
+        joint_armature_kgm2: motor reflected inertia [kg m^2] added on every joint by the
+            physics plant and the floating tree's mass matrix (0: none).
     """
 
     name: str
@@ -206,6 +242,10 @@ class RobotSpec:
     source: Path
     paper: str = ""
     notes: str = ""
+    floating: bool = False
+    base_link: str = ""
+    interfaces: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    joint_armature_kgm2: float = 0.0
     # Chains built so far, per limb name: this spec's own cache, never shared.
     _chains: dict[str, KinematicChain] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -215,6 +255,18 @@ class RobotSpec:
     def limb_names(self) -> tuple[str, ...]:
         """Limb names, in file order."""
         return tuple(limb.name for limb in self.limbs)
+
+    @property
+    def interface_links(self) -> Mapping[str, str]:
+        """Every interface (SI) frame: name -> link, the base body's first, then each limb's.
+
+        A limb's ends are named ``"LIMB.END"`` (``"arm_1.E2"``); the base body's frames keep
+        their own name (``"E0"``).
+        """
+        frames = dict(self.interfaces)
+        for limb in self.limbs:
+            frames.update((f"{limb.name}.{end}", link) for end, link in limb.interfaces.items())
+        return MappingProxyType(frames)
 
     def limb(self, name: str | None = None) -> LimbSpec:
         """One limb by name.
@@ -394,6 +446,33 @@ def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
         _limb(doc, model, str(limb_name), limb_value)
         for limb_name, limb_value in limbs_value.items()
     )
+    floating = False
+    if "floating" in top:
+        if not isinstance(top["floating"], bool):
+            doc.fail(("floating",), f"expected true or false, got {kind(top['floating'])}")
+        floating = top["floating"]
+    armature = 0.0
+    if "joint_armature_kgm2" in top:
+        value_a = top["joint_armature_kgm2"]
+        if not is_number(value_a) or not math.isfinite(value_a) or value_a < 0:
+            doc.fail(
+                ("joint_armature_kgm2",),
+                f"expected a number >= 0 [kg m^2] (motor reflected inertia), got {value_a!r}",
+            )
+        armature = float(value_a)
+    root = model.root()
+    interfaces: Mapping[str, str] = MappingProxyType({})
+    if "interfaces" in top:
+        interfaces = _interfaces(doc, model, ("interfaces",), top["interfaces"])
+        for frame, link in interfaces.items():
+            moving = [j.name for j in model.path_between(root, link) if j.kind != "fixed"]
+            if moving:
+                doc.fail(
+                    ("interfaces", frame),
+                    f"link {link!r} moves against the base link {root!r} (joints "
+                    f"{', '.join(moving)}); a robot-level interface must be on the base body "
+                    "(only fixed joints between); put a limb's end under the limb's interfaces",
+                )
     return RobotSpec(
         name=name,
         description=texts.get("description", ""),
@@ -403,7 +482,34 @@ def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
         source=doc.path,
         paper=" ".join(texts.get("paper", "").split()),
         notes=" ".join(texts.get("notes", "").split()),
+        floating=floating,
+        base_link=root,
+        interfaces=interfaces,
+        joint_armature_kgm2=armature,
     )
+
+
+def _interfaces(
+    doc: YamlDocument, model: _UrdfModel, key: tuple[str, ...], value: Any
+) -> Mapping[str, str]:
+    """Check a mapping of interface name -> URDF link."""
+    if not isinstance(value, dict) or not value:
+        doc.fail(key, f"expected a mapping of interface name to link, got {kind(value)}")
+    frames: dict[str, str] = {}
+    for frame, link in value.items():
+        if not isinstance(frame, str) or not _INTERFACE_NAME.match(frame):
+            doc.fail(
+                key,
+                f"interface name {frame!r}: use letters, digits and _, not starting with a digit",
+            )
+        if not isinstance(link, str) or link not in model.links:
+            doc.fail(
+                (*key, frame),
+                f"no link named {link!r} in {model.path.name}; "
+                f"valid links: {', '.join(model.links)}",
+            )
+        frames[frame] = link
+    return MappingProxyType(frames)
 
 
 def _limb(doc: YamlDocument, model: _UrdfModel, name: str, value: Any) -> LimbSpec:
@@ -467,6 +573,17 @@ def _limb(doc: YamlDocument, model: _UrdfModel, name: str, value: Any) -> LimbSp
         if any(w < 0 for w in ik_mask) or not any(w > 0 for w in ik_mask):
             doc.fail((*key, "ik_mask"), f"weights must be >= 0 and not all 0, got {ik_mask}")
     postures = _postures(doc, key, spec.get("postures"), joints)
+    interfaces: Mapping[str, str] = MappingProxyType({})
+    if "interfaces" in spec:
+        interfaces = _interfaces(doc, model, (*key, "interfaces"), spec["interfaces"])
+        on_chain = {base_link, *(j.parent for j in path), *(j.child for j in path)}
+        for end, link in interfaces.items():
+            if link not in on_chain:
+                doc.fail(
+                    (*key, "interfaces", end),
+                    f"link {link!r} is not on the chain from {base_link!r} to {ee_link!r}; "
+                    f"links on it: {', '.join(sorted(on_chain))}",
+                )
     return LimbSpec(
         name=name,
         base_link=base_link,
@@ -477,6 +594,7 @@ def _limb(doc: YamlDocument, model: _UrdfModel, name: str, value: Any) -> LimbSp
         grippers=grippers,
         ik_mask=ik_mask,
         postures=postures,
+        interfaces=interfaces,
     )
 
 
@@ -592,6 +710,13 @@ class _UrdfModel:
         if not links:
             fail("no <link> elements")
         return cls(path, tuple(links), MappingProxyType(masses), MappingProxyType(joints))
+
+    def root(self) -> str:
+        """The root link: the one that is no joint's child (the first such, in file order)."""
+        for link in self.links:
+            if link not in self.joint_to_parent:
+                return link
+        raise RobotDescriptionError(self.path, "<urdf>", "no root link (a joint loop)")
 
     def total_mass(self) -> float:
         """Sum of every link's mass [kg]."""

@@ -380,7 +380,7 @@ def test_an_assembly_limb_with_the_same_seed_moves_like_the_plain_simulated_limb
 
 def test_an_unknown_module_in_the_world_lists_the_valid_modules():
     with pytest.raises(
-        WorldError, match="valid modules: moonbot_wheel_v1, moonbot_wheel_v2"
+        WorldError, match="valid modules: mirror_tile, moonbot_wheel_v1, moonbot_wheel_v2"
     ) as info:
         AssemblyLimb(V2, world=[WorldModule("wheel", "moonbot_wheel_v9", Pose())])
     assert info.value.name == "wheel"
@@ -451,7 +451,8 @@ GOOD = {"name": "wheel", "module": "moonbot_wheel_v2", "pose": [0.8, 0, 0, 0, 0,
         ([{**GOOD, "name": 7}], "world[0]: name must be letters", 0),
         (
             [{**GOOD, "module": "wheel"}],
-            "unknown module 'wheel'; valid modules: moonbot_wheel_v1, moonbot_wheel_v2",
+            "unknown module 'wheel'; valid modules: "
+            "mirror_tile, moonbot_wheel_v1, moonbot_wheel_v2",
             0,
         ),
         ([GOOD, {**GOOD}], "world[1] ('wheel'): the name 'wheel' is used twice (also world[0])", 1),

@@ -25,6 +25,7 @@ from limbtree.robots.modules import (
 )
 
 WHEELS = ("moonbot_wheel_v1", "moonbot_wheel_v2")
+SHIPPED_MODULES = ("mirror_tile", *WHEELS)
 ROOT = Path(__file__).resolve().parent.parent
 
 GOOD_FILE = """\
@@ -48,8 +49,8 @@ def write(tmp_path, text, name="crate.yaml"):
 # ---------------------------------------------------------------------- shipped modules
 
 
-def test_the_shipped_modules_are_the_moonbot_wheels_v1_and_v2():
-    assert module_names() == WHEELS
+def test_the_shipped_modules_are_the_mirror_tile_and_the_moonbot_wheels_v1_and_v2():
+    assert module_names() == SHIPPED_MODULES
 
 
 @pytest.mark.parametrize("name", WHEELS)
@@ -136,7 +137,7 @@ def test_an_unknown_module_error_lists_the_valid_modules():
     with pytest.raises(UnknownModuleError) as info:
         load_module("moonbot_wheel_v3")
     assert info.value.name == "moonbot_wheel_v3"
-    assert info.value.valid_names == WHEELS
+    assert info.value.valid_names == SHIPPED_MODULES
     assert "moonbot_wheel_v1, moonbot_wheel_v2" in str(info.value)
     assert isinstance(info.value, RobotsError)
     assert isinstance(info.value, LookupError)
