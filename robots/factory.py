@@ -206,6 +206,10 @@ def _check_sim_options(
         )
 
 
+#: The simulated plant kinds (DESIGN.md, Plants).
+PLANT_KINDS: Final = ("kinematic", "mujoco")
+
+
 def make_plant(
     robot: str,
     limbs: Sequence[str] | None = None,
@@ -216,6 +220,8 @@ def make_plant(
     world: Sequence[WorldModule] | None = None,
     options: Mapping[str, str] | None = None,
     base: Pose | None = None,
+    plant: str = "kinematic",
+    physics: str | None = None,
 ) -> Plant:
     """Make the plant an agent serves (``limbtree agent --robot NAME [--limb L]``).
 
@@ -235,6 +241,10 @@ def make_plant(
         world: modules in the base frame (see :func:`make_driver`).
         options: a hardware driver's constructor keyword arguments (text).
         base: the plant's base in the world frame (gravity acts in the world).
+        plant: the simulated plant's kind: ``kinematic`` (wave 1's simulator) or ``mujoco``
+            (rigid-body dynamics, :class:`~limbtree.robots.mujoco_plant.MujocoPlant`).
+        physics: the ``mujoco`` plant's settings as JSON
+            (:meth:`~limbtree.robots.mujoco_plant.MujocoConfig.from_json`).
 
     Returns:
         The plant, ready to be advanced.
@@ -247,13 +257,40 @@ def make_plant(
         limbtree.robots.errors.UnknownLimbError: for an unknown limb.
         limbtree.transport.driver.DriverError: for a wrong scheduled fault.
     """
+    if plant not in PLANT_KINDS:
+        raise DriverOptionError(
+            f"plant kind {plant!r} is unknown; valid kinds are {', '.join(PLANT_KINDS)}"
+        )
+    if plant == "mujoco":
+        if driver != "sim":
+            raise DriverOptionError(f"the mujoco plant is simulated; drop --driver {driver}")
+        if limbs is not None:
+            raise DriverOptionError(
+                "the mujoco plant moves the whole robot (its limbs are coupled through the "
+                "base); drop --limb"
+            )
+        if config is not None:
+            raise DriverOptionError(
+                "--sim-option sets the kinematic simulator's non-idealities; the mujoco plant "
+                "takes --physics"
+            )
+        from limbtree.robots.mujoco_plant import MujocoConfig, MujocoPlant
+
+        try:
+            settings = MujocoConfig.from_json(physics) if physics else MujocoConfig()
+            made = MujocoPlant(robot, base=base, world=world or (), config=settings, seed=seed)
+        except ValueError as exc:
+            raise DriverOptionError(f"mujoco plant of robot {robot!r}: {exc}") from None
+        return FaultyPlant(made)
+    if physics:
+        raise DriverOptionError("--physics sets the mujoco plant; give --plant mujoco")
     if driver == "sim":
         _check_sim_options(config, world, options)
         schedule = () if config is None else config.faults
         if config is not None and config.faults:
             config = dataclasses.replace(config, faults=())
-        plant = KinematicPlant(robot, limbs, seed=seed, config=config, base=base, world=world)
-        return FaultyPlant(plant, schedule)
+        kinematic = KinematicPlant(robot, limbs, seed=seed, config=config, base=base, world=world)
+        return FaultyPlant(kinematic, schedule)
     spec = load_robot(robot)
     names = tuple(spec.limb_names if limbs is None else limbs)
     if len(names) != 1:

@@ -79,7 +79,10 @@ def test_mission_and_tree_are_required(check):
 def test_unknown_top_level_key_lists_the_valid_ones(check):
     message = only(check("tree: {wait: {duration_s: 1}}\ntreee: 1\n"))
     assert message.startswith("m.yaml:6:1: unknown key treee; did you mean tree? valid keys: ")
-    keys = "mission, description, clock, rate_hz, max_tick_s, parameters, robots, limbs, faults"
+    keys = (
+        "mission, description, clock, rate_hz, gravity_g, timestep_ms, max_tick_s, parameters, "
+        "robots, limbs, faults"
+    )
     assert keys in message
 
 
@@ -211,7 +214,10 @@ def test_unknown_node_type_lists_the_valid_types(check):
     message = only(check("tree:\n  sequence:\n    - sync_mvoe: {limbs: [left]}\n"))
     assert message.startswith("m.yaml:7:7: unknown node type sync_mvoe; did you mean sync_move?")
     assert "valid node types: sequence, fallback, parallel, repeat" in message
-    assert "operator_gate, align, grasp, release, selector, subtree" in message
+    assert (
+        "operator_gate, align, grasp, release, walk_step, impedance_move, latch, unlatch, "
+        "selector, subtree" in message
+    )
 
 
 def test_unknown_bare_node_type_is_reported_at_the_word(check):

@@ -72,6 +72,10 @@ def test_the_registry_holds_the_vocabulary_of_the_issue():
         "align",
         "grasp",
         "release",
+        "walk_step",
+        "impedance_move",
+        "latch",
+        "unlatch",
     }
     assert dict(NODE_ALIASES) == {"selector": "fallback"}
 

@@ -134,7 +134,11 @@ def test_unknown_robot_plant_kind_and_limb_are_reported_where_they_are_written(t
         "[quad.leg_7]",
     )
     found = problems(path)
-    assert any(":4:38: plant: unknown value mujocco; valid values: kinematic" in p for p in found)
+    assert any(
+        ":4:38: plant: unknown value mujocco; did you mean mujoco? valid values: kinematic, mujoco"
+        in p
+        for p in found
+    )
     assert any(":5:16: unknown robot heavy_lim; did you mean heavy_limb?" in p for p in found)
     assert any(":9:13: limbs: unknown limb quad.leg_7" in p and "quad.leg_3" in p for p in found)
     with pytest.raises(MissionError):

@@ -110,6 +110,10 @@ def test_every_leaf_that_moves_or_grips_a_limb_says_which_parameter_names_it():
         "align",
         "grasp",
         "release",
+        "walk_step",
+        "impedance_move",
+        "latch",
+        "unlatch",
     }
     spec = builtin_registry()["sync_move"]
     assert spec.commanded_limbs({"limbs": ("a", "b")}) == ("a", "b")

@@ -76,7 +76,7 @@ _Socket = zmq.Socket[bytes]
 
 MAX_PENDING_COMMANDS: Final = 4096
 """Most unanswered commands whose replies the client still waits for (older ones are forgotten)."""
-_ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau"})
+_ARRAY_FIELDS: Final = frozenset({"q", "pose", "twist", "tau", "goal"})
 _POWER_OFF: Final = int(Health.POWER_OFF)
 _EE_POSE: Final = CommandMode.EE_POSE.value
 _COMMAND: Final = MessageType.COMMAND.value

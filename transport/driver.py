@@ -36,6 +36,16 @@ class CommandMode(StrEnum):
     torque control refuse it with ``unsupported_mode``."""
     HOLD = "hold"
     """Stop where the limb is now."""
+    IMPEDANCE = "impedance"
+    """The physics plant's limb-side controller (seed 003 eq. 8, run at 1 kHz in the plant):
+    ``frame`` (an interface of the limb, ``E1``/``E2``, or of its robot's base, ``E0``) is
+    driven to ``goal`` [x, y, z, qx, qy, qz, qw] in the world with optional ``gains``
+    (``k_n_per_m``, ``k_nm_per_rad``, ``d_ns_per_m``, ``d_nms_per_rad``, ``null_nms_per_rad``);
+    a nil ``goal`` stops controlling the frame."""
+    LATCH = "latch"
+    """Engage (``engage`` true) or release the standard interface at the limb's ``end``
+    (``E1``/``E2``): engaging welds it to the nearest interface of the world within the
+    capture tolerance, and fails with ``bad_value`` when none is that close."""
 
 
 class GripperAction(StrEnum):

@@ -514,7 +514,60 @@ def _parse_command(obj: dict[str, Any], seq: int) -> Request:
     elif mode is CommandMode.JOINT_TORQUE:
         fields["tau"] = _numbers(obj.get("tau"), "tau", where, seq)
         _deadline(obj, fields, where, seq)
+    elif mode is CommandMode.IMPEDANCE:
+        fields["frame"] = _string(obj.get("frame"), "frame", where, seq)
+        goal = obj.get("goal")
+        fields["goal"] = (
+            None
+            if goal is None
+            else _unit_quaternion(_numbers(goal, "goal", where, seq, 7), "goal", where, seq)
+        )
+        gains = obj.get("gains")
+        if gains is not None:
+            fields["gains"] = _gains(gains, where, seq)
+    elif mode is CommandMode.LATCH:
+        fields["end"] = _string(obj.get("end"), "end", where, seq)
+        engage = obj.get("engage")
+        if type(engage) is not bool:
+            raise _field_error("engage", "a bool", engage, where, seq)
+        fields["engage"] = engage
     return Request(MessageType.COMMAND, seq, fields)
+
+
+#: The gains an ``impedance`` command may set (seed 003 eq. 8), all >= 0.
+IMPEDANCE_GAINS: Final = (
+    "k_n_per_m",
+    "k_nm_per_rad",
+    "d_ns_per_m",
+    "d_nms_per_rad",
+    "null_nms_per_rad",
+)
+
+
+def _gains(value: object, where: str, seq: int) -> dict[str, float]:
+    """The ``gains`` map of an ``impedance`` command: known names, numbers >= 0."""
+    if type(value) is not dict:
+        raise _field_error("gains", "a map of gain name -> number", value, where, seq)
+    gains: dict[str, float] = {}
+    for key, raw in value.items():
+        if key not in IMPEDANCE_GAINS:
+            raise ProtocolError(
+                ErrorCode.BAD_VALUE,
+                f"field 'gains' of {where} has {key!r}; valid gains are "
+                f"{', '.join(IMPEDANCE_GAINS)}",
+                seq=seq,
+                field="gains",
+            )
+        number = _number(raw, f"gains.{key}", where, seq)
+        if number < 0.0:
+            raise ProtocolError(
+                ErrorCode.BAD_VALUE,
+                f"gain {key!r} of {where} is {number}; gains must be >= 0",
+                seq=seq,
+                field="gains",
+            )
+        gains[key] = number
+    return gains
 
 
 def _unit_quaternion(pose: tuple[float, ...], name: str, where: str, seq: int) -> tuple[float, ...]:

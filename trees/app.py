@@ -14,7 +14,7 @@ import contextlib
 import json
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -24,9 +24,11 @@ import zmq
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
+from limbtree.robots.modules import load_module
 from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
+from limbtree.transport.plant import BaseState
 from limbtree.trees.builder import build_tree
 from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
@@ -41,7 +43,7 @@ from limbtree.trees.limbs import LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
 from limbtree.trees.mission.errors import MissionError
-from limbtree.trees.mission.model import RobotDecl
+from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
 from limbtree.trees.reach import reach_problems
 from limbtree.trees.runner import (
@@ -100,6 +102,16 @@ def load(
     if problems:
         raise MissionError(problems)
     return mission
+
+
+def world_grasp_points(mission: Mission) -> dict[str, Pose]:
+    """``MODULE/GRASP_POINT`` -> world pose, for every grasp point of the mission's world."""
+    points: dict[str, Pose] = {}
+    for item in mission.world:
+        placed = Pose.from_array(item.pose)
+        for name, point in load_module(item.module).grasp_points.items():
+            points[f"{item.name}/{name}"] = placed @ point.pose
+    return points
 
 
 def world_json(mission: Mission, base: Pose) -> str | None:
@@ -221,9 +233,26 @@ def agent_specs(mission: Mission, clock_mode: str, seed: int) -> list[SimAgentSp
                 options=tuple((key, repr(float(value))) for key, value in first.sim.items()),
                 world=world_json(mission, base),
                 base=tuple(robot.base_pose) if robot.base_pose else None,
+                plant=robot.plant.value,
+                physics=physics_json(mission, robot) if robot.plant is PlantKind.MUJOCO else None,
             )
         )
     return specs
+
+
+def physics_json(mission: Mission, robot: RobotDecl) -> str:
+    """The ``limbtree agent --physics`` settings of a ``mujoco`` robot of the mission."""
+    postures = {}
+    if robot.posture is not None:
+        postures = {mission.limb(name).limb: robot.posture for name in robot.limbs}
+    return json.dumps(
+        {
+            "timestep_s": mission.timestep_s,
+            "gravity": [0.0, 0.0, -mission.gravity_m_s2],
+            "latched": dict(robot.latched),
+            "postures": postures,
+        }
+    )
 
 
 def check_agent_clock(robot: str, endpoint: str, agent_clock: str, run_clock: str) -> None:
@@ -299,12 +328,21 @@ def _handles(
                     f"{description.robot}, but the mission declares {limb.robot}"
                 )
             base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+            client = clients[robot.name]
+            live_base: Callable[[], BaseState | None] | None = None
+            if plant.floating_base:
+
+                def live_base(client: AgentClient = client) -> BaseState | None:
+                    return client.base
+
             handles[name] = LimbHandle(
                 name,
                 description,
-                clients[robot.name].link(limb.limb),
+                client.link(limb.limb),
                 base,
                 _postures(limb.robot, limb.limb),
+                live_base=live_base,
+                mount=Pose.from_array(plant.limb(limb.limb).mount),
             )
     return handles
 
@@ -455,7 +493,9 @@ def _run(
             if started.signals is not None:
                 started.signals.check()
             started.doing = "building the tree"
-            context = MissionContext(handles, clock.now, operator)
+            context = MissionContext(
+                handles, clock.now, operator, grasp_points=world_grasp_points(mission)
+            )
             root = build_tree(mission.root, context, registry)
             options = _options(request, mission, clock_mode)
             faults = [

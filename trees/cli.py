@@ -73,6 +73,8 @@ def _agent(args: argparse.Namespace) -> int:
         world=world,
         options=_key_values(args.driver_option, "--driver-option"),
         base=base,
+        plant=args.plant,
+        physics=args.physics,
     )
     serve_forever(
         plant,
@@ -459,6 +461,16 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--sim-option", action="append", default=[], metavar="KEY=VALUE",
         help="simulated driver setting, e.g. joint_noise_rad=0.001 (repeatable)",
+    )  # fmt: skip
+    agent.add_argument(
+        "--plant", choices=["kinematic", "mujoco"], default="kinematic",
+        help="sim: kinematic (joints track commands at their speed limits; default) or "
+        "mujoco (rigid-body dynamics at 1 kHz with latching and seed 003's torque loop)",
+    )  # fmt: skip
+    agent.add_argument(
+        "--physics", metavar="JSON",
+        help='mujoco plant: {"timestep_s", "gravity": [x, y, z], "latched": {FRAME: '
+        '"MODULE/GRASP"}, "postures": {LIMB: NAME}, "gains": {...}}',
     )  # fmt: skip
     agent.add_argument(
         "--world", metavar="JSON",

@@ -91,6 +91,8 @@ class MissionContext:
             (world frame), for ``recover_to_last_valid``.
         claims: which node owns each limb (one commander per limb,
             :mod:`limbtree.trees.claims`); given to every limb handle of :attr:`limbs`.
+        grasp_points: ``MODULE/GRASP_POINT`` -> its pose in the world, for every grasp point
+            of the mission's ``world`` (the map a walking robot steps by).
     """
 
     limbs: Mapping[str, LimbHandle]
@@ -98,6 +100,7 @@ class MissionContext:
     operator: Operator = field(default_factory=AutoConfirm)
     telemetry: Telemetry = field(default_factory=Telemetry)
     last_valid: dict[str, Pose] = field(default_factory=dict)
+    grasp_points: Mapping[str, Pose] = field(default_factory=dict)
     claims: LimbClaims = field(init=False)
 
     def __post_init__(self) -> None:

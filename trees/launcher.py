@@ -96,6 +96,8 @@ class SimAgentSpec:
         world: the world's modules in the limb's base frame (``limbtree agent --world``).
         base: the limb's base in the world ``[x, y, z, qx, qy, qz, qw]`` [m]
             (``limbtree agent --base``: gravity acts in the world), or None for the origin.
+        plant: the simulated plant's kind (``limbtree agent --plant``).
+        physics: the ``mujoco`` plant's settings (``limbtree agent --physics``, JSON).
     """
 
     limb: str
@@ -106,6 +108,8 @@ class SimAgentSpec:
     options: tuple[tuple[str, str], ...] = ()
     world: str | None = None
     base: tuple[float, ...] | None = None
+    plant: str = "kinematic"
+    physics: str | None = None
 
 
 @dataclass
@@ -201,6 +205,10 @@ class SimAgents:
             command += ["--world", spec.world]
         if spec.base is not None:
             command += ["--base", ",".join(repr(float(v)) for v in spec.base)]
+        if spec.plant != "kinematic":
+            command += ["--plant", spec.plant]
+        if spec.physics:
+            command += ["--physics", spec.physics]
         log = open(self.log_dir / f"agent-{spec.limb}.log", "wb")  # noqa: SIM115
         self._logs.append(log)
         # The agent's owner token: only this runner's shutdown requests stop it.

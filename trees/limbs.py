@@ -7,7 +7,7 @@ agent protocol's base-frame messages through the limb's client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode, GripperAction, Health, LimbDescription, LimbState
+from limbtree.transport.plant import BaseState
 from limbtree.trees.claims import LimbClaims
 
 FloatArray = npt.NDArray[np.float64]
@@ -72,6 +73,10 @@ class LimbHandle:
         claims: who owns the mission's limbs (:mod:`limbtree.trees.claims`); the mission
             context sets it. A command the acting node may not send (another node owns the
             limb) is not sent and the method returns False. None: nothing is checked.
+        live_base: for a robot whose base floats (a ``mujoco`` plant): the base state its
+            plant last reported; world poses then hang off it (and :attr:`mount`) instead of
+            the mission's fixed :attr:`base`.
+        mount: the limb's base frame in its robot's base frame (``live_base`` only).
     """
 
     name: str
@@ -81,11 +86,19 @@ class LimbHandle:
     postures: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     tick_record: CommandRecord = field(default_factory=CommandRecord)
     claims: LimbClaims | None = field(default=None, repr=False, compare=False)
+    live_base: Callable[[], BaseState | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    mount: Pose = field(default_factory=Pose)
 
     def __post_init__(self) -> None:
         self._base_inverse = self.base.inverse()
         # Most limbs sit at the world origin: then no pose needs transforming.
-        self._at_origin = not self.base.position.any() and abs(self.base.quaternion[3]) == 1.0
+        self._at_origin = (
+            self.live_base is None
+            and not self.base.position.any()
+            and abs(self.base.quaternion[3]) == 1.0
+        )
         # The world pose of the last state seen, so that a tick computes it once.
         self._posed: tuple[LimbState | None, Pose | None] = (None, None)
 
@@ -141,7 +154,42 @@ class LimbHandle:
         return self.claims is None or self.claims.may_command(self.name)
 
     def _to_world(self, pose: Pose) -> Pose:
-        return pose if self._at_origin else self.base @ pose
+        if self._at_origin:
+            return pose
+        base = self.base_pose()
+        return base @ self.mount @ pose if self.live_base is not None else base @ pose
+
+    def base_pose(self) -> Pose:
+        """The pose of the limb's robot base in the world.
+
+        As its plant last reported it when the base floats (``live_base``), else the
+        mission's ``base``.
+        """
+        if self.live_base is not None:
+            state = self.live_base()
+            if state is not None:
+                return Pose.from_array(state.pose)
+        return self.base
+
+    def interface_pose(self, end: str) -> Pose | None:
+        """The world pose of a standard interface of the limb or of its robot base.
+
+        ``E1``, ``E2`` are the limb's ends, ``E0`` its robot base's; None when the state is
+        stale or has no such frame.
+
+        The ends come from the state's ``ee_poses`` (limb base frame); the base's
+        interfaces from its ``detail["base_frames"]`` (base frame).
+        """
+        state = self.link.state
+        if state is None or self.link.is_stale:
+            return None
+        if end in state.ee_poses:
+            return self._to_world(Pose.from_array(state.ee_poses[end]))
+        frames = state.detail.get("base_frames") if state.detail else None
+        values = frames.get(end) if isinstance(frames, dict) else None
+        if values is None:
+            return None
+        return self.base_pose() @ Pose.from_array(values)
 
     def fk_pose(self) -> Pose | None:
         """Alias of :meth:`pose`: the end-effector pose from the limb's own kinematics."""
@@ -189,6 +237,41 @@ class LimbHandle:
         if not self._may_command():
             return False
         return self.link.send_command(CommandMode.HOLD)
+
+    def latch(self, end: str, engage: bool) -> bool:
+        """Engage or release the standard interface at ``end`` (``E1``, ``E2``, ``E0``)."""
+        if not self._may_command():
+            return False
+        return self.link.send_command(CommandMode.LATCH, end=end, engage=engage)
+
+    def impedance(
+        self, frame: str, goal: Pose | None, gains: Mapping[str, float] | None = None
+    ) -> bool:
+        """Set (or clear) the world-frame goal of an interface under the plant's control.
+
+        The plant's own torque loop drives it (a ``mujoco`` plant's ``impedance`` mode).
+
+        Args:
+            frame: ``E1``, ``E2`` (the limb's ends) or ``E0`` (its robot base's interface).
+            goal: the frame's goal in the world frame, or None to stop controlling it.
+            gains: any of ``k_n_per_m``, ``k_nm_per_rad``, ``d_ns_per_m``,
+                ``d_nms_per_rad``, ``null_nms_per_rad``; None keeps the plant's.
+        """
+        if not self._may_command():
+            return False
+        fields: dict[str, Any] = {
+            "frame": frame,
+            "goal": None if goal is None else goal.as_array().tolist(),
+        }
+        if gains:
+            fields["gains"] = {key: float(value) for key, value in gains.items()}
+        return self.link.send_command(CommandMode.IMPEDANCE, **fields)
+
+    def latched_ends(self) -> tuple[str, ...]:
+        """The limb's interfaces (and its robot base's) latched now, as its plant says."""
+        state = self.link.state
+        ends = state.detail.get("ends_latched") if state is not None and state.detail else None
+        return tuple(ends) if isinstance(ends, list | tuple) else ()
 
     def gripper(self, action: GripperAction) -> bool:
         """Open or close the gripper."""

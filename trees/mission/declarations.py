@@ -38,6 +38,7 @@ from limbtree.trees.mission.values import (
     PoseSpec,
     Quantity,
     Text,
+    TextMap,
     ValueContext,
     read_fields,
 )
@@ -117,10 +118,21 @@ ROBOT_SPECS: Final = (
         "plant",
         Choice(tuple(kind.value for kind in PlantKind)),
         PlantKind.KINEMATIC.value,
-        "what moves the robot (kinematic: joints track commands at their speed limits)",
+        "what moves the robot (kinematic: joints track commands at their speed limits; "
+        "mujoco: rigid-body dynamics at 1 kHz with latching)",
     ),
     *LIMB_SPECS[2:],
+    ParamSpec(
+        "latched",
+        TextMap("interface (LIMB.END) -> MODULE/GRASP_POINT of the world"),
+        None,
+        "mujoco: the interfaces latched at the start; the first places the robot",
+    ),
+    ParamSpec("posture", Text(), None, "mujoco: the named posture its limbs start in (home)"),
 )
+
+#: A robot key's model name -> its key in mission files (with its unit).
+_FILE_KEYS: Final = {spec.name: spec.key for spec in ROBOT_SPECS}
 
 #: Simulator options of a limb, and the mission keys (model names) they come from.
 _SIM_KEYS: Final = (
@@ -306,6 +318,24 @@ class Declarations:
             self.aliases[name] = names[0]
         if INVALID in values.values():
             return None
+        plant = PlantKind(values["plant"])
+        if plant is not PlantKind.MUJOCO:
+            for key in ("latched", "posture"):
+                if values[key] is not None:
+                    self._value_error(
+                        item, given[key], f"{key} sets a mujoco plant's start; add plant: mujoco"
+                    )
+                    return None
+        else:
+            for key, _ in _SIM_KEYS:
+                if values[key] is not None:
+                    self._value_error(
+                        item,
+                        given[_FILE_KEYS[key]],
+                        f"{key} is a non-ideality of the kinematic simulator; the mujoco plant "
+                        "has none: drop it",
+                    )
+                    return None
         keys, sim = _keys_path(ctx, values["keys"]), _sim_options(values)
         self.robot_limbs[name] = tuple(
             LimbDecl(limb, robot, chain, values["agent"], keys, values["base"], entry.at, sim, name)
@@ -314,12 +344,14 @@ class Declarations:
         return RobotDecl(
             name,
             robot,
-            PlantKind(values["plant"]),
+            plant,
             values["agent"],
             keys,
             values["base"],
             names,
             entry.at,
+            latched=dict(values["latched"] or {}),
+            posture=values["posture"],
         )
 
     def join(

@@ -46,7 +46,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import HZ, NONE, S
+from limbtree.trees.mission.units import HZ, MS, NONE, G, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     SIM_AGENT,
@@ -65,6 +65,18 @@ HEADER_SPECS: Final = (
     ParamSpec("description", Text(), None, "what it does"),
     ParamSpec("clock", Choice(tuple(c.value for c in Clock)), "sim", "sim or real"),
     ParamSpec("rate", Quantity(HZ, low=0, low_open=True), 100.0, "tick rate"),
+    ParamSpec(
+        "gravity",
+        Quantity(G, low=0),
+        0.0,
+        "mujoco plants: gravity along the world's -z (seed 003: 0, on orbit)",
+    ),
+    ParamSpec(
+        "timestep",
+        Quantity(MS, low=0, low_open=True, high=10),
+        1.0,
+        "mujoco plants: integration step and torque-loop period (seed 003: 1 ms)",
+    ),
     ParamSpec(
         "max_tick",
         Quantity(S, low=0, low_open=True),
@@ -296,6 +308,8 @@ class _Loader:
             world=world,
             robots=self.declarations.plants(robots or (), limbs),
             max_tick_s=header["max_tick"],
+            gravity_m_s2=header["gravity"],
+            timestep_s=header["timestep"],
         )
 
     def _sections(self, entries: Sequence[Entry]) -> dict[str, Entry]:

@@ -39,6 +39,9 @@ class PlantKind(StrEnum):
     """
 
     KINEMATIC = "kinematic"
+    MUJOCO = "mujoco"
+    """Rigid-body dynamics at 1 kHz (floating base, latching of standard interfaces, seed
+    003's limb-side torque loop): :class:`limbtree.robots.mujoco_plant.MujocoPlant`."""
 
 
 #: The fault kinds a mission schedules (seed 000 Table II): those that last a while, not the
@@ -124,6 +127,9 @@ class RobotDecl:
         limbs: the mission's names of its limbs, in the robot description's order.
         location: where it is declared.
         declared: True for a ``robots`` entry, False for a ``limbs`` entry.
+        latched: ``mujoco`` plant: interface (``LIMB.END``, or a base interface) -> the
+            ``MODULE/GRASP_POINT`` it starts latched to; the first places the robot.
+        posture: ``mujoco`` plant: the named posture every limb starts in (None: ``home``).
     """
 
     name: str
@@ -135,6 +141,8 @@ class RobotDecl:
     limbs: tuple[str, ...]
     location: Location
     declared: bool = True
+    latched: Mapping[str, str] = field(default_factory=dict)
+    posture: str | None = None
 
     @property
     def simulated(self) -> bool:
@@ -247,6 +255,9 @@ class Mission:
             order; together they hold every limb of :attr:`limbs` exactly once.
         max_tick_s: the hard limit on one tick of the tree [s of wall time]: a longer one
             ends the run ABORTED (the runner's watchdog, :mod:`limbtree.trees.watchdog`).
+        gravity_m_s2: ``mujoco`` plants: gravity along the world's -z [m/s^2] (seed 003:
+            0, on orbit; seed 004: 1e-6 g).
+        timestep_s: ``mujoco`` plants: the integration step and torque-loop period [s].
     """
 
     name: str
@@ -262,6 +273,8 @@ class Mission:
     world: tuple[WorldDecl, ...] = field(default=())
     robots: tuple[RobotDecl, ...] = field(default=())
     max_tick_s: float = 5.0
+    gravity_m_s2: float = 0.0
+    timestep_s: float = 0.001
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:

@@ -227,6 +227,41 @@ class Text(ValueType):
 
 
 @dataclass(frozen=True)
+class TextMap(ValueType):
+    """A map of names to text (``latched: {arm.E1: tile0/si}``).
+
+    The model holds a read-only dict in file order.
+
+    Attributes:
+        what: what the keys and values are, for messages (``interface -> MODULE/GRASP_POINT``).
+    """
+
+    what: str = "name -> text"
+
+    def expected(self) -> str:
+        """See :meth:`ValueType.expected`."""
+        return f"a map {self.what}"
+
+    def read(self, ctx: ValueContext, item: Item, key: str) -> Any:
+        """See :meth:`ValueType.read`."""
+        if not isinstance(item.node, yaml.MappingNode):
+            return self.wrong(ctx, item, key)
+        entries = ctx.reader.entries(item, key)
+        if entries is None:
+            return INVALID
+        values: dict[str, str] = {}
+        ok = True
+        for entry in entries:
+            child = ctx.reader.child(item, entry.node)
+            value = None if child is None else Text().read(ctx, child, f"{key}.{entry.key}")
+            if value is None or value is INVALID:
+                ok = False
+                continue
+            values[entry.key] = value
+        return MappingProxyType(values) if ok else INVALID
+
+
+@dataclass(frozen=True)
 class Agent(ValueType):
     """Where a limb's agent is: ``sim``, ``tcp://HOST:PORT`` or ``ipc://PATH``."""
 
@@ -434,6 +469,7 @@ __all__ = [
     "Quantity",
     "Range",
     "Text",
+    "TextMap",
     "Vector",
     "Weights",
     "scalar_number",

@@ -19,13 +19,14 @@ from typing import Final
 from limbtree.trees.mission.nodes import NodeRegistry, NodeRegistryError, NodeSource, NodeSpec
 from limbtree.trees.nodes.composites import COMPOSITES
 from limbtree.trees.nodes.decorators import DECORATORS
+from limbtree.trees.nodes.dynamics import DYNAMICS
 from limbtree.trees.nodes.skills import SKILLS
 
 #: The entry-point group through which packages add node types.
 ENTRY_POINT_GROUP: Final = "limbtree.nodes"
 
 #: limbtree's own node types, in the order of the reference.
-BUILT_IN_TYPES: Final[tuple[NodeSpec, ...]] = (*COMPOSITES, *DECORATORS, *SKILLS)
+BUILT_IN_TYPES: Final[tuple[NodeSpec, ...]] = (*COMPOSITES, *DECORATORS, *SKILLS, *DYNAMICS)
 
 
 def builtin_registry() -> NodeRegistry:

@@ -1,0 +1,802 @@
+"""The ``mujoco`` plant: rigid-body dynamics of one robot at 1 kHz, with standard interfaces.
+
+One :class:`MujocoPlant` owns one ``MjModel``/``MjData``: the robot's links from its URDF (a
+floating base when the robot floats), the world's modules as static bodies, and one weld per
+standard interface (SI) of the robot, switched on when the interface latches to a module's
+grasp point (seed 003 eqs. 2a-2c). Every substep of ``timestep_s`` (1 ms) the plant computes
+the joint torques of each limb from its mode and steps MuJoCo:
+
+- ``impedance`` (the default): seed 003's unified passivity-based controller (eq. 8,
+  :class:`~limbtree.skills.dynamics.UnifiedImpedance`), the limb-side torque loop that a real
+  MIRROR robot runs on its own computer. It sees only joint positions and velocities and the
+  latched interfaces' known poses (no base sensor: the base follows from a latched frame by
+  forward kinematics), exactly what it would see on hardware. Commands set its task frames'
+  goals and gains; the tree never sends torques at 1 kHz.
+- ``joint_position``: a joint PD servo to the commanded joint values.
+- ``joint_torque``: the commanded torques.
+
+Motor torques are clipped to each joint's effort limit (the URDF's). MuJoCo is the plant
+only: the controller is a pure core of :mod:`limbtree.skills.dynamics` that never imports it.
+Faults come from :class:`~limbtree.robots.faulty.FaultyPlant` as an
+:class:`~limbtree.transport.plant.Actuation`: a limb without power gets no torque (it drifts
+in microgravity), blocked joints are held by a stiff servo, a slowed limb's torques are
+scaled, a disassembled limb gets no torque and its state freezes.
+
+The passivity check of seed 003 (eq. 13: W does not rise) is measured here, where W is
+known at every substep: each limb's state ``detail`` carries W, its largest rise in one
+substep since the last switch of the latched set or of the goals, and that rise relative
+to W.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import mujoco
+import numpy as np
+import numpy.typing as npt
+
+from limbtree.kinematics.pose import Pose
+from limbtree.robots.assembly import WorldModule
+from limbtree.robots.floating import floating_tree
+from limbtree.robots.modules import load_module
+from limbtree.robots.mujoco_model import (
+    SYMMETRIC_TURNS,
+    MjRobotModel,
+    build_model,
+    retarget_weld,
+)
+from limbtree.robots.registry import RobotSpec, load_robot
+from limbtree.skills.dynamics import (
+    ImpedanceGains,
+    ImpedanceInput,
+    TaskFrame,
+    UnifiedImpedance,
+    nearest_symmetric_goal,
+    pose_error,
+)
+from limbtree.transport.driver import (
+    CommandMode,
+    DriverError,
+    GripperAction,
+    JointInfo,
+    LimbDescription,
+    LimbState,
+)
+from limbtree.transport.plant import (
+    HEALTHY,
+    Actuation,
+    BaseState,
+    Plant,
+    PlantDescription,
+    PlantLimb,
+)
+
+__all__ = [
+    "CAPTURE_ANGLE_RAD",
+    "CAPTURE_POSITION_M",
+    "MUJOCO",
+    "MujocoConfig",
+    "MujocoPlant",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: The plant kind's name.
+MUJOCO: Final = "mujoco"
+#: How close an end must be to a grasp point for ``latch`` to engage [m], [rad]: the SI's
+#: capture range (seed 003 engages within 2 mm / 1 deg; the weld closes the rest).
+CAPTURE_POSITION_M: Final = 0.005
+CAPTURE_ANGLE_RAD: Final = math.radians(3.0)
+#: Joint PD of ``joint_position`` mode and of blocked joints [N m/rad], [N m s/rad].
+SERVO_KP: Final = 400.0
+SERVO_KD: Final = 40.0
+#: Braking [N m s/rad] on a joint's speed beyond its limit: whatever the commands, no joint
+#: runs away faster than its ``max_joint_speed`` (the limit is enforced in the plant's own
+#: time, as every agent does). Pure damping, so it never adds energy.
+SPEED_BRAKE: Final = 50.0
+#: The command modes of a limb of this plant.
+MODES: Final = (
+    CommandMode.IMPEDANCE,
+    CommandMode.LATCH,
+    CommandMode.JOINT_POSITION,
+    CommandMode.JOINT_TORQUE,
+    CommandMode.HOLD,
+)
+
+
+@dataclass(frozen=True)
+class MujocoConfig:
+    """A MuJoCo plant's settings.
+
+    Attributes:
+        timestep_s: integration step and the controller's period [s] (seed 003: 1 kHz).
+        gravity: gravity in the world frame [m/s^2] (seed 003: none, on orbit).
+        latched: interface frame (``LIMB.END`` or a base interface) -> ``MODULE/GRASP_POINT``
+            it starts latched to; the first places the robot.
+        postures: limb -> named posture it starts in (default ``home``).
+        gains: the controller's default gains.
+    """
+
+    timestep_s: float = 1e-3
+    gravity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    latched: Mapping[str, str] = field(default_factory=dict)
+    postures: Mapping[str, str] = field(default_factory=dict)
+    gains: ImpedanceGains = field(default_factory=ImpedanceGains)
+
+    @classmethod
+    def from_json(cls, text: str) -> MujocoConfig:
+        """Read ``limbtree agent --physics``.
+
+        The text is a JSON object ``{"timestep_s", "gravity": [x, y, z], "latched": {FRAME:
+        "MODULE/GRASP"}, "postures": {LIMB: NAME}, "gains": {...}}``, every key optional.
+
+        Raises:
+            ValueError: naming the key that is wrong and what it must be.
+        """
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--physics is not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ValueError("--physics must be a JSON object")
+        known = {"timestep_s", "gravity", "latched", "postures", "gains"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(
+                f"--physics has unknown keys {', '.join(unknown)}; valid keys are "
+                f"{', '.join(sorted(known))}"
+            )
+        for key in ("latched", "postures", "gains"):
+            if not isinstance(raw.get(key, {}), dict):
+                raise ValueError(f"--physics {key} must be a JSON object")
+        gains = raw.get("gains", {})
+        try:
+            made = ImpedanceGains(**{k: float(v) for k, v in gains.items()})
+        except TypeError as exc:
+            raise ValueError(f"--physics gains: {exc}") from None
+        return cls(
+            timestep_s=float(raw.get("timestep_s", 1e-3)),
+            gravity=tuple(float(g) for g in raw.get("gravity", (0.0, 0.0, 0.0))),  # type: ignore[arg-type]
+            latched={str(k): str(v) for k, v in raw.get("latched", {}).items()},
+            postures={str(k): str(v) for k, v in raw.get("postures", {}).items()},
+            gains=made,
+        )
+
+    def to_json(self) -> str:
+        """The ``--physics`` text of these settings."""
+        return json.dumps(
+            {
+                "timestep_s": self.timestep_s,
+                "gravity": list(self.gravity),
+                "latched": dict(self.latched),
+                "postures": dict(self.postures),
+                "gains": dataclasses.asdict(self.gains),
+            }
+        )
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.timestep_s) and 0.0 < self.timestep_s <= 0.01):
+            raise ValueError(f"timestep_s must be in (0, 0.01] s, got {self.timestep_s!r}")
+        if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
+            raise ValueError(f"gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
+
+
+def _pose_matrix(values: Sequence[float]) -> FloatArray:
+    return Pose.from_array(values).as_matrix()
+
+
+def _pose_values(matrix: FloatArray) -> tuple[float, ...]:
+    return tuple(float(v) for v in Pose.from_matrix(matrix).as_array())
+
+
+class MujocoPlant(Plant):
+    """One robot's rigid-body dynamics in MuJoCo, with latching and the eq.-8 torque loop.
+
+    Args:
+        robot: the robot, or its name in the registry.
+        base: the base in the world when nothing starts latched (else the first latch
+            places it) [m].
+        world: modules in the base frame (as for the kinematic plant).
+        config: timestep, gravity, starting latches, postures and gains.
+        seed: unused by the dynamics (deterministic); kept for the plant factory's
+            signature.
+
+    Raises:
+        ValueError: for a latch naming an unknown interface or grasp point, or one whose
+            interface is not at its grasp point in the starting posture.
+    """
+
+    def __init__(
+        self,
+        robot: RobotSpec | str,
+        *,
+        base: Pose | None = None,
+        world: Sequence[WorldModule] = (),
+        config: MujocoConfig | None = None,
+        seed: int = 0,
+    ) -> None:
+        del seed  # rigid-body dynamics draws no noise
+        spec = load_robot(robot) if isinstance(robot, str) else robot
+        config = MujocoConfig() if config is None else config
+        self._spec = spec
+        self._config = config
+        self._tree = floating_tree(spec)
+        tree = self._tree
+        self._q0 = np.concatenate(
+            [
+                np.asarray(spec.limb(limb).posture(config.postures.get(limb, "home")))
+                for limb in tree.limbs
+            ]
+        )
+        base_given = (Pose() if base is None else base).as_matrix()
+        modules_world = [
+            WorldModule(m.name, m.module, Pose.from_matrix(base_given @ m.pose_in_base.as_matrix()))
+            for m in world
+        ]
+        grasps = self._grasp_poses(modules_world)
+        base_world = self._place(base_given, grasps)
+        self._m: MjRobotModel = build_model(
+            spec,
+            base_pose_world=Pose.from_matrix(base_world),
+            floating=spec.floating,
+            modules=modules_world,
+            gravity=config.gravity,
+            timestep=config.timestep_s,
+        )
+        model = self._m.model
+        self._model = model
+        self._data = mujoco.MjData(model)
+        self._set_initial(base_world)
+        self._grasps = grasps
+        self._controller = UnifiedImpedance(tree)
+        self._latched: dict[str, str] = {}
+        self._latched_pose: dict[str, FloatArray] = {}
+        for frame, grasp in config.latched.items():
+            self._engage(frame, grasp, check=True)
+        # Limb-side state.
+        self._mode: dict[str, CommandMode] = dict.fromkeys(tree.limbs, CommandMode.IMPEDANCE)
+        self._q_target: dict[str, FloatArray] = {}
+        self._tau_command: dict[str, FloatArray] = {}
+        self._tasks: dict[str, TaskFrame] = {}
+        self._actuation: dict[str, Actuation] = dict.fromkeys(tree.limbs, HEALTHY)
+        self._blocked_at: dict[str, FloatArray] = {}
+        self._frozen: dict[str, LimbState] = {}
+        self._actuators, self._effort_limit = self._motors()
+        self._speed = np.concatenate(
+            [np.full(spec.limb(limb).n, spec.limb(limb).max_joint_speed) for limb in tree.limbs]
+        )
+        self._limb_base_body = {
+            limb: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.limb(limb).base_link)
+            for limb in tree.limbs
+        }
+        self._tau = np.zeros(tree.n)
+        self._t = 0.0
+        # Telemetry of the torque loop.
+        self._w: float | None = None
+        self._phi = 0.0
+        self._ke = 0.0
+        self._rise = 0.0
+        self._rise_rel = 0.0
+        self._w0 = 0.0
+        self._rise_at: float | None = None
+        self._errors: dict[str, tuple[float, float]] = {}
+        self._rank = 0
+        self._description = self._describe()
+        self._states: dict[str, LimbState] = {}
+        mujoco.mj_forward(model, self._data)
+        self._refresh()
+
+    # ------------------------------------------------------------------ set-up
+
+    def _grasp_poses(self, modules: Sequence[WorldModule]) -> dict[str, FloatArray]:
+        poses: dict[str, FloatArray] = {}
+        for module in modules:
+            spec = load_module(module.module)
+            for name, point in spec.grasp_points.items():
+                poses[f"{module.name}/{name}"] = (
+                    module.pose_in_base.as_matrix() @ point.pose.as_matrix()
+                )
+        return poses
+
+    def _frame(self, frame: str) -> str:
+        if frame not in self._tree.frames:
+            raise ValueError(
+                f"robot {self._spec.name} has no interface {frame!r}; its interfaces are "
+                f"{', '.join(self._tree.frames)}"
+            )
+        return frame
+
+    def _place(self, base_given: FloatArray, grasps: Mapping[str, FloatArray]) -> FloatArray:
+        """The base's world pose: the first starting latch's grasp point, or as given."""
+        latched = list(self._config.latched.items())
+        if not latched:
+            return base_given
+        frame, grasp = latched[0]
+        self._frame(frame)
+        if grasp not in grasps:
+            raise ValueError(
+                f"latched {frame}: no grasp point {grasp!r} in the world; the world has "
+                f"{', '.join(sorted(grasps)) or 'no grasp points'}"
+            )
+        in_base = self._tree.frame_pose(frame, self._q0)
+        goal = nearest_symmetric_goal(grasps[grasp], base_given @ in_base)
+        placed: FloatArray = goal @ np.linalg.inv(in_base)
+        return placed
+
+    def _set_initial(self, base_world: FloatArray) -> None:
+        m, data = self._m, self._data
+        if m.free_qpos is not None:
+            pose = Pose.from_matrix(base_world)
+            data.qpos[m.free_qpos : m.free_qpos + 3] = pose.position
+            qx, qy, qz, qw = pose.quaternion
+            data.qpos[m.free_qpos + 3 : m.free_qpos + 7] = (qw, qx, qy, qz)
+        for limb in self._tree.limbs:
+            data.qpos[m.limb_qpos[limb]] = self._q0[self._tree.limb_slice(limb)]
+        mujoco.mj_forward(self._model, data)
+
+    def _motors(self) -> tuple[dict[str, npt.NDArray[np.intp]], FloatArray]:
+        """Each limb's motor actuators in joint order, and every joint's torque limit [N m]."""
+        model, tree = self._model, self._tree
+        by_joint = {int(model.actuator_trnid[a, 0]): a for a in range(model.nu)}
+        actuators: dict[str, npt.NDArray[np.intp]] = {}
+        limits = np.full(tree.n, np.inf)
+        for limb in tree.limbs:
+            ids = []
+            for i, dof in zip(
+                range(tree.n)[tree.limb_slice(limb)], self._m.limb_dof[limb], strict=True
+            ):
+                joint = int(model.dof_jntid[dof])
+                if joint not in by_joint:
+                    raise ValueError(f"robot {self._spec.name}: joint {joint} has no motor")
+                a = by_joint[joint]
+                ids.append(a)
+                if model.actuator_ctrllimited[a]:
+                    limits[i] = float(model.actuator_ctrlrange[a, 1])
+            actuators[limb] = np.array(ids, dtype=np.intp)
+        return actuators, limits
+
+    def _describe(self) -> PlantDescription:
+        limbs = []
+        for name in self._tree.limbs:
+            limb = self._spec.limb(name)
+            ends = tuple(limb.interfaces) or (limb.ee_link,)
+            description = LimbDescription(
+                robot=self._spec.name,
+                driver=MUJOCO,
+                joints=tuple(
+                    JointInfo(j.name, j.lower, j.upper, limb.max_joint_speed) for j in limb.joints
+                ),
+                end_effectors=ends,
+                command_modes=MODES,
+            )
+            limbs.append(PlantLimb(name, description))
+        return PlantDescription(
+            robot=self._spec.name,
+            kind=MUJOCO,
+            limbs=tuple(limbs),
+            base_pose=_pose_values(self._base_matrix()),
+            floating_base=self._m.free_qpos is not None,
+        )
+
+    # ------------------------------------------------------------------ latching
+
+    def _interface(self, limb: str, end: str) -> str:
+        """The tree's frame of ``end`` of ``limb`` (``E1``), or of the base (``E0``)."""
+        for frame in (f"{limb}.{end}", end):
+            if frame in self._tree.frames:
+                return frame
+        ends = [f.split(".", 1)[1] for f in self._tree.frames if f.startswith(f"{limb}.")]
+        base = [f for f in self._tree.frames if "." not in f]
+        raise DriverError(
+            "bad_value",
+            f"limb {limb!r} has no interface {end!r}; its interfaces are "
+            f"{', '.join(ends + base) or 'none'}",
+        )
+
+    def _frame_world(self, frame: str) -> FloatArray:
+        return self._site_world(self._m.frame_site[frame])
+
+    def _nearest_grasp(self, frame: str) -> tuple[str, float, float]:
+        pose = self._frame_world(frame)
+        best = ("", math.inf, math.inf)
+        taken = set(self._latched.values())
+        for name, grasp in self._grasps.items():
+            if name in taken:
+                continue
+            d, a = pose_error(pose, nearest_symmetric_goal(grasp, pose))
+            if d < best[1]:
+                best = (name, d, a)
+        return best
+
+    def _engage(self, frame: str, grasp: str | None = None, *, check: bool = False) -> None:
+        self._frame(frame)
+        if frame in self._latched:
+            return
+        if grasp is None:
+            grasp, d, a = self._nearest_grasp(frame)
+            if not grasp or d > CAPTURE_POSITION_M or a > CAPTURE_ANGLE_RAD:
+                where = (
+                    f"{d * 1e3:.1f} mm / {math.degrees(a):.2f} deg from {grasp}"
+                    if grasp
+                    else "free"
+                )
+                raise DriverError(
+                    "bad_value",
+                    f"interface {frame} is {where}; it latches within "
+                    f"{CAPTURE_POSITION_M * 1e3:g} mm and {math.degrees(CAPTURE_ANGLE_RAD):g} deg "
+                    "of a grasp point: bring it closer first",
+                )
+        elif grasp not in self._grasps:
+            raise ValueError(
+                f"latched {frame}: no grasp point {grasp!r} in the world; the world has "
+                f"{', '.join(sorted(self._grasps)) or 'no grasp points'}"
+            )
+        if check:
+            pose = self._frame_world(frame)
+            d, a = pose_error(pose, nearest_symmetric_goal(self._grasps[grasp], pose))
+            if d > CAPTURE_POSITION_M or a > CAPTURE_ANGLE_RAD:
+                raise ValueError(
+                    f"latched {frame} -> {grasp}: in the starting posture the interface is "
+                    f"{d * 1e3:.1f} mm / {math.degrees(a):.2f} deg from the grasp point; "
+                    "choose a posture (or a base pose) that puts it there"
+                )
+        turned = self._turn(frame, grasp)
+        retarget_weld(self._model, self._data, self._m, frame, turned)
+        self._data.eq_active[self._m.weld[frame]] = 1
+        self._latched[frame] = grasp
+        # The pose the weld holds the interface at: the grasp point's turn it latched to.
+        self._latched_pose[frame] = self._site_world(self._m.grasp_site[turned])
+        self._switched()
+
+    def _turn(self, frame: str, grasp: str) -> str:
+        """The site of ``grasp`` turned about its normal nearest to ``frame`` now.
+
+        An SI is 4-fold symmetric: the weld must pull to the nearest turn, never 90 deg or
+        more.
+        """
+        pose = self._frame_world(frame)
+        best, best_angle = grasp, math.inf
+        for turn in SYMMETRIC_TURNS:
+            name = f"{grasp}@{turn}" if turn else grasp
+            site = self._m.grasp_site[name]
+            angle = pose_error(pose, self._site_world(site))[1]
+            if angle < best_angle:
+                best, best_angle = name, angle
+        return best
+
+    def _site_world(self, site: int) -> FloatArray:
+        data = self._data
+        out = np.eye(4)
+        out[:3, :3] = data.site_xmat[site].reshape(3, 3)
+        out[:3, 3] = data.site_xpos[site]
+        return out
+
+    def _release(self, frame: str) -> None:
+        if frame not in self._latched:
+            return
+        if len(self._latched) == 1 and self._m.free_qpos is not None and self._controlled():
+            # The controller needs a latch (Psi_b full rank); a free robot only floats.
+            pass
+        self._data.eq_active[self._m.weld[frame]] = 0
+        del self._latched[frame]
+        del self._latched_pose[frame]
+        self._switched()
+
+    def _controlled(self) -> bool:
+        return any(mode is CommandMode.IMPEDANCE for mode in self._mode.values())
+
+    def _switched(self) -> None:
+        """The latched set or the goals changed: the passivity check starts again."""
+        self._w = None
+        self._rise = 0.0
+        self._rise_rel = 0.0
+
+    # ------------------------------------------------------------------ Plant
+
+    def describe(self) -> PlantDescription:
+        """The robot as one plant of kind ``mujoco``."""
+        return self._description
+
+    @property
+    def time(self) -> float:
+        """The time of the last :meth:`advance` [s]."""
+        return self._t
+
+    def advance(self, t: float) -> None:
+        """Integrate to ``t`` [s] in substeps of ``timestep_s``, the torque loop in each.
+
+        Raises:
+            DriverError: ``bad_value`` for a time that is not finite or goes back.
+        """
+        if not math.isfinite(t) or t < self._t - 1e-12:
+            raise DriverError("bad_value", f"cannot advance to t={t!r} s from {self._t} s")
+        dt = self._config.timestep_s
+        steps = math.floor((t - self._data.time) / dt + 1e-6)
+        for _ in range(steps):
+            self._substep()
+        self._t = max(t, self._t)
+        self._refresh()
+
+    def _substep(self) -> None:
+        model, data, m, tree = self._model, self._data, self._m, self._tree
+        q = np.concatenate([data.qpos[m.limb_qpos[limb]] for limb in tree.limbs])
+        qdot = np.concatenate([data.qvel[m.limb_dof[limb]] for limb in tree.limbs])
+        tau = np.zeros(tree.n)
+        if self._latched and self._controlled():
+            ke = self._kinetic_energy()
+            result = self._controller.step(
+                ImpedanceInput(
+                    q=q,
+                    qdot=qdot,
+                    latched=self._latched_pose,
+                    tasks=tuple(self._tasks.values()),
+                    null_nms_per_rad=self._config.gains.null_nms_per_rad,
+                    kinetic_energy_j=ke,
+                )
+            )
+            tau[:] = result.tau
+            if any(frame not in self._latched for frame in self._tasks):
+                self._track(result.lyapunov_j, result.potential_j, ke)
+            else:
+                # No frame under control: W is the kinetic energy alone, and what moves it
+                # is the welds settling, not the controller. The check starts again with
+                # the next goal.
+                self._w = None
+                self._phi, self._ke = result.potential_j, ke
+            self._errors = {f: (float(e[0]), float(e[1])) for f, e in result.errors.items()}
+            self._rank = int(result.constraint_rank)
+        elif self._controlled():
+            # Nothing latched: no constraint to react against (Psi_b has rank 0). The
+            # controller is undefined; the joints are only damped.
+            tau[:] = -self._config.gains.null_nms_per_rad * qdot
+        for limb in tree.limbs:
+            part = tree.limb_slice(limb)
+            mode = self._mode[limb]
+            if mode is CommandMode.JOINT_POSITION:
+                target = self._q_target[limb]
+                tau[part] = SERVO_KP * (target - q[part]) - SERVO_KD * qdot[part]
+            elif mode is CommandMode.JOINT_TORQUE:
+                tau[part] = self._tau_command[limb]
+            act = self._actuation[limb]
+            if not act.powered or not act.attached:
+                tau[part] = 0.0
+                continue
+            if act.free is not None:
+                held = self._blocked_at[limb]
+                free = np.asarray(act.free)
+                hold = SERVO_KP * (held - q[part]) - SERVO_KD * qdot[part]
+                tau[part] = free * tau[part] + (1.0 - free) * hold
+            if act.speed_scale is not None:
+                tau[part] = tau[part] * np.asarray(act.speed_scale)
+        tau -= SPEED_BRAKE * (qdot - np.clip(qdot, -self._speed, self._speed))
+        np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
+        self._tau = tau
+        for limb in tree.limbs:
+            data.ctrl[self._actuators[limb]] = tau[tree.limb_slice(limb)]
+        mujoco.mj_step(model, data)
+
+    def _kinetic_energy(self) -> float:
+        data = self._data
+        out = np.empty(self._model.nv)
+        mujoco.mj_mulM(self._model, data, out, data.qvel)
+        return 0.5 * float(data.qvel @ out)
+
+    def _track(self, w: float | None, phi: float, ke: float) -> None:
+        self._phi, self._ke = phi, ke
+        if w is None:
+            return
+        if self._w is None:
+            self._w0 = w  # W at the switch: rises are measured against it
+        else:
+            rise = w - self._w
+            if rise > self._rise:
+                self._rise = rise
+                self._rise_rel = rise / max(abs(self._w0), 1e-12)
+                self._rise_at = float(self._data.time)
+        self._w = w
+
+    def _base_matrix(self) -> FloatArray:
+        data, body = self._data, self._m.base_body
+        out = np.eye(4)
+        out[:3, :3] = data.xmat[body].reshape(3, 3)
+        out[:3, 3] = data.xpos[body]
+        return out
+
+    def _refresh(self) -> None:
+        """Sample every limb's state after an advance."""
+        data, m, tree = self._data, self._m, self._tree
+        shared: dict[str, Any] = {
+            "latched": dict(self._latched),
+            "lyapunov_j": self._w,
+            "potential_j": self._phi,
+            "kinetic_j": self._ke,
+            "max_rise_j": self._rise,
+            "max_rise_rel": self._rise_rel,
+            "max_rise_at_s": self._rise_at,
+            "errors": {f: [e[0], e[1]] for f, e in self._errors.items()},
+            "constraint_rank": self._rank,
+            "wrench": self._wrenches(),
+            "tasks": sorted(self._tasks),
+        }
+        base_inverse = np.linalg.inv(self._base_matrix())
+        shared["base_frames"] = {
+            frame: _pose_values(base_inverse @ self._frame_world(frame))
+            for frame in m.frame_site
+            if "." not in frame
+        }
+        for limb in tree.limbs:
+            if not self._actuation[limb].attached and limb in self._states:
+                continue  # a disassembled limb's state freezes
+            base = self._limb_base(limb)
+            inverse = np.linalg.inv(base)
+            ends = {}
+            for end in self._description.limb(limb).description.end_effectors:
+                frame = f"{limb}.{end}"
+                if frame in m.frame_site:
+                    ends[end] = _pose_values(inverse @ self._frame_world(frame))
+            part = tree.limb_slice(limb)
+            self._states[limb] = LimbState(
+                t=self._t,
+                q=tuple(float(v) for v in data.qpos[m.limb_qpos[limb]]),
+                dq=tuple(float(v) for v in data.qvel[m.limb_dof[limb]]),
+                ee_poses=ends,
+                effort=tuple(float(v) for v in self._tau[part]),
+                detail={
+                    **shared,
+                    "mode": self._mode[limb].value,
+                    "ends_latched": [
+                        f.split(".", 1)[1] if "." in f else f
+                        for f in self._latched
+                        if f.startswith(f"{limb}.") or "." not in f
+                    ],
+                },
+            )
+
+    def _limb_base(self, limb: str) -> FloatArray:
+        data = self._data
+        body = self._limb_base_body[limb]
+        out = np.eye(4)
+        out[:3, :3] = data.xmat[body].reshape(3, 3)
+        out[:3, 3] = data.xpos[body]
+        return out
+
+    def _wrenches(self) -> dict[str, list[float]]:
+        """Each latched interface's weld wrench [N, N m] (seed 003 eq. 4's lambda)."""
+        data = self._data
+        out: dict[str, list[float]] = {}
+        if not self._latched:
+            return out
+        for frame in self._latched:
+            eq = self._m.weld[frame]
+            rows = np.nonzero(
+                (data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+                & (data.efc_id[: data.nefc] == eq)
+            )[0]
+            if rows.size:
+                out[frame] = [float(v) for v in data.efc_force[rows]]
+        return out
+
+    def limb_state(self, limb: str) -> LimbState:
+        """The limb's state as of the last :meth:`advance`."""
+        self._limb(limb)
+        return self._states[limb]
+
+    def base_state(self) -> BaseState:
+        """The base in the world: pose and twist ([m/s, rad/s], world frame)."""
+        base = self._base_matrix()
+        twist: tuple[float, ...] = (0.0,) * 6
+        m = self._m
+        if m.free_dof is not None:
+            v = self._data.qvel[m.free_dof : m.free_dof + 6]
+            w_world = base[:3, :3] @ v[3:]
+            twist = (*(float(x) for x in v[:3]), *(float(x) for x in w_world))
+        return BaseState(_pose_values(base), twist)
+
+    def _limb(self, limb: str) -> None:
+        if limb not in self._mode:
+            self._description.limb(limb)  # raises, naming the limbs
+
+    def command(self, limb: str, mode: CommandMode, payload: Mapping[str, Any]) -> None:
+        """Set a limb's mode, a task goal or a latch; effective from the next substep.
+
+        Raises:
+            DriverError: ``bad_value`` for an unknown interface, a latch too far from any
+                grasp point, a joint vector of the wrong length; ``unsupported_mode`` for
+                ``ee_pose``/``ee_twist`` (this plant has no IK servo: use ``impedance``).
+        """
+        self._limb(limb)
+        part = self._tree.limb_slice(limb)
+        n = part.stop - part.start
+        if mode is CommandMode.IMPEDANCE:
+            frame = self._interface(limb, str(payload["frame"]))
+            goal = payload.get("goal")
+            if goal is None:
+                if self._tasks.pop(frame, None) is not None:
+                    self._switched()
+            else:
+                gains = self._config.gains
+                if payload.get("gains"):
+                    gains = ImpedanceGains(**{**gains.__dict__, **dict(payload["gains"])})
+                self._tasks[frame] = TaskFrame(frame, _pose_matrix(goal), gains)
+                self._switched()
+            self._mode[limb] = CommandMode.IMPEDANCE
+        elif mode is CommandMode.LATCH:
+            frame = self._interface(limb, str(payload["end"]))
+            if payload["engage"]:
+                self._engage(frame)
+            else:
+                self._release(frame)
+        elif mode is CommandMode.JOINT_POSITION:
+            q = np.asarray(payload["q"], dtype=float)
+            if q.shape != (n,):
+                raise DriverError("bad_value", f"limb {limb!r} has {n} joints, got {q.size} values")
+            self._q_target[limb] = q
+            self._mode[limb] = mode
+        elif mode is CommandMode.JOINT_TORQUE:
+            tau = np.asarray(payload["tau"], dtype=float)
+            if tau.shape != (n,):
+                raise DriverError(
+                    "bad_value", f"limb {limb!r} has {n} joints, got {tau.size} values"
+                )
+            self._tau_command[limb] = tau
+            self._mode[limb] = mode
+        elif mode is CommandMode.HOLD:
+            if self._mode[limb] is CommandMode.IMPEDANCE:
+                for frame in [f for f in self._tasks if f.startswith(f"{limb}.") or "." not in f]:
+                    task = self._tasks[frame]
+                    self._tasks[frame] = TaskFrame(frame, self._frame_world(frame), task.gains)
+                self._switched()
+            else:
+                self._q_target[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+                self._mode[limb] = CommandMode.JOINT_POSITION
+        else:
+            raise DriverError(
+                "unsupported_mode",
+                f"limb {limb!r} of the mujoco plant does not accept {mode.value!r}; it accepts "
+                f"{', '.join(m.value for m in MODES)}",
+            )
+
+    def gripper(self, limb: str, action: GripperAction) -> None:
+        """MIRROR ends latch instead of gripping.
+
+        Raises:
+            DriverError: ``unsupported_mode`` naming the ``latch`` command instead.
+        """
+        self._limb(limb)
+        raise DriverError(
+            "unsupported_mode",
+            f"limb {limb!r} has no gripper; its standard interfaces latch with a 'latch' command",
+        )
+
+    def available(self, limb: str) -> bool:
+        """False while the limb is disassembled."""
+        self._limb(limb)
+        return self._actuation[limb].attached
+
+    def actuate(self, limb: str, actuation: Actuation) -> None:
+        """Set what faults leave of a limb's actuation (the fault decorator calls this)."""
+        self._limb(limb)
+        if actuation.free is not None and self._actuation[limb].free is None:
+            self._blocked_at[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+        self._actuation[limb] = actuation
+
+    @property
+    def latched(self) -> Mapping[str, str]:
+        """Latched interface -> the grasp point it is welded to."""
+        return dict(self._latched)
+
+    @property
+    def model(self) -> MjRobotModel:
+        """The MuJoCo model and its index maps (tests and benchmarks)."""
+        return self._m
+
+    @property
+    def data(self) -> Any:
+        """The ``MjData`` (tests and benchmarks; do not step it)."""
+        return self._data
