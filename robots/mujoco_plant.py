@@ -54,11 +54,11 @@ from limbtree.robots.mujoco_model import (
 from limbtree.robots.registry import RobotSpec, load_robot
 from limbtree.skills.dynamics import (
     ImpedanceGains,
-    ImpedanceInput,
     TaskFrame,
     UnifiedImpedance,
     nearest_symmetric_goal,
     pose_error,
+    trusted_input,
 )
 from limbtree.transport.driver import (
     CommandMode,
@@ -257,17 +257,25 @@ class MujocoPlant(Plant):
         self._controller = UnifiedImpedance(tree)
         self._latched: dict[str, str] = {}
         self._latched_pose: dict[str, FloatArray] = {}
+        self._tasks: dict[str, TaskFrame] = {}
+        self._task_list: tuple[TaskFrame, ...] = ()
+        self._active = False
+        self._qpos_index = np.concatenate([self._m.limb_qpos[limb] for limb in tree.limbs])
+        self._dof_index = np.concatenate([self._m.limb_dof[limb] for limb in tree.limbs])
+        self._parts = [(limb, tree.limb_slice(limb)) for limb in tree.limbs]
+        self._mass_qvel = np.empty(model.nv)
         for frame, grasp in config.latched.items():
             self._engage(frame, grasp, check=True)
         # Limb-side state.
         self._mode: dict[str, CommandMode] = dict.fromkeys(tree.limbs, CommandMode.IMPEDANCE)
         self._q_target: dict[str, FloatArray] = {}
         self._tau_command: dict[str, FloatArray] = {}
-        self._tasks: dict[str, TaskFrame] = {}
         self._actuation: dict[str, Actuation] = dict.fromkeys(tree.limbs, HEALTHY)
         self._blocked_at: dict[str, FloatArray] = {}
         self._frozen: dict[str, LimbState] = {}
         self._actuators, self._effort_limit = self._motors()
+        self._actuator_index = np.concatenate([self._actuators[limb] for limb in tree.limbs])
+        self._plain = True
         self._speed = np.concatenate(
             [np.full(spec.limb(limb).n, spec.limb(limb).max_joint_speed) for limb in tree.limbs]
         )
@@ -496,6 +504,14 @@ class MujocoPlant(Plant):
         self._w = None
         self._rise = 0.0
         self._rise_rel = 0.0
+        self._task_list = tuple(self._tasks.values())
+        self._active = any(frame not in self._latched for frame in self._tasks)
+
+    def _replan(self) -> None:
+        """A limb's mode or actuation changed: whether every limb is plainly controlled."""
+        self._plain = all(m is CommandMode.IMPEDANCE for m in self._mode.values()) and all(
+            a is HEALTHY for a in self._actuation.values()
+        )
 
     # ------------------------------------------------------------------ Plant
 
@@ -524,24 +540,23 @@ class MujocoPlant(Plant):
         self._refresh()
 
     def _substep(self) -> None:
-        model, data, m, tree = self._model, self._data, self._m, self._tree
-        q = np.concatenate([data.qpos[m.limb_qpos[limb]] for limb in tree.limbs])
-        qdot = np.concatenate([data.qvel[m.limb_dof[limb]] for limb in tree.limbs])
-        tau = np.zeros(tree.n)
+        data, tree = self._data, self._tree
+        q = data.qpos[self._qpos_index]
+        qdot = data.qvel[self._dof_index]
         if self._latched and self._controlled():
             ke = self._kinetic_energy()
             result = self._controller.step(
-                ImpedanceInput(
-                    q=q,
-                    qdot=qdot,
-                    latched=self._latched_pose,
-                    tasks=tuple(self._tasks.values()),
-                    null_nms_per_rad=self._config.gains.null_nms_per_rad,
-                    kinetic_energy_j=ke,
+                trusted_input(
+                    q,
+                    qdot,
+                    self._latched_pose,
+                    self._task_list,
+                    self._config.gains.null_nms_per_rad,
+                    ke,
                 )
             )
-            tau[:] = result.tau
-            if any(frame not in self._latched for frame in self._tasks):
+            tau = np.array(result.tau)
+            if self._active:
                 self._track(result.lyapunov_j, result.potential_j, ke)
             else:
                 # No frame under control: W is the kinetic energy alone, and what moves it
@@ -549,14 +564,25 @@ class MujocoPlant(Plant):
                 # the next goal.
                 self._w = None
                 self._phi, self._ke = result.potential_j, ke
-            self._errors = {f: (float(e[0]), float(e[1])) for f, e in result.errors.items()}
-            self._rank = int(result.constraint_rank)
+            self._errors = result.errors
+            self._rank = result.constraint_rank
         elif self._controlled():
             # Nothing latched: no constraint to react against (Psi_b has rank 0). The
             # controller is undefined; the joints are only damped.
-            tau[:] = -self._config.gains.null_nms_per_rad * qdot
-        for limb in tree.limbs:
-            part = tree.limb_slice(limb)
+            tau = -self._config.gains.null_nms_per_rad * qdot
+        else:
+            tau = np.zeros(tree.n)
+        if not self._plain:
+            self._limb_torques(tau, q, qdot)
+        tau -= SPEED_BRAKE * (qdot - np.clip(qdot, -self._speed, self._speed))
+        np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
+        self._tau = tau
+        data.ctrl[self._actuator_index] = tau
+        mujoco.mj_step(self._model, data)
+
+    def _limb_torques(self, tau: FloatArray, q: FloatArray, qdot: FloatArray) -> None:
+        """The joint modes' torques, and what faults leave of each limb's (in place)."""
+        for limb, part in self._parts:
             mode = self._mode[limb]
             if mode is CommandMode.JOINT_POSITION:
                 target = self._q_target[limb]
@@ -574,16 +600,9 @@ class MujocoPlant(Plant):
                 tau[part] = free * tau[part] + (1.0 - free) * hold
             if act.speed_scale is not None:
                 tau[part] = tau[part] * np.asarray(act.speed_scale)
-        tau -= SPEED_BRAKE * (qdot - np.clip(qdot, -self._speed, self._speed))
-        np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
-        self._tau = tau
-        for limb in tree.limbs:
-            data.ctrl[self._actuators[limb]] = tau[tree.limb_slice(limb)]
-        mujoco.mj_step(model, data)
 
     def _kinetic_energy(self) -> float:
-        data = self._data
-        out = np.empty(self._model.nv)
+        data, out = self._data, self._mass_qvel
         mujoco.mj_mulM(self._model, data, out, data.qvel)
         return 0.5 * float(data.qvel @ out)
 
@@ -711,6 +730,12 @@ class MujocoPlant(Plant):
                 ``ee_pose``/``ee_twist`` (this plant has no IK servo: use ``impedance``).
         """
         self._limb(limb)
+        try:
+            self._command(limb, mode, payload)
+        finally:
+            self._replan()
+
+    def _command(self, limb: str, mode: CommandMode, payload: Mapping[str, Any]) -> None:
         part = self._tree.limb_slice(limb)
         n = part.stop - part.start
         if mode is CommandMode.IMPEDANCE:
@@ -785,6 +810,7 @@ class MujocoPlant(Plant):
         if actuation.free is not None and self._actuation[limb].free is None:
             self._blocked_at[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
         self._actuation[limb] = actuation
+        self._replan()
 
     @property
     def latched(self) -> Mapping[str, str]:

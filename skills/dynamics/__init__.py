@@ -35,6 +35,7 @@ from limbtree.skills.dynamics.unified import (
     nearest_symmetric_goal,
     pose_error,
     task_potential_and_wrench,
+    trusted_input,
 )
 from limbtree.skills.dynamics.walk import (
     ARC_FRACTIONS,
@@ -81,4 +82,5 @@ __all__ = [
     "nearest_symmetric_goal",
     "pose_error",
     "task_potential_and_wrench",
+    "trusted_input",
 ]

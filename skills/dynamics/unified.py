@@ -283,6 +283,34 @@ class ImpedanceInput:
             raise DynamicsInputError("kinetic_energy_j", ke, "must be a finite number >= 0")
 
 
+def trusted_input(
+    q: FloatArray,
+    qdot: FloatArray,
+    latched: Mapping[str, FloatArray],
+    tasks: tuple[TaskFrame, ...],
+    null_nms_per_rad: float,
+    kinetic_energy_j: float | None,
+) -> ImpedanceInput:
+    """An :class:`ImpedanceInput` built without its checks, for a caller whose values are
+    right by construction (a plant's 1 kHz loop: float64 arrays read from its own state,
+    poses it computed, TaskFrames already checked). Anything else uses the constructor.
+
+    The arrays are taken as they are (not copied): the caller must not change them during
+    the step.
+    """
+    made = object.__new__(ImpedanceInput)
+    for name, value in (
+        ("q", q),
+        ("qdot", qdot),
+        ("latched", latched),
+        ("tasks", tasks),
+        ("null_nms_per_rad", null_nms_per_rad),
+        ("kinetic_energy_j", kinetic_energy_j),
+    ):
+        object.__setattr__(made, name, value)
+    return made
+
+
 @dataclass(frozen=True, eq=False)
 class ImpedanceStep:
     """What one step of :class:`UnifiedImpedance` returns.
@@ -623,4 +651,5 @@ __all__ = [
     "nearest_symmetric_goal",
     "pose_error",
     "task_potential_and_wrench",
+    "trusted_input",
 ]
