@@ -19,9 +19,9 @@ import math
 
 import numpy as np
 import pytest
+from test_missions import run
 
 from limbtree.trees.recorder import read_header, read_log
-from test_missions import run
 
 #: Every test here runs a mission in processes: tens of seconds each.
 pytestmark = pytest.mark.slow

@@ -291,9 +291,11 @@ def trusted_input(
     null_nms_per_rad: float,
     kinetic_energy_j: float | None,
 ) -> ImpedanceInput:
-    """An :class:`ImpedanceInput` built without its checks, for a caller whose values are
-    right by construction (a plant's 1 kHz loop: float64 arrays read from its own state,
-    poses it computed, TaskFrames already checked). Anything else uses the constructor.
+    """An :class:`ImpedanceInput` built without its checks.
+
+    For a caller whose values are right by construction (a plant's 1 kHz loop: float64
+    arrays read from its own state, poses it computed, TaskFrames already checked); anything
+    else uses the constructor.
 
     The arrays are taken as they are (not copied): the caller must not change them during
     the step.
