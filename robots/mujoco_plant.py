@@ -15,12 +15,14 @@ the joint torques of each limb from its mode and steps MuJoCo:
 - ``joint_position``: a joint PD servo to the commanded joint values.
 - ``joint_torque``: the commanded torques.
 
-Motor torques are clipped to each joint's effort limit (the URDF's). MuJoCo is the plant
-only: the controller is a pure core of :mod:`limbtree.skills.dynamics` that never imports it.
-Faults come from :class:`~limbtree.robots.faulty.FaultyPlant` as an
+Motor torques are clipped to each joint's effort limit (the URDF's) and bounded so that no
+joint runs faster than its speed limit. MuJoCo is the plant only: the controller is a pure
+core of :mod:`limbtree.skills.dynamics` that never imports it. Faults come from
+:class:`~limbtree.robots.faulty.FaultyPlant` as an
 :class:`~limbtree.transport.plant.Actuation`: a limb without power gets no torque (it drifts
-in microgravity), blocked joints are held by a stiff servo, a slowed limb's torques are
-scaled, a disassembled limb gets no torque and its state freezes.
+in microgravity), blocked joints are jammed (MuJoCo's joint-limit constraint holds them), a
+slowed limb's torques and speed limits are scaled, a disassembled limb gets no torque and its
+state freezes.
 
 The passivity check of seed 003 (eq. 13: W does not rise) is measured here, where W is
 known at every substep: each limb's state ``detail`` carries W, its largest rise in one
@@ -96,10 +98,8 @@ CAPTURE_ANGLE_RAD: Final = math.radians(3.0)
 #: Joint PD of ``joint_position`` mode and of blocked joints [N m/rad], [N m s/rad].
 SERVO_KP: Final = 400.0
 SERVO_KD: Final = 40.0
-#: Braking [N m s/rad] on a joint's speed beyond its limit: whatever the commands, no joint
-#: runs away faster than its ``max_joint_speed`` (the limit is enforced in the plant's own
-#: time, as every agent does). Pure damping, so it never adds energy.
-SPEED_BRAKE: Final = 50.0
+#: Passes of the speed limiter (:meth:`MujocoPlant._within_speed_limits`) in one substep.
+SPEED_PASSES: Final = 3
 #: The command modes of a limb of this plant.
 MODES: Final = (
     CommandMode.IMPEDANCE,
@@ -158,11 +158,23 @@ class MujocoConfig:
         gains = raw.get("gains", {})
         try:
             made = ImpedanceGains(**{k: float(v) for k, v in gains.items()})
-        except TypeError as exc:
-            raise ValueError(f"--physics gains: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            names = ", ".join(f.name for f in dataclasses.fields(ImpedanceGains))
+            raise ValueError(
+                f"--physics gains {json.dumps(gains)}: {exc}; the gains are numbers named {names}"
+            ) from None
+        timestep = raw.get("timestep_s", 1e-3)
+        gravity = raw.get("gravity", [0.0, 0.0, 0.0])
+        for key, value, ok in (
+            ("timestep_s", timestep, _is_number(timestep)),
+            ("gravity", gravity, isinstance(gravity, list) and all(map(_is_number, gravity))),
+        ):
+            if not ok:
+                what = "a number [s]" if key == "timestep_s" else "3 numbers [m/s^2]"
+                raise ValueError(f"--physics {key} must be {what}, got {json.dumps(value)}")
         return cls(
-            timestep_s=float(raw.get("timestep_s", 1e-3)),
-            gravity=tuple(float(g) for g in raw.get("gravity", (0.0, 0.0, 0.0))),  # type: ignore[arg-type]
+            timestep_s=float(timestep),
+            gravity=tuple(float(g) for g in gravity),  # type: ignore[arg-type]
             latched={str(k): str(v) for k, v in raw.get("latched", {}).items()},
             postures={str(k): str(v) for k, v in raw.get("postures", {}).items()},
             gains=made,
@@ -187,12 +199,32 @@ class MujocoConfig:
             raise ValueError(f"gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _pose_matrix(values: Sequence[float]) -> FloatArray:
     return Pose.from_array(values).as_matrix()
 
 
 def _pose_values(matrix: FloatArray) -> tuple[float, ...]:
-    return tuple(float(v) for v in Pose.from_matrix(matrix).as_array())
+    """``[x, y, z, qx, qy, qz, qw]`` of a rigid 4x4 transform (MuJoCo's conversion: fast)."""
+    wxyz = np.empty(4)
+    mujoco.mju_mat2Quat(wxyz, np.ascontiguousarray(matrix[:3, :3]).ravel())
+    if wxyz[0] < 0.0:
+        wxyz = -wxyz
+    x, y, z = matrix[:3, 3].tolist()
+    w, qx, qy, qz = wxyz.tolist()
+    return (x, y, z, qx, qy, qz, w)
+
+
+def _rigid_inverse(matrix: FloatArray) -> FloatArray:
+    """The inverse of a rigid 4x4 transform [R p; 0 1]: [Rᵀ −Rᵀp; 0 1]."""
+    out = np.eye(4)
+    rotation = matrix[:3, :3].T
+    out[:3, :3] = rotation
+    out[:3, 3] = -(rotation @ matrix[:3, 3])
+    return out
 
 
 class MujocoPlant(Plant):
@@ -279,6 +311,15 @@ class MujocoPlant(Plant):
         self._speed = np.concatenate(
             [np.full(spec.limb(limb).n, spec.limb(limb).max_joint_speed) for limb in tree.limbs]
         )
+        self._limit = self._speed.copy()  # the speed limits under the faults in force [rad/s]
+        self._driven = np.ones(tree.n, dtype=bool)  # the joints whose motors have power
+        # Blocked joints are jammed by shrinking their range (actuate): the ranges to restore.
+        self._joint_ids = {
+            limb: np.asarray(model.dof_jntid[self._m.limb_dof[limb]], dtype=np.intp)
+            for limb in tree.limbs
+        }
+        self._range0 = np.array(model.jnt_range)
+        self._limited0 = np.array(model.jnt_limited)
         self._limb_base_body = {
             limb: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.limb(limb).base_link)
             for limb in tree.limbs
@@ -334,7 +375,7 @@ class MujocoPlant(Plant):
             )
         in_base = self._tree.frame_pose(frame, self._q0)
         goal = nearest_symmetric_goal(grasps[grasp], base_given @ in_base)
-        placed: FloatArray = goal @ np.linalg.inv(in_base)
+        placed: FloatArray = goal @ _rigid_inverse(in_base)
         return placed
 
     def _set_initial(self, base_world: FloatArray) -> None:
@@ -536,6 +577,10 @@ class MujocoPlant(Plant):
         steps = math.floor((t - self._data.time) / dt + 1e-6)
         for _ in range(steps):
             self._substep()
+        if steps:
+            # mj_step leaves xpos/site_xpos at the state before its last step: the poses of
+            # the state reached, so that they belong to its joint values (and hold, latch).
+            mujoco.mj_kinematics(self._model, self._data)
         self._t = max(t, self._t)
         self._refresh()
 
@@ -574,11 +619,61 @@ class MujocoPlant(Plant):
             tau = np.zeros(tree.n)
         if not self._plain:
             self._limb_torques(tau, q, qdot)
-        tau -= SPEED_BRAKE * (qdot - np.clip(qdot, -self._speed, self._speed))
         np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
-        self._tau = tau
         data.ctrl[self._actuator_index] = tau
-        mujoco.mj_step(self._model, data)
+        # mj_step is mj_forward then mj_Euler: between them, the speeds the step would reach.
+        mujoco.mj_forward(self._model, data)
+        self._tau = self._within_speed_limits(tau, qdot)
+        mujoco.mj_Euler(self._model, data)
+
+    def _within_speed_limits(self, tau: FloatArray, qdot: FloatArray) -> FloatArray:
+        """The torques, changed where one would take its joint past its speed limit.
+
+        Whatever the commands, no joint runs faster than its ``max_joint_speed`` (enforced in
+        the plant's own time, as every agent does). ``data`` holds the forward dynamics of
+        ``tau``, so the joints would end the substep at ``qdot + dt qacc`` (Euler). The
+        powered joints that would pass their limit get the torques that bring them to it
+        exactly, the others keeping theirs: through the coupled response of the arm (its
+        columns measured by MuJoCo, the accelerations being affine in the torques), within
+        the effort limits, for up to :data:`SPEED_PASSES` passes as more joints join.
+
+        Returns:
+            The torques applied [N m] (``data`` holds their forward dynamics).
+        """
+        data, dofs, limit = self._data, self._dof_index, self._limit
+        actuators, dt = self._actuator_index, self._config.timestep_s
+        held = np.zeros(tau.size, dtype=bool)
+        for _ in range(SPEED_PASSES):
+            fast = qdot + dt * data.qacc[dofs]
+            over = self._driven & (np.abs(fast) > limit)
+            if not over.any():
+                break
+            held |= over
+            joints = np.flatnonzero(held)
+            acceleration = data.qacc[dofs[joints]]
+            response = np.empty((joints.size, joints.size))
+            for k, j in enumerate(joints):
+                probe = -1.0 if tau[j] > 0.0 else 1.0  # [N m], away from a saturated motor
+                data.ctrl[actuators[j]] = tau[j] + probe
+                self._accelerations()
+                response[:, k] = (data.qacc[dofs[joints]] - acceleration) / probe
+                data.ctrl[actuators[j]] = tau[j]
+            goal = np.clip(fast[joints], -limit[joints], limit[joints])
+            change = np.linalg.solve(response, (goal - fast[joints]) / dt)
+            tau = tau.copy()
+            tau[joints] = np.clip(
+                tau[joints] + change, -self._effort_limit[joints], self._effort_limit[joints]
+            )
+            data.ctrl[actuators] = tau
+            self._accelerations()
+        return tau
+
+    def _accelerations(self) -> None:
+        """Forward dynamics again after a change of ``data.ctrl`` only (the rest is current)."""
+        model, data = self._model, self._data
+        mujoco.mj_fwdActuation(model, data)
+        mujoco.mj_fwdAcceleration(model, data)
+        mujoco.mj_fwdConstraint(model, data)
 
     def _limb_torques(self, tau: FloatArray, q: FloatArray, qdot: FloatArray) -> None:
         """The joint modes' torques, and what faults leave of each limb's (in place)."""
@@ -643,7 +738,7 @@ class MujocoPlant(Plant):
             "wrench": self._wrenches(),
             "tasks": sorted(self._tasks),
         }
-        base_inverse = np.linalg.inv(self._base_matrix())
+        base_inverse = _rigid_inverse(self._base_matrix())
         shared["base_frames"] = {
             frame: _pose_values(base_inverse @ self._frame_world(frame))
             for frame in m.frame_site
@@ -653,7 +748,7 @@ class MujocoPlant(Plant):
             if not self._actuation[limb].attached and limb in self._states:
                 continue  # a disassembled limb's state freezes
             base = self._limb_base(limb)
-            inverse = np.linalg.inv(base)
+            inverse = _rigid_inverse(base)
             ends = {}
             for end in self._description.limb(limb).description.end_effectors:
                 frame = f"{limb}.{end}"
@@ -747,9 +842,22 @@ class MujocoPlant(Plant):
             else:
                 gains = self._config.gains
                 if payload.get("gains"):
-                    gains = ImpedanceGains(**{**gains.__dict__, **dict(payload["gains"])})
-                self._tasks[frame] = TaskFrame(frame, _pose_matrix(goal), gains)
-                self._switched()
+                    try:
+                        gains = ImpedanceGains(**{**gains.__dict__, **dict(payload["gains"])})
+                    except (TypeError, ValueError) as exc:
+                        raise DriverError("bad_value", f"gains of {frame}: {exc}") from None
+                matrix = _pose_matrix(goal)
+                task = self._tasks.get(frame)
+                if (
+                    task is None
+                    or task.gains != gains
+                    or not np.array_equal(task.goal, matrix)
+                    or self._mode[limb] is not CommandMode.IMPEDANCE
+                ):
+                    # A new goal: W jumps, the passivity check starts again. The same goal
+                    # sent again (a runner repeating itself) changes nothing.
+                    self._tasks[frame] = TaskFrame(frame, matrix, gains)
+                    self._switched()
             self._mode[limb] = CommandMode.IMPEDANCE
         elif mode is CommandMode.LATCH:
             frame = self._interface(limb, str(payload["end"]))
@@ -805,10 +913,28 @@ class MujocoPlant(Plant):
         return self._actuation[limb].attached
 
     def actuate(self, limb: str, actuation: Actuation) -> None:
-        """Set what faults leave of a limb's actuation (the fault decorator calls this)."""
+        """Set what faults leave of a limb's actuation (the fault decorator calls this).
+
+        Blocked joints are jammed where they are: their range shrinks to that value, so
+        MuJoCo's joint-limit constraint holds them whatever the torques (a servo of limited
+        effort could not), until they are freed. A slowed limb's speed limits scale too.
+        """
         self._limb(limb)
-        if actuation.free is not None and self._actuation[limb].free is None:
-            self._blocked_at[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+        held = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+        before = self._actuation[limb].free
+        if actuation.free is not None:
+            if before is not None:  # joints blocked already stay where they were blocked
+                held = np.where(np.asarray(before) < 0.5, self._blocked_at[limb], held)
+            self._blocked_at[limb] = held
+        blocked = np.asarray(actuation.free if actuation.free is not None else (), dtype=float)
+        blocked = blocked < 0.5 if blocked.size else np.zeros(held.size, dtype=bool)
+        joints, model = self._joint_ids[limb], self._model
+        model.jnt_range[joints] = np.where(blocked[:, None], held[:, None], self._range0[joints])
+        model.jnt_limited[joints] = np.where(blocked, 1, self._limited0[joints])
+        part = self._tree.limb_slice(limb)
+        scale = 1.0 if actuation.speed_scale is None else np.asarray(actuation.speed_scale)
+        self._limit[part] = self._speed[part] * scale
+        self._driven[part] = actuation.powered and actuation.attached
         self._actuation[limb] = actuation
         self._replan()
 
