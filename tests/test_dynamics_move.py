@@ -50,11 +50,14 @@ def test_it_settles_then_holds_and_reports_the_steady_state_maximum():
     settled = move.step(MoveObservation(10.0, off(mm=1.9, deg=0.2), GOAL), 0.1)
     assert settled.telemetry.phase is MovePhase.HOLDING
     assert settled.telemetry.steady_max_mm == pytest.approx(1.9)
-    # Over the hold the error may wander (no hold_tol): the maximum is what is reported.
+    # Over the hold the error may wander (no hold_tol): the maximum is what is reported; the
+    # steady state is its second half (from t = 20 s), the transient of the first not in it.
+    early = move.step(MoveObservation(15.0, off(mm=3.0, deg=0.5), GOAL), 0.1)
+    assert early.telemetry.steady_max_mm == pytest.approx(3.0)
     later = move.step(MoveObservation(20.0, off(mm=2.6, deg=0.4), GOAL), 0.1)
     assert later.outcome is Outcome.RUNNING
-    assert later.telemetry.steady_max_mm == pytest.approx(2.6)
-    assert later.telemetry.steady_max_deg == pytest.approx(0.4)
+    assert later.telemetry.steady_max_mm == pytest.approx(3.0)
+    assert later.telemetry.steady_max_deg == pytest.approx(0.5)
     almost = move.step(MoveObservation(29.99, off(mm=0.1), GOAL), 0.1)
     assert almost.outcome is Outcome.RUNNING
     done = move.step(MoveObservation(30.0, off(mm=0.05), GOAL), 0.01)
@@ -64,6 +67,8 @@ def test_it_settles_then_holds_and_reports_the_steady_state_maximum():
             "settle_s": 5.0,
             "steady_max_err_mm": 2.6,
             "steady_max_err_deg": 0.4,
+            "hold_max_err_mm": 3.0,
+            "hold_max_err_deg": 0.5,
             "final_err_mm": 0.05,
             "final_err_deg": 0.0,
             "hold_s": 20.0,

@@ -214,6 +214,18 @@ def test_an_end_over_end_arc_passes_over_the_anchor():
         np.testing.assert_allclose(point[:3, :3], DOWN, atol=1e-12)  # start and goal agree
 
 
+@pytest.mark.parametrize("offset", [(0, 0, -1e-5), (0, 1e-5, 0), (0, -1e-5, 1e-5), (0, 0, 0)])
+def test_a_nearly_opposite_arc_still_passes_over_the_top(offset):
+    # Start, anchor and goal nearly in a row: round-off must not send the arc under the tiles
+    # or beside them (the report of a 1-arm walk showed the end 560 mm below the tile plane).
+    start = TILE0.copy()
+    start[:3, 3] += offset
+    points = arc_points(start, TILE1, transform(DOWN, (1.2, 0.0, 0.0)), 0.1)
+    for point, s in zip(points, (0.25, 0.5, 0.75), strict=True):
+        assert point[2, 3] >= 0.6 * math.sin(s * math.pi) - 1e-4  # over the top
+        assert abs(point[1, 3]) < 1e-4  # in the vertical plane of the row
+
+
 def test_lift_over_down_points_lift_off_then_come_over_the_target():
     lifted, over = lift_over_down_points(START, TILE1, 0.1)
     np.testing.assert_allclose(lifted[:3, 3], START[:3, 3] + (0, 0, 0.1), atol=1e-12)

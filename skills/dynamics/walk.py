@@ -30,7 +30,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -245,6 +245,11 @@ def _pose(rotation: FloatArray, position: FloatArray) -> FloatArray:
     return out
 
 
+#: Below this |d_s x d_g| (sin 10 deg), start and goal directions pointing apart count as
+#: opposite, and the arc turns through the goal SI's outward normal (over the top).
+NEARLY_OPPOSITE: Final = math.sin(math.radians(10.0))
+
+
 def arc_points(
     start: npt.ArrayLike,
     anchor: npt.ArrayLike,
@@ -292,9 +297,14 @@ def arc_points(
     d_s, d_g = u_s / r_s, u_g / r_g
     cross = np.cross(d_s, d_g)
     angle = math.atan2(float(np.linalg.norm(cross)), float(d_s @ d_g))
-    if np.linalg.norm(cross) > 1e-9:
+    opposite = float(d_s @ d_g) < 0.0 and np.linalg.norm(cross) < NEARLY_OPPOSITE
+    if not opposite and np.linalg.norm(cross) > 1e-9:
         axis = cross / np.linalg.norm(cross)
-    else:  # parallel or opposite: turn in the plane of the start direction and the normal
+    else:
+        # Nearly opposite (an arm flipping end over end along a row of tiles), or parallel:
+        # the plane of the turn is then decided by round-off, and the arc could pass under
+        # the tiles or beside them. Turn in the plane of the start direction and the normal,
+        # over the top.
         axis = np.cross(d_s, up)
         if np.linalg.norm(axis) < 1e-9:
             axis = np.cross(d_s, np.array([1.0, 0.0, 0.0]))
