@@ -17,11 +17,17 @@ per-limb and per-skill series (:func:`read_run`), then draws PNGs into ``DIR``:
   end-effector path as the motion capture saw it, from its start to its goal, in x-y and
   x-z, and unrolled along the straight line to the goal, its sideways deviation magnified
   (seed 002 Fig. 4: how direct the path is and how much it wobbles).
+* When seed 003's leaves (``walk_step``, ``impedance_move``) report their telemetry
+  (:mod:`.dynamics`): ``dynamics_error.png`` (the controlled frame's error, engagements
+  marked; Figs. 3 and 5), ``lyapunov.png`` (W with the latch switches and new goals: it must
+  fall between them), ``joint_torques.png`` (Figs. 4 and 6), ``latches.png`` (Fig. 8) and,
+  for a base that moved, ``base_position.png``. The text then has the walk table, the
+  impedance moves' steady-state error and the passivity line.
 
 A run that was killed has no ``summary.json``: the report is then made from the log alone,
 and says so. matplotlib is imported inside the drawing code (Agg canvas, no pyplot state),
 so importing this package stays cheap. The package reads (:mod:`.reading`), writes the text
-(:mod:`.text`) and draws (:mod:`.figures`).
+(:mod:`.text`) and draws (:mod:`.figures`, :mod:`.dynamics`).
 """
 
 from __future__ import annotations
@@ -30,9 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from limbtree.trees.errors import RunError
+from limbtree.trees.report.dynamics import LimbTorques, goal_switches, joint_torques
 from limbtree.trees.report.figures import ApproachPath, approach_path, draw_figures
 from limbtree.trees.report.reading import (
+    BaseSeries,
     Disruption,
+    LatchSeries,
     LimbSeries,
     RunLog,
     SkillSeries,
@@ -45,13 +54,18 @@ from limbtree.trees.report.text import summary_text
 
 __all__ = [
     "ApproachPath",
+    "BaseSeries",
     "Disruption",
+    "LatchSeries",
     "LimbSeries",
+    "LimbTorques",
     "ReportResult",
     "RunLog",
     "SkillSeries",
     "approach_path",
     "draw_figures",
+    "goal_switches",
+    "joint_torques",
     "make_report",
     "node_labels",
     "read_run",

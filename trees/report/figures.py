@@ -6,13 +6,18 @@ matplotlib is imported inside the drawing code, so importing this module stays c
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from limbtree.trees.errors import RunError
+from limbtree.trees.report.canvas import MAX_POINTS as MAX_POINTS
+from limbtree.trees.report.canvas import file_part as _file_part
+from limbtree.trees.report.canvas import plain_axis as _plain_axis
+from limbtree.trees.report.canvas import save as _save
+from limbtree.trees.report.canvas import stride as _stride
+from limbtree.trees.report.dynamics import draw_dynamics
 from limbtree.trees.report.reading import (
     ALIGNMENT_ERRORS,
     ALIGNMENT_SPEEDS,
@@ -25,9 +30,6 @@ from limbtree.trees.report.reading import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-#: Most points drawn per line; longer series are thinned by a stride (the text uses all).
-MAX_POINTS: Final = 20_000
-
 _MODE_COLOURS: Final = {
     "nominal": "#4caf50",
     "recovering": "#e53935",
@@ -36,14 +38,6 @@ _MODE_COLOURS: Final = {
     "done": "#1e88e5",
 }
 _AXES: Final = ("x", "y", "z")
-
-
-def _file_part(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "limb"
-
-
-def _stride(count: int) -> int:
-    return max(1, math.ceil(count / MAX_POINTS))
 
 
 def _mm(points: Sequence[tuple[float, float, float]], axis: int, step: int) -> list[float]:
@@ -100,19 +94,6 @@ def _mark_disruptions(axes: Axes, disruptions: Sequence[Disruption], t_end: floa
             axes.axvline(d.recovered, color="#2e7d32", ls=":", lw=1.2, label=label)
 
 
-def _plain_axis(axes: Axes) -> None:
-    """Tick labels in the axis's own unit: no offset or scale text that the label omits."""
-    axes.ticklabel_format(axis="y", style="plain", useOffset=False)
-
-
-def _save(figure: Any, path: Path) -> Path:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(figure)
-    figure.savefig(path, dpi=110)
-    return path
-
-
 def draw_figures(run: RunLog, directory: Path) -> list[Path]:
     """Draw the report's PNGs into ``directory``; returns their paths.
 
@@ -142,6 +123,7 @@ def draw_figures(run: RunLog, directory: Path) -> list[Path]:
         paths = {n: p for n, k in skills.items() if (p := approach_path(k)) is not None}
         if paths:
             images.append(_alignment_path(Figure, paths, directory))
+        images += draw_dynamics(Figure, run, directory)
     except OSError as exc:
         raise RunError(f"cannot write the report's images into {directory}: {exc}") from None
     return images
@@ -159,18 +141,20 @@ def _limb_time(
     axes_list = figure.subplots(3, 1, sharex=True)
     step = _stride(len(limb.t))
     t = limb.t[::step]
+    commanded = limb.commanded_ticks > 0  # seed 003's leaves command no end-effector pose
     for axis, axes in enumerate(axes_list):
         _mark_disruptions(axes, disruptions, t_end)
         axes.plot(t, _mm(limb.state, axis, step), color="#1565c0", lw=1.2, label="state")
-        axes.plot(
-            t, _mm(limb.command, axis, step), color="#ef6c00", lw=1.0, ls="--", label="command"
-        )
+        if commanded:
+            axes.plot(t, _mm(limb.command, axis, step), color="#ef6c00", lw=1.0, ls="--",
+                      label="command")  # fmt: skip
         axes.set_ylabel(f"{_AXES[axis]} [mm]")
         _plain_axis(axes)
         axes.grid(True, alpha=0.3)
     axes_list[0].legend(loc="upper right", fontsize="small", ncols=2)
     axes_list[-1].set_xlabel("t [s]")
-    figure.suptitle(f"{name}: end-effector command and state over time")
+    what = "command and state" if commanded else "state (no end-effector command)"
+    figure.suptitle(f"{name}: end-effector {what} over time")
     return _save(figure, directory / f"limb_{_file_part(name)}_time.png")
 
 
@@ -178,11 +162,15 @@ def _limb_path(Figure: Any, name: str, limb: LimbSeries, directory: Path) -> Pat
     figure = Figure(figsize=(11, 5), layout="constrained")
     axes_list = figure.subplots(1, 2)
     step = _stride(len(limb.t))
+    lines: list[tuple[Sequence[tuple[float, float, float]], dict[str, Any]]] = [
+        (limb.state, {"color": "#1565c0", "lw": 1.2, "label": "state"})
+    ]
+    if limb.commanded_ticks:
+        lines.append(
+            (limb.command, {"color": "#ef6c00", "lw": 1.0, "ls": "--", "label": "command"})
+        )
     for axes, (first, second) in zip(axes_list, ((0, 1), (0, 2)), strict=True):
-        for points, style in (
-            (limb.state, {"color": "#1565c0", "lw": 1.2, "label": "state"}),
-            (limb.command, {"color": "#ef6c00", "lw": 1.0, "ls": "--", "label": "command"}),
-        ):
+        for points, style in lines:
             xs, ys = _mm(points, first, step), _mm(points, second, step)
             axes.plot(xs, ys, **style)
         known = [(p[first] * 1e3, p[second] * 1e3) for p in limb.state if not math.isnan(p[0])]

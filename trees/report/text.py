@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from limbtree.trees.report.reading import RunLog, unique_labels
+from limbtree.trees.report.reading import RunLog, SkillSeries, unique_labels
 
 
 def _num(value: Any, fmt: str = ".2f", unit: str = "") -> str:
@@ -81,8 +81,14 @@ def summary_text(
     ]
     if s.get("failure"):
         rows.append(("failure", str(s["failure"])))
-    rows += [(f"metrics.{k}", _num(v, ".4g")) for k, v in _flatten("", s.get("metrics") or {})]
+    raw_metrics = s.get("metrics")
+    metrics: Mapping[str, Any] = raw_metrics if isinstance(raw_metrics, Mapping) else {}
+    dynamics = _dynamics_lines(metrics, run)
+    shown = _dynamics_keys(metrics)
+    rest = {k: v for k, v in metrics.items() if k not in shown}
+    rows += [(f"metrics.{k}", _num(v, ".4g")) for k, v in _flatten("", rest)]
     lines += _table(rows)
+    lines += dynamics
 
     faults = s.get("faults") or []
     if faults or disruptions:
@@ -196,3 +202,161 @@ def _node_rows(nodes: Any, run: RunLog) -> list[tuple[str, str, Mapping[str, Any
         if label not in known:
             rows.append((by_label.get(label, ""), label, {}))
     return rows
+
+
+# Seed 003: walk steps, impedance moves, passivity ------------------------------------------
+
+
+def _walk_metrics(metrics: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """The summary's walk tables: key -> its steps (``metrics.walk.steps``)."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for key, value in metrics.items():
+        steps = value.get("steps") if isinstance(value, Mapping) else None
+        if isinstance(steps, list) and all(isinstance(x, Mapping) for x in steps):
+            out[str(key)] = steps
+    return out
+
+
+def _move_metrics(metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The summary's impedance-move figures: key -> them (``metrics.torso``)."""
+    return {
+        str(key): value
+        for key, value in metrics.items()
+        if isinstance(value, Mapping) and "settle_s" in value and "steady_max_err_mm" in value
+    }
+
+
+def _dynamics_keys(metrics: Mapping[str, Any]) -> set[str]:
+    """The metrics the seed-003 section shows (left out of the plain ``metrics.*`` rows)."""
+    keys = set(_walk_metrics(metrics)) | set(_move_metrics(metrics))
+    return keys | ({"passivity"} if isinstance(metrics.get("passivity"), Mapping) else set())
+
+
+def _frames(run: RunLog) -> dict[str, str]:
+    """Node label -> the frame its seed-003 leaf controlled."""
+    return {name: k.frame for name, k in run.skills.items() if k.frame}
+
+
+def _log_walk_steps(run: RunLog) -> list[Mapping[str, Any]]:
+    """Walk steps from the log alone (a killed run): those that engaged."""
+    steps: list[Mapping[str, Any]] = []
+    for name, skill in run.skills.items():
+        index = skill.first("engage") if skill.kind == "walk_step" else None
+        if index is None:
+            continue
+        steps.append(
+            {
+                "node": name,
+                "duration_s": skill.t[index] - skill.t[0],
+                "engaged_at_s": skill.t[index],
+                "final_err_mm": _at(skill, "err_mm", index),
+                "final_err_deg": _at(skill, "err_deg", index),
+            }
+        )
+    return steps
+
+
+def _at(skill: SkillSeries, key: str, index: int) -> float | None:
+    values = skill.extra.get(key, [])
+    value = values[index] if index < len(values) else math.nan
+    return None if math.isnan(value) else value
+
+
+def _last(skill: SkillSeries, key: str) -> float | None:
+    known = [v for v in skill.extra.get(key, ()) if not math.isnan(v)]
+    return known[-1] if known else None
+
+
+def _log_moves(run: RunLog) -> dict[str, dict[str, Any]]:
+    """Impedance moves from the log alone: label -> figures like ``metrics.torso``'s."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, skill in run.skills.items():
+        if skill.kind != "impedance_move":
+            continue
+        index = skill.first("holding", "done")
+        out[name] = {
+            "settle_s": None if index is None else skill.t[index] - skill.t[0],
+            "steady_max_err_mm": _last(skill, "steady_max_mm"),
+            "steady_max_err_deg": _last(skill, "steady_max_deg"),
+            "final_err_mm": _last(skill, "err_mm"),
+            "final_err_deg": _last(skill, "err_deg"),
+            "hold_s": None,
+        }
+    return out
+
+
+def _dynamics_lines(metrics: Mapping[str, Any], run: RunLog) -> list[str]:
+    """Seed 003's figures: the walk table, the impedance moves' steady state, passivity.
+
+    From ``summary.json``'s metrics, or from the log's telemetry when the summary has none
+    (a killed run).
+    """
+    frames = _frames(run)
+    leaves = [k for k in run.skills.values() if k.is_dynamics]
+    lines: list[str] = []
+    walks = _walk_metrics(metrics)
+    if not walks and (logged := _log_walk_steps(run)):
+        walks = {"walk (from the log)": logged}
+    for key, steps in walks.items():
+        lines += ["", f"Walk (metrics.{key}.steps)" if "(" not in key else "Walk (from the log)"]
+        rows = [("step", "end", "duration [s]", "engaged at [s]", "error at engagement [mm]",
+                 "[deg]")]  # fmt: skip
+        for step in steps:
+            node = str(step.get("node", "?"))
+            rows.append(
+                (
+                    node,
+                    frames.get(node, "-"),
+                    _num(step.get("duration_s")),
+                    _num(step.get("engaged_at_s")),
+                    _num(step.get("final_err_mm"), ".2f"),
+                    _num(step.get("final_err_deg"), ".3f"),
+                )
+            )
+        lines += _table(rows)
+    moves: dict[str, Mapping[str, Any]] = dict(_move_metrics(metrics))
+    from_log = not moves
+    if from_log:
+        moves = dict(_log_moves(run))
+    for key, move in moves.items():
+        frame = frames.get(key) or next(
+            (k.frame for k in leaves if k.kind == "impedance_move" and k.frame), "?"
+        )
+        where = f"{key} (from the log)" if from_log else f"metrics.{key}"
+        hold = (
+            f" over the {_num(move.get('hold_s'), '.1f', ' s')} hold" if move.get("hold_s") else ""
+        )
+        lines += [
+            "",
+            f"Impedance move ({where}): {frame} settled in "
+            f"{_num(move.get('settle_s'), '.2f', ' s')}",
+            f"  steady-state error{hold}: at most "
+            f"{_num(move.get('steady_max_err_mm'), '.2f', ' mm')} / "
+            f"{_num(move.get('steady_max_err_deg'), '.3g', ' deg')}; at the end "
+            f"{_num(move.get('final_err_mm'), '.3g', ' mm')} / "
+            f"{_num(move.get('final_err_deg'), '.3g', ' deg')}",
+        ]
+    passivity = metrics.get("passivity")
+    if isinstance(passivity, Mapping):
+        rise_rel, rise_j = passivity.get("max_rise_rel"), passivity.get("max_rise_j")
+        tau = passivity.get("max_tau_nm")
+        source = "metrics.passivity"
+    elif any(k.has("max_rise_rel") or k.has("tau_max_nm") for k in leaves):
+        rises = [r for k in leaves for r in k.extra.get("max_rise_rel", ()) if not math.isnan(r)]
+        taus = [v for k in leaves for v in k.extra.get("tau_max_nm", ()) if not math.isnan(v)]
+        rise_rel, rise_j = (max(rises) if rises else None), None
+        tau = max(taus) if taus else None
+        source = "from the log"
+    else:
+        return lines
+    verdict = ""
+    if rise_rel is not None:
+        verdict = " (W never rose)" if float(rise_rel) == 0.0 else ""
+    lines += [
+        "",
+        f"Passivity ({source}; seed 003 eq. 13: W falls between switches)",
+        f"  largest rise of W between switches: {_num(rise_rel, '.3g')} relative to W at the "
+        f"switch, {_num(rise_j, '.3g', ' J')}{verdict}",
+        f"  largest joint torque (at the tick rate): {_num(tau, '.2f', ' N m')}",
+    ]
+    return lines
