@@ -26,7 +26,19 @@
   may settle on the wrong side: latch near the target (seed 003's SI engages within its
   tolerance).
 - No geom collides (``contype = conaffinity = 0``): seed 003 has no contacts; latching is
-  the weld.
+  the weld. Geoms that collide with nothing are dropped at compile time.
+- An optional terrain (:class:`~limbtree.robots.terrain.Terrain`, seed 004) becomes a static
+  height-field geom named :data:`TERRAIN_NAME`. Its heights are written into
+  ``model.hfield_data`` after compiling (the compiler would rescale heights given as
+  ``userdata`` to [0, 1]): rows along y, columns along x, so MuJoCo's surface goes through
+  every node of the terrain. Between nodes MuJoCo splits each cell into two triangles where
+  the terrain is bilinear; they agree on the cell edges and differ inside by at most a
+  quarter of the cell's twist ``|h00 + h11 - h01 - h10|``. Only the robot's body collides
+  with it: the geoms of the base link and of links fixed to it (contact bit
+  :data:`TERRAIN_CONTACT_BIT`), the collisions seed 004's eq. 1 avoids. The legs, and so the
+  grippers' palms, do not: ClimbLab's grippers are explicit springs
+  (:mod:`limbtree.robots.grippers`), and native contacts between the legs and the ground
+  would cost far more than the step itself (wave 2 brief, section 3.2).
 - Newton solver, the given ``timestep`` and ``gravity``, Euler integration (MuJoCo's default).
 
 The build is deterministic: the same arguments give the same model.
@@ -51,6 +63,7 @@ from limbtree.robots.assembly import WorldModule
 from limbtree.robots.errors import RobotsError
 from limbtree.robots.modules import load_module
 from limbtree.robots.registry import RobotSpec
+from limbtree.robots.terrain import Terrain
 
 IntArray = npt.NDArray[np.int64]
 
@@ -63,6 +76,14 @@ WELD_SOLREF: Final = (0.02, 1.0)
 ANCHOR_SITE: Final = "#anchor"
 #: Prefix of the world modules' body names (keeps them apart from the URDF's link names).
 MODULE_BODY_PREFIX: Final = "module/"
+#: Name of the terrain's height field asset and of its geom.
+TERRAIN_NAME: Final = "terrain"
+#: Contact bit shared by the terrain (``conaffinity``) and the robot's body (``contype``).
+TERRAIN_CONTACT_BIT: Final = 1
+#: Depth [m] of the terrain's solid below its lowest point (MuJoCo's height field "base").
+TERRAIN_BASE_M: Final = 0.1
+#: Smallest elevation range [m] of a height field (a flat terrain still needs one).
+_MIN_ELEVATION_M: Final = 1e-3
 _MUJOCO_COMPILER: Final = '<mujoco><compiler fusestatic="false" discardvisual="true"/></mujoco>'
 
 
@@ -92,6 +113,10 @@ class MjRobotModel:
         grasp_site: ``"MODULE/GRASP_POINT"`` -> site id, for every world module's grasp point,
             and ``"MODULE/GRASP_POINT@90"`` (``@180``, ``@270``) for its turns about its normal.
         anchor_site: site id of the world anchor that welds target before a retarget.
+        terrain: the terrain of the world, or None.
+        terrain_geom: geom id of the terrain's height field, or -1 without a terrain.
+        body_geoms: geom ids of the robot's body that collide with the terrain (the base
+            link's and those of links fixed to it); empty without a terrain.
     """
 
     model: mujoco.MjModel
@@ -107,6 +132,9 @@ class MjRobotModel:
     grasp_site: Mapping[str, int]
     limb_actuator: Mapping[str, IntArray] = field(default_factory=lambda: MappingProxyType({}))
     anchor_site: int = -1
+    terrain: Terrain | None = None
+    terrain_geom: int = -1
+    body_geoms: tuple[int, ...] = ()
 
     def weld_target(self, frame: str) -> int:
         """The site id the interface's weld currently targets (in :attr:`model`).
@@ -134,6 +162,7 @@ def build_model(
     modules: Sequence[WorldModule] = (),
     gravity: Sequence[float] = (0.0, 0.0, 0.0),
     timestep: float = 1e-3,
+    terrain: Terrain | None = None,
 ) -> MjRobotModel:
     """Compile the MuJoCo model of a robot and the modules of its world.
 
@@ -145,13 +174,15 @@ def build_model(
             WORLD pose [m].
         gravity: ``(3,)`` gravity in the world [m/s^2]; seed 003 works in orbit: zeros.
         timestep: integration step [s], > 0.
+        terrain: ground as a height field (seed 004), or None. Only the robot's body
+            collides with it (see the module's docstring).
 
     Returns:
         The model and its addresses.
 
     Raises:
-        MujocoModelError: for a bad timestep or gravity, a world module name used twice, or
-            a URDF MuJoCo cannot compile (the message carries MuJoCo's).
+        MujocoModelError: for a bad timestep, gravity or terrain, a world module name used
+            twice, or a URDF MuJoCo cannot compile (the message carries MuJoCo's).
         limbtree.robots.modules.UnknownModuleError: for an unknown module; it lists the valid
             ones.
     """
@@ -166,6 +197,10 @@ def build_model(
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise MujocoModelError(f"world module names must be unique; used twice: {twice}")
+    if terrain is not None and not isinstance(terrain, Terrain):
+        raise MujocoModelError(
+            f"terrain must be a limbtree.robots.terrain.Terrain or None, got {terrain!r}"
+        )
     loaded = [(module, load_module(module.module)) for module in modules]
 
     mj = _urdf_spec(spec)
@@ -184,6 +219,15 @@ def build_model(
     for geom in mj.geoms:
         geom.contype = 0
         geom.conaffinity = 0
+    body_geom_names: list[str] = []
+    if terrain is not None:
+        for index, geom in enumerate(_body_geoms(base)):
+            # Named, so that the compiled model's ids can be looked up.
+            geom.name = geom.name or f"{spec.base_link}/body_geom_{index}"
+            geom.contype = TERRAIN_CONTACT_BIT
+            geom.conaffinity = 0
+            body_geom_names.append(geom.name)
+        _add_terrain(mj, terrain)
     efforts = _efforts(spec)
     for limb in spec.limbs:
         for joint_spec in limb.joints:
@@ -241,6 +285,10 @@ def build_model(
     except ValueError as exc:
         raise MujocoModelError(f"MuJoCo cannot compile {spec.urdf_path}: {exc}") from exc
 
+    terrain_geom = -1
+    if terrain is not None:
+        terrain_geom = _write_heights(model, terrain)
+
     base_body = model.body(spec.base_link).id
     free_qpos = free_dof = None
     if floating:
@@ -282,6 +330,9 @@ def build_model(
             {k: addresses(v, "actuator") for k, v in limb_joints.items()}
         ),
         anchor_site=model.site(ANCHOR_SITE).id,
+        terrain=terrain,
+        terrain_geom=terrain_geom,
+        body_geoms=tuple(model.geom(name).id for name in body_geom_names),
     )
 
 
@@ -320,6 +371,58 @@ def retarget_weld(
     if model.neq != m.model.neq or data.eq_active.shape[0] != model.neq:
         raise MujocoModelError("retarget_weld: model, data and MjRobotModel do not belong together")
     model.eq_obj2id[weld] = site
+
+
+def _body_geoms(base: mujoco.MjsBody) -> list[mujoco.MjsGeom]:
+    """Geoms of the base body and of the bodies fixed to it (no joint in between)."""
+    geoms: list[mujoco.MjsGeom] = []
+    stack = [base]
+    while stack:
+        body = stack.pop()
+        geoms.extend(body.geoms)
+        stack.extend(child for child in body.bodies if not child.joints)
+    return geoms
+
+
+def _add_terrain(mj: mujoco.MjSpec, terrain: Terrain) -> None:
+    """Add the terrain's height field asset and its static geom (heights written later)."""
+    ny, nx = terrain.shape
+    low, high = float(terrain.heights.min()), float(terrain.heights.max())
+    elevation = max(high - low, _MIN_ELEVATION_M)
+    size_x, size_y = terrain.size_m
+    mj.add_hfield(
+        name=TERRAIN_NAME,
+        size=[size_x / 2.0, size_y / 2.0, elevation, TERRAIN_BASE_M],
+        nrow=ny,
+        ncol=nx,
+        # MuJoCo needs data or a file; the exact heights are written after compiling.
+        userdata=np.zeros(ny * nx),
+    )
+    center_x, center_y = terrain.center_m
+    geom = mj.worldbody.add_geom(
+        name=TERRAIN_NAME,
+        type=mujoco.mjtGeom.mjGEOM_HFIELD,
+        pos=np.array([center_x, center_y, low]),
+    )
+    geom.hfieldname = TERRAIN_NAME
+    geom.contype = 0
+    geom.conaffinity = TERRAIN_CONTACT_BIT
+
+
+def _write_heights(model: mujoco.MjModel, terrain: Terrain) -> int:
+    """Write the terrain's heights into the compiled height field; its geom id.
+
+    MuJoCo's surface is at ``geom z + hfield_data * elevation``, with ``hfield_data`` in
+    [0, 1], row-major, rows along y from its lowest y.
+    """
+    hfield = model.hfield(TERRAIN_NAME)
+    elevation = float(hfield.size[2])
+    geom = model.geom(TERRAIN_NAME)
+    low = float(geom.pos[2])
+    ny, nx = terrain.shape
+    start = int(hfield.adr[0])
+    model.hfield_data[start : start + ny * nx] = ((terrain.heights - low) / elevation).ravel()
+    return int(geom.id)
 
 
 def _urdf_spec(spec: RobotSpec) -> mujoco.MjSpec:

@@ -32,6 +32,7 @@ from limbtree.robots import (
 SHIPPED = [builtin_robot_dir()]
 SHIPPED_NAMES = (
     "heavy_limb",
+    "hubrobo",
     "light_limb",
     "mirror_arm",
     "mirror_mar",
@@ -226,7 +227,7 @@ def test_unknown_robot_error_lists_the_valid_names():
     with pytest.raises(UnknownRobotError) as info:
         load_robot("heavy_limbs", SHIPPED)
     assert info.value.valid_names == SHIPPED_NAMES
-    assert "heavy_limb, light_limb" in str(info.value)
+    assert "heavy_limb, hubrobo, light_limb" in str(info.value)
     assert "LIMBTREE_ROBOT_PATH" in str(info.value)
 
 
