@@ -338,6 +338,25 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from limbtree.trees.sweep import SweepRequest, sweep
+
+    report = sweep(
+        SweepRequest(
+            mission=Path(args.mission),
+            settings=args.set,
+            seeds=args.seed,
+            jobs=args.jobs,
+            out=Path(args.out) if args.out else None,
+            ray=args.ray,
+            clock=args.clock,
+            metric=args.metric,
+            by=[n.strip() for n in args.by.split(",") if n.strip()] if args.by else None,
+        )
+    )
+    return report.result.exit_code
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
@@ -375,6 +394,51 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_web_flags(run, None)
     run.set_defaults(handler=_run)
+
+    sweep = commands.add_parser(
+        "sweep",
+        help="many recorded runs of a mission over settings and seeds, one table",
+        description="Run the product of the settings' values (each a normal recorded run, "
+        "limbtree run --headless --auto-confirm --record OUT/RUN, in its own process), "
+        "on local processes or a Ray cluster; a run finished by an earlier sweep with the "
+        "same settings is kept. Writes OUT/sweep.csv (one row per run), prints a table "
+        "grouped by the swept settings and draws OUT/sweep.png. Exit status 0 when every "
+        "run finished, whatever its outcome; 1 when some could not run; 130 on Ctrl-C.",
+    )
+    sweep.add_argument("mission", metavar="MISSION", help="the mission file (YAML)")
+    sweep.add_argument(
+        "--set", action="append", default=[], metavar="NAME=V1,V2|NAME=A..B",
+        help="a mission parameter and its values: a list, or an integer range with both "
+        "ends (repeatable; the runs are the product)",
+    )  # fmt: skip
+    sweep.add_argument(
+        "--seed", default="0", metavar="N|N1,N2|A..B",
+        help="the runs' seeds: one, a list or a range (default 0)",
+    )  # fmt: skip
+    sweep.add_argument(
+        "--jobs", type=int, default=None, metavar="N",
+        help="runs at a time (default 1; with --ray, as many as the cluster has CPUs)",
+    )  # fmt: skip
+    sweep.add_argument(
+        "--out", metavar="DIR", help="the sweep's folder (default runs/sweep-MISSION)"
+    )
+    sweep.add_argument(
+        "--ray", metavar="ADDRESS",
+        help="run on an existing Ray cluster (HOST:PORT of its head, auto, or "
+        "ray://HOST:PORT); needs pip install 'limbtree[cluster]'",
+    )  # fmt: skip
+    sweep.add_argument("--clock", choices=["sim", "real"], help="override the mission's clock")
+    sweep.add_argument(
+        "--metric", metavar="NAME",
+        help="the figure sweep.png compares across groups (a metric such as "
+        "align.final_dd_mm, or a column such as sim_time_s; default the first metric)",
+    )  # fmt: skip
+    sweep.add_argument(
+        "--by", metavar="NAME,...",
+        help="group the table and plot by these settings (default: the swept settings "
+        "that are not seeds, i.e. not seed or *_seed)",
+    )  # fmt: skip
+    sweep.set_defaults(handler=_sweep)
 
     check = commands.add_parser(
         "check",

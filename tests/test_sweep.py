@@ -1,0 +1,510 @@
+"""``limbtree sweep``: the product of settings as recorded runs, one CSV row each, resumable.
+
+Planning, tables, the plot, the progress output and bad input are checked without processes.
+The runs (marked slow, like every test that runs missions) are real ``limbtree run``
+processes of a tiny mission, a ``wait`` on one simulated leg, so every figure checked is a
+closed form of the mission: a wait of ``w`` seconds at 50 Hz ends at ``t = w`` after
+``50 w + 1`` ticks. A wrapper around ``limbtree`` that dies before the run starts for
+``tag=boom`` stands for a run that cannot start; a limb whose agent address nothing listens
+on is a real one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.cli import main
+from limbtree.trees.recorder import read_header
+from limbtree.trees.sweep import (
+    PlannedRun,
+    RunResult,
+    RunStatus,
+    Setting,
+    SweepError,
+    SweepPlan,
+    SweepProgress,
+    SweepReport,
+    SweepRequest,
+    SweepResult,
+    check_plan,
+    draw_plot,
+    flatten_numbers,
+    format_table,
+    kept_result,
+    parse_seeds,
+    parse_settings,
+    parse_values,
+    plan_sweep,
+    sweep,
+    sweep_table,
+)
+
+RATE_HZ = 50
+TINY = f"""\
+mission: tiny
+clock: sim
+rate_hz: {RATE_HZ}
+parameters:
+  wait_s: {{default: 0.2, description: "how long to wait, s"}}
+  tag: a
+  where: sim
+limbs:
+  leg: {{robot: moonbot_zero, limb: leg_0, agent: $where}}
+tree:
+  wait: {{duration_s: $wait_s}}
+"""
+#: ``limbtree``, except that a run with ``--set tag=boom`` dies before it starts.
+CRASHING = """\
+import sys
+if "tag=boom" in sys.argv:
+    sys.exit("boom: this run could not start")
+from limbtree.trees.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def write_mission(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    mission = folder / "tiny.yaml"
+    mission.write_text(TINY)
+    return mission
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as source:
+        return {row["run"]: row for row in csv.DictReader(source)}
+
+
+def ticks_of(wait_s: float) -> int:
+    """The ticks of a wait of ``wait_s`` at RATE_HZ: t = 0, 1/50, ..., wait_s."""
+    return round(wait_s * RATE_HZ) + 1
+
+
+def test_every_public_name_imports():
+    import limbtree.trees.sweep as module
+
+    assert all(hasattr(module, name) for name in module.__all__)
+
+
+# Planning -------------------------------------------------------------------------------
+
+
+def test_values_are_lists_and_integer_ranges_with_both_ends():
+    assert parse_values("--set x", "baseline,ramp") == ("baseline", "ramp")
+    assert parse_values("--set x", "0..3, 7") == ("0", "1", "2", "3", "7")
+    assert parse_values("--set x", "-2..0") == ("-2", "-1", "0")
+    assert parse_values("--set x", "[1, 2],[3, 4]") == ("[1, 2]", "[3, 4]")
+    assert parse_values("--set x", "'a,b',c") == ("'a,b'", "c")
+    assert parse_values("--set x", "'../up'") == ("'../up'",)
+    assert parse_seeds("0..19") == tuple(range(20))
+    assert parse_seeds("3") == (3,)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("5..2", "ends (2) before it starts (5); write 2..5"),
+        ("0.5..2", "integers"),
+        ("1..", "A..B"),
+        ("a..b", "A..B"),
+    ],
+)
+def test_a_bad_range_is_refused_with_how_to_write_it(text, says):
+    with pytest.raises(SweepError, match="bad range") as error:
+        parse_settings([f"terrain_seed={text}"])
+    assert says in str(error.value)
+    assert "--set terrain_seed" in str(error.value)
+
+
+def test_an_empty_product_is_refused():
+    with pytest.raises(SweepError, match="product of the settings is empty"):
+        parse_settings(["planner="])
+    with pytest.raises(SweepError, match="product of the settings is empty"):
+        parse_seeds(" ")
+    with pytest.raises(SweepError, match="empty value"):
+        parse_settings(["planner=a,,b"])
+
+
+def test_a_setting_or_value_given_twice_and_a_malformed_set_are_refused():
+    with pytest.raises(SweepError, match="given twice; give all its values at once"):
+        parse_settings(["planner=a", "planner=b"])
+    with pytest.raises(SweepError, match="the value 2 is given twice"):
+        parse_settings(["k=1..3,2"])
+    with pytest.raises(SweepError, match="NAME=V1,V2"):
+        parse_settings(["planner"])
+    with pytest.raises(SweepError, match="seeds are integers >= 0"):
+        parse_seeds("1,x")
+    with pytest.raises(SweepError, match="--seed"):
+        plan_sweep(Path("m.yaml"), parse_settings(["seed=1,2"]))
+
+
+def test_the_product_has_every_combination_once_named_from_its_settings():
+    settings = parse_settings(["planner=baseline,ramp", "terrain_seed=0..11"])
+    plan = plan_sweep(Path("m.yaml"), settings, (1, 2))
+    expected = list(itertools.product(["baseline", "ramp"], range(12), [1, 2]))
+    assert [(dict(r.settings)["planner"], int(dict(r.settings)["terrain_seed"]), r.seed)
+            for r in plan.runs] == expected  # fmt: skip
+    assert plan.runs[0].name == "planner=baseline,terrain_seed=00,seed=1"
+    assert plan.runs[-1].name == "planner=ramp,terrain_seed=11,seed=2"
+    assert len({r.name for r in plan.runs}) == len(plan.runs) == 48
+    assert plan.swept == ("planner", "terrain_seed", "seed")
+    # Seeds repeat a condition: the table pools them.
+    assert plan.default_by() == ("planner",)
+    assert plan_sweep(Path("m.yaml"), ()).runs == (PlannedRun("run", (), 0),)
+
+
+def test_values_unsafe_in_a_file_name_get_distinct_safe_names():
+    plan = plan_sweep(Path("m.yaml"), [Setting("p", ("a/b", "a_b", "tcp://h:9", "x" * 60))])
+    names = [run.name for run in plan.runs]
+    assert len(set(names)) == 4
+    for name in names:
+        assert all(c.isalnum() or c in "._+-=," for c in name), name
+        assert len(name) < 60
+
+
+def test_an_unknown_parameter_is_refused_with_the_missions_parameters(tmp_path):
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait=1"]))
+    with pytest.raises(SweepError) as error:
+        check_plan(plan)
+    assert "has no parameter wait; its parameters: wait_s, tag, where" in str(error.value)
+
+
+def test_a_value_the_mission_refuses_is_refused_before_anything_runs(tmp_path):
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1,-1"]))
+    with pytest.raises(SweepError) as error:
+        check_plan(plan)
+    assert "--set wait_s=-1: the mission does not load with it" in str(error.value)
+    assert "duration_s must be > 0" in str(error.value)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_command_line_refuses_bad_jobs_and_a_missing_ray_with_one_line(
+    tmp_path, capsys, monkeypatch
+):
+    mission = str(write_mission(tmp_path))
+    out = str(tmp_path / "out")
+    assert main(["sweep", mission, "--jobs", "0", "--out", out]) == 1
+    assert "--jobs must be at least 1 (runs at a time), got 0" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    assert main(["sweep", mission, "--ray", "auto", "--out", out]) == 1
+    assert "pip install 'limbtree[cluster]'" in capsys.readouterr().err
+    assert main(["sweep", mission, "--set", "tag=a,b", "--by", "tags", "--out", out]) == 1
+    assert "--by tags: not a setting of this sweep; its settings: tag, seed" in (
+        capsys.readouterr().err
+    )
+    assert not Path(out).exists()
+
+
+# Tables ---------------------------------------------------------------------------------
+
+
+def test_metrics_are_flattened_to_their_numbers():
+    metrics = {"align": {"final_dd_mm": 4.5, "ok": True, "label": "x", "nan": None},
+               "walk": {"steps": [{"s": 27}, {"s": 23.5}]}}  # fmt: skip
+    assert dict(flatten_numbers(metrics, "metrics")) == {
+        "metrics.align.final_dd_mm": 4.5,
+        "metrics.walk.steps.0.s": 27,
+        "metrics.walk.steps.1.s": 23.5,
+    }
+
+
+def synthetic_result() -> SweepResult:
+    """planner=baseline,ramp x seeds 0..2 with made-up summaries (one baseline failure)."""
+    plan = plan_sweep(Path("m.yaml"), [Setting("planner", ("baseline", "ramp"))], (0, 1, 2))
+    peak = {"baseline": [1.0, 2.0, 3.0], "ramp": [0.5, 0.5, 0.8]}
+    results = []
+    for run in plan.runs:
+        planner = run.overrides["planner"]
+        outcome = "FAILURE" if (planner, run.seed) == ("baseline", 2) else "SUCCESS"
+        summary = {"outcome": outcome, "sim_time_s": 10.0 + run.seed, "wall_time_s": 1.0,
+                   "ticks": 500, "faults_injected": 0, "recoveries": 0,
+                   "metrics": {"grip": {"peak_n": peak[planner][run.seed]}}}  # fmt: skip
+        results.append(RunResult(run, RunStatus.DONE, summary, 0 if outcome == "SUCCESS" else 1))
+    return SweepResult(plan, Path("out"), results)
+
+
+def test_the_table_gives_each_group_its_outcomes_and_mean_and_sd():
+    table = sweep_table(synthetic_result())
+    assert table.metric(None) == "metrics.grip.peak_n"
+    assert table.metric("grip.peak_n") == "metrics.grip.peak_n"
+    with pytest.raises(SweepError, match="numeric columns: sim_time_s, wall_time_s"):
+        table.metric("grip.nope")
+    lines = format_table(table, ("planner",)).splitlines()
+    assert lines[0].split() == ["planner", "runs", "outcomes", "sim_time_s", "wall_time_s",
+                                "grip.peak_n"]  # fmt: skip
+    # baseline: peaks 1, 2, 3: mean 2, sample sd 1; times 10, 11, 12: mean 11, sd 1; the
+    # wall times are all 1: sd 0.
+    assert lines[2].split() == ["baseline", "3", "2", "SUCCESS,", "1", "FAILURE",
+                                "11", "±", "1", "1", "±", "0", "2", "±", "1"]  # fmt: skip
+    # ramp: 0.5, 0.5, 0.8: mean 0.6, sd sqrt(((0.1)^2 * 2 + 0.2^2) / 2) = sqrt(0.03).
+    assert lines[3].split()[-3:] == ["0.6", "±", f"{0.03**0.5:.4g}"]
+    # One group of all runs when nothing but seeds is swept.
+    assert format_table(table, ()).splitlines()[2].split()[:2] == ["6", "5"]
+
+
+def test_a_table_too_wide_for_a_line_per_group_has_a_column_per_group():
+    lines = format_table(sweep_table(synthetic_result()), ("planner",), width=40).splitlines()
+    assert lines[0].split() == ["planner=baseline", "planner=ramp"]
+    rows = {line.split("  ")[0]: line.split()[-6:] for line in lines[2:]}
+    assert lines[2].split() == ["runs", "3", "3"]
+    assert rows["grip.peak_n"] == ["2", "±", "1", "0.6", "±", f"{0.03**0.5:.4g}"]
+
+
+def test_the_plot_draws_each_group_and_nothing_when_no_run_has_the_metric(tmp_path):
+    table = sweep_table(synthetic_result())
+    image = draw_plot(table, ("planner",), "metrics.grip.peak_n", tmp_path / "a.png", "peaks")
+    assert image is not None and image.read_bytes()[:4] == b"\x89PNG"
+    plan = plan_sweep(Path("m.yaml"), [Setting("k", ("1", "2"))])
+    failed = SweepResult(plan, tmp_path, [RunResult(r, RunStatus.ERROR) for r in plan.runs])
+    assert draw_plot(sweep_table(failed), ("k",), "sim_time_s", tmp_path / "b.png", "") is None
+    assert not (tmp_path / "b.png").exists()
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_progress_bar_and_other_streams_plain_lines():
+    result = synthetic_result()
+    for stream in (Terminal(), io.StringIO()):
+        progress = SweepProgress(stream, total=6, kept=2)
+        progress.start(result.plan, Path("out"), 4, 2, "local processes")
+        progress.running(1)
+        progress.finished(result.results[0], 0)
+        progress.close()
+        text = stream.getvalue()
+        assert "6 runs of m.yaml into out (2 finished before: kept); 4 runs to do" in text
+        assert "[3/6] planner=baseline,seed=0: SUCCESS in 10.00 s mission time" in text
+        bar = "\r\x1b[K[##########--------------------] 2/6, 1 running"
+        assert (bar in text) == isinstance(stream, Terminal)
+
+
+# Runs (processes: slow, as every test that runs missions) --------------------------------
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> SweepReport:
+    """wait_s=0.1,0.3 x tag=a,boom at --jobs 2; the two tag=boom runs cannot start."""
+    folder = tmp_path_factory.mktemp("sweep")
+    crashing = folder / "crashing_limbtree.py"
+    crashing.write_text(CRASHING)
+    request = SweepRequest(
+        mission=write_mission(folder),
+        settings=["wait_s=0.1,0.3", "tag=a,boom"],
+        jobs=2,
+        out=folder / "out",
+        command=[sys.executable, str(crashing)],
+    )
+    return sweep(request, io.StringIO())
+
+
+@pytest.mark.slow
+def test_each_run_is_one_csv_row_with_its_settings_outcome_and_times(swept):
+    rows = read_csv(swept.csv)
+    assert list(rows) == ["wait_s=0.1,tag=a", "wait_s=0.1,tag=boom",
+                          "wait_s=0.3,tag=a", "wait_s=0.3,tag=boom"]  # fmt: skip
+    for wait_s in (0.1, 0.3):
+        row = rows[f"wait_s={wait_s},tag=a"]
+        assert (row["wait_s"], row["tag"], row["seed"]) == (str(wait_s), "a", "0")
+        assert (row["status"], row["outcome"], row["exit"]) == ("done", "SUCCESS", "0")
+        assert float(row["sim_time_s"]) == pytest.approx(wait_s, abs=1e-9)
+        assert int(row["ticks"]) == ticks_of(wait_s)
+        assert 0 < float(row["wall_time_s"]) < 30
+        # Each run is a normal record, with its settings in its header.
+        record = swept.result.out / f"wait_s={wait_s},tag=a"
+        assert read_header(record / "log.msgpack")["parameters"]["wait_s"] == wait_s
+
+
+@pytest.mark.slow
+def test_a_run_that_cannot_start_is_one_error_row_and_the_sweep_exits_non_zero(swept):
+    rows = read_csv(swept.csv)
+    for wait_s in (0.1, 0.3):
+        row = rows[f"wait_s={wait_s},tag=boom"]
+        assert (row["status"], row["outcome"], row["sim_time_s"]) == ("error", "", "")
+        assert row["exit"] == "1"
+        assert "boom: this run could not start" in row["failure"]
+    assert swept.result.exit_code == 1
+    assert swept.plot is not None and swept.plot.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_the_printed_table_groups_the_runs_by_the_swept_settings(swept):
+    lines = swept.text.splitlines()
+    assert lines[0].split() == ["wait_s", "tag", "runs", "outcomes", "sim_time_s",
+                                "wall_time_s"]  # fmt: skip
+    assert lines[2].split()[:6] == ["0.1", "a", "1", "1", "SUCCESS", "0.1"]
+    assert lines[3].split()[:7] == ["0.1", "boom", "1", "1", "could", "not", "run"]
+    assert lines[4].split()[:6] == ["0.3", "a", "1", "1", "SUCCESS", "0.3"]
+
+
+@pytest.mark.slow
+def test_a_second_sweep_keeps_the_finished_runs_and_runs_the_others_again(swept, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(swept.result.out, out)
+    finished = [out / "wait_s=0.1,tag=a" / "summary.json", out / "wait_s=0.3,tag=a" / "log.msgpack"]
+    before = [path.stat().st_mtime_ns for path in finished]
+    crashing = swept.result.out.parent / "crashing_limbtree.py"
+    request = SweepRequest(
+        mission=swept.result.plan.mission,
+        settings=["wait_s=0.1,0.3", "tag=a,boom"],
+        jobs=2,
+        out=out,
+        command=[sys.executable, str(crashing)],
+    )
+    progress = io.StringIO()
+    again = sweep(request, progress)
+    assert [r.status for r in again.result.results] == [
+        RunStatus.KEPT, RunStatus.ERROR, RunStatus.KEPT, RunStatus.ERROR,
+    ]  # fmt: skip
+    assert [path.stat().st_mtime_ns for path in finished] == before
+    assert "(2 finished before: kept)" in progress.getvalue()
+    assert read_csv(out / "sweep.csv")["wait_s=0.3,tag=a"]["status"] == "kept"
+
+
+@pytest.mark.slow
+def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
+    swept, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    shutil.copytree(swept.result.out, out)
+    (out / "sweep.png").unlink()
+    mission = str(swept.result.plan.mission)
+    args = ["sweep", mission, "--set", "wait_s=0.1,0.3", "--set", "tag=a", "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "sweep: 2/2 runs finished (2 SUCCESS); 2 kept from before" in printed
+    rows = read_csv(out / "sweep.csv")
+    assert [(r["run"], r["status"]) for r in rows.values()] == [
+        ("wait_s=0.1,tag=a", "kept"), ("wait_s=0.3,tag=a", "kept"),
+    ]  # fmt: skip
+    assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    # A figure no run has: the table is printed, then the figures there are.
+    assert main([*args, "--metric", "grip.peak_n"]) == 1
+    err = capsys.readouterr().err
+    assert "--metric grip.peak_n: no run has that figure; the numeric columns: sim_time_s" in err
+
+
+@pytest.mark.slow
+def test_a_run_with_other_settings_in_its_folder_is_not_kept(swept):
+    plan = swept.result.plan
+    run = plan.runs[0]
+    folder = swept.result.out / run.name
+    assert kept_result(plan, run, folder) is not None
+    other_seed = PlannedRun(run.name, run.settings, 7)
+    assert kept_result(plan, other_seed, folder) is None
+    other_clock = SweepPlan(plan.mission, plan.settings, plan.seeds, "real", plan.runs)
+    assert kept_result(other_clock, run, folder) is None
+    assert kept_result(plan, plan.runs[1], swept.result.out / plan.runs[1].name) is None  # error
+
+
+# Interruption, a real unreachable agent, Ray ---------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_ctrl_c_aborts_the_runs_in_progress_and_marks_their_rows(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
+               "wait_s=100000", "--seed", "0..2", "--jobs", "2", "--out", str(out)]  # fmt: skip
+    sweep_process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        logs = [out / f"wait_s=100000,seed={seed}" / "log.msgpack" for seed in (0, 1)]
+        deadline = time.monotonic() + 90
+        while not all(log.exists() and log.stat().st_size > 1000 for log in logs):
+            assert time.monotonic() < deadline, "the runs did not start ticking"
+            time.sleep(0.2)
+        sweep_process.send_signal(signal.SIGINT)
+        output, _ = sweep_process.communicate(timeout=60)
+    finally:
+        if sweep_process.poll() is None:
+            sweep_process.kill()
+            sweep_process.wait()
+    assert sweep_process.returncode == 130, output.decode()
+    rows = read_csv(out / "sweep.csv")
+    for seed in (0, 1):
+        row = rows[f"wait_s=100000,seed={seed}"]
+        assert (row["status"], row["outcome"]) == ("interrupted", "ABORTED")
+        assert row["failure"] == "interrupted (Ctrl-C)"
+        summary = json.loads((out / row["run"] / "summary.json").read_text())
+        assert summary["outcome"] == "ABORTED"
+    assert rows["wait_s=100000,seed=2"]["status"] == "not_run"
+    assert "the same command resumes it" in output.decode()
+    # An interrupted run is run again by the next sweep.
+    plan = plan_sweep(mission, parse_settings(["wait_s=100000"]), (0, 1, 2))
+    assert kept_result(plan, plan.runs[0], out / plan.runs[0].name) is None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_run_whose_agent_cannot_be_reached_is_an_error_row(tmp_path):
+    unreachable = f"tcp://127.0.0.1:{free_port()}"
+    request = SweepRequest(
+        mission=write_mission(tmp_path),
+        settings=[f"where=sim,{unreachable}"],
+        jobs=2,
+        out=tmp_path / "out",
+    )
+    report = sweep(request, io.StringIO())
+    ok, failed = report.result.results
+    assert (ok.status, ok.outcome) == (RunStatus.DONE, "SUCCESS")
+    assert failed.status is RunStatus.ERROR and failed.exit_code == 1
+    assert f"cannot use its agent at {unreachable}" in (failed.message or "")
+    assert report.result.exit_code == 1
+
+
+def test_a_ray_address_where_nothing_listens_is_refused_at_once(tmp_path, capsys):
+    pytest.importorskip("ray")
+    address = f"127.0.0.1:{free_port()}"
+    out = tmp_path / "out"
+    assert main(["sweep", str(write_mission(tmp_path)), "--ray", address, "--out", str(out)]) == 1
+    assert f"--ray {address}: no Ray cluster answers there" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_sweep_on_a_local_ray_instance_gathers_each_runs_record(tmp_path):
+    ray = pytest.importorskip("ray")
+    mission = write_mission(tmp_path / "missions")
+    out = tmp_path / "out"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        address = ray.get_runtime_context().gcs_address
+        done = subprocess.run(
+            [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
+             "wait_s=0.1,0.2", "--ray", address, "--out", str(out)],
+            capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+    finally:
+        ray.shutdown()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "on the Ray cluster at" in done.stdout
+    rows = read_csv(out / "sweep.csv")
+    for wait_s in (0.1, 0.2):
+        row = rows[f"wait_s={wait_s}"]
+        assert (row["status"], row["outcome"]) == ("done", "SUCCESS")
+        assert int(row["ticks"]) == ticks_of(wait_s)
+        # The record came back from the worker: the header holds the run's settings.
+        header = read_header(out / row["run"] / "log.msgpack")
+        assert header["parameters"]["wait_s"] == wait_s
+        assert (out / row["run"] / "run.log").read_text().strip()
