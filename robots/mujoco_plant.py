@@ -98,8 +98,14 @@ CAPTURE_ANGLE_RAD: Final = math.radians(3.0)
 #: Joint PD of ``joint_position`` mode and of blocked joints [N m/rad], [N m s/rad].
 SERVO_KP: Final = 400.0
 SERVO_KD: Final = 40.0
-#: Passes of the speed limiter (:meth:`MujocoPlant._within_speed_limits`) in one substep.
-SPEED_PASSES: Final = 3
+#: A blocked joint's jam: MuJoCo's joint-limit constraint with this time constant [steps]
+#: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width): a joint
+#: jammed at rest gives 0.2 mrad under 100 N m on every joint of mirror_arm (MuJoCo's
+#: default limit, 6 mrad).
+JAM_SOLREF_STEPS: Final = 5.0
+JAM_SOLIMP: Final = (0.99, 0.99, 0.001)
+#: Relative damping of the speed limiter's least squares (:meth:`MujocoPlant._within_speed_limits`).
+SPEED_DAMPING: Final = 1e-9
 #: The command modes of a limb of this plant.
 MODES: Final = (
     CommandMode.IMPEDANCE,
@@ -320,6 +326,8 @@ class MujocoPlant(Plant):
         }
         self._range0 = np.array(model.jnt_range)
         self._limited0 = np.array(model.jnt_limited)
+        self._solref0 = np.array(model.jnt_solref)
+        self._solimp0 = np.array(model.jnt_solimp)
         self._limb_base_body = {
             limb: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.limb(limb).base_link)
             for limb in tree.limbs
@@ -334,7 +342,7 @@ class MujocoPlant(Plant):
         self._rise_rel = 0.0
         self._w0 = 0.0
         self._rise_at: float | None = None
-        self._errors: dict[str, tuple[float, float]] = {}
+        self._errors: Mapping[str, tuple[float, float]] = {}
         self._rank = 0
         self._description = self._describe()
         self._states: dict[str, LimbState] = {}
@@ -414,7 +422,11 @@ class MujocoPlant(Plant):
         limbs = []
         for name in self._tree.limbs:
             limb = self._spec.limb(name)
-            ends = tuple(limb.interfaces) or (limb.ee_link,)
+            # The end at the limb's ee_link first: it is the limb's default end-effector (the
+            # pose a limb's state reports: a MAR arm's foot, not its shoulder on the torso).
+            ends = tuple(
+                sorted(limb.interfaces, key=lambda end: limb.interfaces[end] != limb.ee_link)
+            ) or (limb.ee_link,)
             description = LimbDescription(
                 robot=self._spec.name,
                 driver=MUJOCO,
@@ -627,46 +639,58 @@ class MujocoPlant(Plant):
         mujoco.mj_Euler(self._model, data)
 
     def _within_speed_limits(self, tau: FloatArray, qdot: FloatArray) -> FloatArray:
-        """The torques, changed where one would take its joint past its speed limit.
+        """The torques, changed if they would take a joint past its speed limit.
 
         Whatever the commands, no joint runs faster than its ``max_joint_speed`` (enforced in
         the plant's own time, as every agent does). ``data`` holds the forward dynamics of
-        ``tau``, so the joints would end the substep at ``qdot + dt qacc`` (Euler). The
-        powered joints that would pass their limit get the torques that bring them to it
-        exactly, the others keeping theirs: through the coupled response of the arm (its
-        columns measured by MuJoCo, the accelerations being affine in the torques), within
-        the effort limits, for up to :data:`SPEED_PASSES` passes as more joints join.
+        ``tau``: the joints would end the substep at ``v = qdot + dt qacc`` (Euler), and
+        ``qacc`` is affine in the torques. When a powered joint would pass its limit, the
+        motors take the torques that give each joint ``v`` clipped to its limits, through
+        the arm's coupled response (its columns measured by MuJoCo; the joints that pass
+        their limit are braked, the others keep the motion commanded). Where that needs more
+        than a motor's effort limit, those torques are scaled down towards none at all (the
+        joints then coast), which keeps every limit that coasting keeps.
 
         Returns:
             The torques applied [N m] (``data`` holds their forward dynamics).
         """
         data, dofs, limit = self._data, self._dof_index, self._limit
         actuators, dt = self._actuator_index, self._config.timestep_s
-        held = np.zeros(tau.size, dtype=bool)
-        for _ in range(SPEED_PASSES):
-            fast = qdot + dt * data.qacc[dofs]
-            over = self._driven & (np.abs(fast) > limit)
-            if not over.any():
+        # The common case first, on Python floats (faster than numpy at this size).
+        speeds = zip(qdot.tolist(), data.qacc[dofs].tolist(), limit.tolist(), strict=True)
+        for v, a, bound in speeds:
+            if abs(v + dt * a) > bound:
                 break
-            held |= over
-            joints = np.flatnonzero(held)
-            acceleration = data.qacc[dofs[joints]]
-            response = np.empty((joints.size, joints.size))
-            for k, j in enumerate(joints):
-                probe = -1.0 if tau[j] > 0.0 else 1.0  # [N m], away from a saturated motor
-                data.ctrl[actuators[j]] = tau[j] + probe
-                self._accelerations()
-                response[:, k] = (data.qacc[dofs[joints]] - acceleration) / probe
-                data.ctrl[actuators[j]] = tau[j]
-            goal = np.clip(fast[joints], -limit[joints], limit[joints])
-            change = np.linalg.solve(response, (goal - fast[joints]) / dt)
-            tau = tau.copy()
-            tau[joints] = np.clip(
-                tau[joints] + change, -self._effort_limit[joints], self._effort_limit[joints]
-            )
-            data.ctrl[actuators] = tau
+        else:
+            return tau  # no joint past its limit
+        fast = qdot + dt * data.qacc[dofs]
+        over = self._driven & (np.abs(fast) > limit)
+        if not over.any():
+            return tau
+        joints = np.flatnonzero(self._driven)
+        response = np.empty((joints.size, joints.size))  # d qacc / d tau [1/(kg m^2)]
+        acceleration = data.qacc[dofs[joints]]
+        for k, j in enumerate(joints):
+            probe = -1.0 if tau[j] > 0.0 else 1.0  # [N m], away from a saturated motor
+            data.ctrl[actuators[j]] = tau[j] + probe
             self._accelerations()
-        return tau
+            response[:, k] = (data.qacc[dofs[joints]] - acceleration) / probe
+            data.ctrl[actuators[j]] = tau[j]
+        wanted = (np.clip(fast, -limit, limit) - fast)[joints] / dt
+        # Least squares, lightly damped: a joint held by a constraint (its range end, a
+        # blockage) barely responds to its own motor and must not get a huge torque.
+        normal = response.T @ response
+        normal += SPEED_DAMPING * np.trace(normal) / joints.size * np.eye(joints.size)
+        limited = tau.copy()
+        limited[joints] += np.linalg.solve(normal, response.T @ wanted)
+        effort = self._effort_limit
+        peak = float(np.max(np.abs(limited[joints]) / effort[joints]))
+        if peak > 1.0:
+            limited /= peak
+            np.clip(limited, -effort, effort, out=limited)  # round-off
+        data.ctrl[actuators] = limited
+        self._accelerations()
+        return limited
 
     def _accelerations(self) -> None:
         """Forward dynamics again after a change of ``data.ctrl`` only (the rest is current)."""
@@ -931,6 +955,11 @@ class MujocoPlant(Plant):
         joints, model = self._joint_ids[limb], self._model
         model.jnt_range[joints] = np.where(blocked[:, None], held[:, None], self._range0[joints])
         model.jnt_limited[joints] = np.where(blocked, 1, self._limited0[joints])
+        jam_solref = (JAM_SOLREF_STEPS * self._config.timestep_s, 1.0)
+        model.jnt_solref[joints] = np.where(blocked[:, None], jam_solref, self._solref0[joints])
+        solimp = np.array(self._solimp0[joints])
+        solimp[blocked, :3] = JAM_SOLIMP
+        model.jnt_solimp[joints] = solimp
         part = self._tree.limb_slice(limb)
         scale = 1.0 if actuation.speed_scale is None else np.asarray(actuation.speed_scale)
         self._limit[part] = self._speed[part] * scale
