@@ -66,6 +66,7 @@ from limbtree.transport.driver import (
     CommandMode,
     DriverError,
     GripperAction,
+    Health,
     JointInfo,
     LimbDescription,
     LimbState,
@@ -771,6 +772,17 @@ class MujocoPlant(Plant):
         for limb in tree.limbs:
             if not self._actuation[limb].attached and limb in self._states:
                 continue  # a disassembled limb's state freezes
+            if not self._actuation[limb].powered and limb in self._states:
+                # Without power its sensors are dark: the last reading stays, flagged (as a
+                # HardwareDriver does), while the limb itself drifts on in the physics.
+                last = self._states[limb]
+                if not last.health & Health.POWER_OFF:
+                    self._states[limb] = dataclasses.replace(
+                        last,
+                        effort=(0.0,) * len(last.q),
+                        health=last.health | Health.POWER_OFF,
+                    )
+                continue
             base = self._limb_base(limb)
             inverse = _rigid_inverse(base)
             ends = {}
