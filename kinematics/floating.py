@@ -66,6 +66,15 @@ _SKEW_INDEX: Final = np.array([0, 2, 1, 2, 0, 0, 1, 0, 0])
 _SKEW_SIGN: Final = np.array([0.0, 1.0, -1.0, -1.0, 0.0, 1.0, 1.0, -1.0, 0.0])
 
 
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``a x b`` over the last axis of same-shaped arrays (numpy's ``cross`` is slower)."""
+    result = np.empty_like(a)
+    result[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    result[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    result[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return result
+
+
 #: The placeholder pose of a frame the compiled path computes.
 _NO_POSE: Final = np.eye(4)
 
@@ -733,6 +742,148 @@ class FloatingTree:
         transfer = np.transpose(jac[:, :, :6], (0, 2, 1))
         result: FloatArray = np.einsum("lij,ljm->im", transfer, link_momentum)
         return result
+
+    def momentum_matrices(
+        self, qs: Sequence[Sequence[float]] | FloatArray, *, limb: str | None = None
+    ) -> FloatArray:
+        """:meth:`momentum_matrix` of many joint vectors in one vectorised pass.
+
+        A planner that scores a whole trajectory (seed 004's LRST, eq. 2, samples a swing
+        at tens of points per candidate) calls this once instead of once per sample. It
+        sums the links' inertia in base coordinates (composite form) instead of stacking
+        their Jacobians: a link of mass ``m``, centre of mass ``c`` and rotated inertia
+        ``I`` (base axes) adds ``m`` to the linear block, ``m c`` to the first moments and
+        ``Q = I + m (|c|^2 1 - c c^T)`` to the inertia about the base origin; a revolute
+        joint of axis ``a`` through ``o`` then has the columns ``[a x (m c - m o);
+        Q a - m c x (a x o)]`` summed over the links it moves.
+
+        Args:
+            qs: ``(k, n)`` joint vectors [rad or m], one per row.
+            limb: only this limb's columns ``H_bm`` (seed 004 eq. 3), from the links it
+                moves alone: several times cheaper than the whole matrix.
+
+        Returns:
+            ``(k, 6, 6 + n)``: row ``i`` equals ``momentum_matrix(qs[i])``; with ``limb``,
+            ``(k, 6, n_limb)``: its columns ``6 + limb_slice(limb)``.
+
+        Raises:
+            FloatingTreeError: if ``qs`` is not a 2-D array of finite numbers, or for an
+                unknown limb.
+            JointCountError: if the rows do not have ``n`` values.
+        """
+        try:
+            values = np.array(qs, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise FloatingTreeError(f"qs must be rows of {self.n} numbers: {exc}") from None
+        if values.ndim != 2:
+            raise FloatingTreeError(
+                f"qs must be a 2-D array of joint vectors, got shape {values.shape}"
+            )
+        if values.shape[1] != self.n:
+            raise JointCountError("qs", self.n, values.shape)
+        if not np.isfinite(values).all():
+            raise FloatingTreeError("qs contains NaN or infinity")
+        count, n = values.shape
+        if limb is None:
+            joints = np.arange(n)
+            links = np.arange(len(self._mass_body))
+        else:
+            joints = np.arange(n)[self.limb_slice(limb)]
+            # the links these joints move, and every joint above them (for their poses)
+            links = np.flatnonzero(
+                (self._mass_body >= 0) & self._ancestor[self._mass_body][:, joints].any(axis=1)
+            )
+        body = self._mass_body[links]
+        moving = body >= 0
+        needed = np.flatnonzero(self._ancestor[body[moving]].any(axis=0))
+        # every chosen link's rotation and centre of mass in the base frame
+        rotation = np.broadcast_to(np.eye(3), (count, len(links), 3, 3)).copy()
+        com = np.broadcast_to(self._com[links], (count, len(links), 3)).copy()
+        bodies = self._bodies_many(values, needed)
+        if moving.any():
+            chosen = bodies[:, body[moving]]
+            rotation[:, moving] = chosen[..., :3, :3]
+            com[:, moving] = (
+                np.einsum("klij,lj->kli", chosen[..., :3, :3], self._com[links][moving])
+                + chosen[..., :3, 3]
+            )
+        mass = self._mass[links]
+        first = mass[:, None] * com  # (k, l, 3): m c
+        # inertia about the base origin in base axes: R I R^T + m (|c|^2 1 - c c^T)
+        about = rotation @ self._inertia[links] @ np.swapaxes(rotation, -1, -2)
+        about -= first[..., :, None] * com[..., None, :]
+        diagonal = (first * com).sum(axis=-1)
+        about[..., 0, 0] += diagonal
+        about[..., 1, 1] += diagonal
+        about[..., 2, 2] += diagonal
+        result = np.zeros((count, 6, 6 + n if limb is None else len(joints)))
+        offset = 6 if limb is None else 0
+        if limb is None:
+            moment = first.sum(axis=1)  # (k, 3): M C
+            skew = (moment[:, _SKEW_INDEX] * _SKEW_SIGN).reshape(count, 3, 3)  # -[M C]x
+            result[:, 0, 0] = result[:, 1, 1] = result[:, 2, 2] = self.total_mass
+            result[:, :3, 3:6] = skew
+            result[:, 3:, :3] = -skew
+            result[:, 3:, 3:6] = about.sum(axis=1)
+        if len(joints) == 0:
+            return result
+        # per joint: the links it moves (their mass, first moments and inertia summed)
+        weights = np.zeros((len(links), len(joints)))
+        weights[moving] = self._ancestor[body[moving]][:, joints]
+        mass_below = mass @ weights  # (j,)
+        first_below = np.einsum("kli,lj->kji", first, weights)  # (k, j, 3)
+        about_below = np.tensordot(about, weights, axes=([1], [0]))  # (k, 3, 3, j)
+        frames = bodies[:, joints]
+        axis = np.einsum("kjab,jb->kja", frames[..., :3, :3], self._axes[joints])
+        point = frames[..., :3, 3]  # (k, j, 3): on the axis
+        linear = _cross(axis, first_below - mass_below[None, :, None] * point)
+        angular = np.einsum("kabj,kjb->kja", about_below, axis) - _cross(
+            first_below, _cross(axis, point)
+        )
+        slide = self._prismatic[joints]
+        if slide.any():
+            linear[:, slide] = mass_below[None, slide, None] * axis[:, slide]
+            angular[:, slide] = _cross(first_below[:, slide], axis[:, slide])
+        result[:, :3, offset:] = np.swapaxes(linear, 1, 2)
+        result[:, 3:, offset:] = np.swapaxes(angular, 1, 2)
+        return result
+
+    def _bodies_many(self, qs: FloatArray, joints: IntArray) -> FloatArray:
+        """``(k, n, 4, 4)``: :meth:`_bodies` of each row of a checked ``(k, n)`` array.
+
+        Only the entries of ``joints`` (which must hold every joint above each of them) are
+        computed; the others are left undefined.
+        """
+        count, n = qs.shape
+        bodies = np.empty((count, n, 4, 4))
+        if len(joints) == 0:
+            return bodies
+        values = qs[:, joints]
+        s = np.sin(values)[..., None, None]
+        c = np.cos(values)[..., None, None]
+        motion = np.zeros((count, len(joints), 4, 4))
+        motion[..., :3, :3] = (
+            self._eye[joints] + s * self._skew[joints] + (1.0 - c) * self._skew2[joints]
+        )
+        motion[..., 3, 3] = 1.0
+        slide = self._prismatic[joints]
+        if slide.any():
+            motion[:, slide, :3, :3] = np.eye(3)
+            motion[:, slide, :3, 3] = self._axes[joints][slide] * values[:, slide, None]
+        step = np.empty((count, n, 4, 4))
+        step[:, joints] = self._local[joints] @ motion  # parent body frame -> child frame
+        wanted = np.zeros(n, dtype=bool)
+        wanted[joints] = True
+        for ids, parents in zip(self._levels, self._level_parents, strict=True):
+            keep = wanted[ids]
+            if not keep.any():
+                continue
+            ids, parents = ids[keep], parents[keep]
+            if parents[0] < 0:  # the first level hangs from the base
+                bodies[:, ids] = step[:, ids]
+            else:
+                bodies[:, ids] = bodies[:, parents] @ step[:, ids]
+        return bodies
 
     def center_of_mass(self, q: Sequence[float] | FloatArray) -> FloatArray:
         """Centre of mass of every link, in the base frame [m] (``(3,)``)."""
