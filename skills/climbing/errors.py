@@ -9,27 +9,20 @@ wrong shape, too few footholds for a plane, a leg that is not a yaw-pitch-pitch 
 from __future__ import annotations
 
 from limbtree.errors import LimbtreeError
+from limbtree.skills.errors import InputValueError
 
 
 class ClimbingError(LimbtreeError):
     """Base of the errors raised by ``limbtree.skills.climbing``."""
 
 
-class ClimbingInputError(ClimbingError, ValueError):
+class ClimbingInputError(ClimbingError, InputValueError):
     """A value a climbing core cannot use (wrong shape, not finite, out of range).
 
     Attributes:
         name: which input was wrong (``"footholds"``, ``"duration_s"``, ...).
         value: the offending value, as given.
     """
-
-    def __init__(self, name: str, value: object, reason: str) -> None:
-        shown = repr(value)
-        if len(shown) > 200:
-            shown = shown[:197] + "..."
-        super().__init__(f"{name} = {shown}: {reason}")
-        self.name = name
-        self.value = value
 
 
 class LegGeometryError(ClimbingError, ValueError):

@@ -11,27 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from limbtree.errors import LimbtreeError
+from limbtree.skills.errors import InputValueError
 
 
 class DynamicsError(LimbtreeError):
     """Base of the errors raised by ``limbtree.skills.dynamics``."""
 
 
-class DynamicsInputError(DynamicsError, ValueError):
+class DynamicsInputError(DynamicsError, InputValueError):
     """A value the controller or a core cannot use (wrong shape, not finite, out of range).
 
     Attributes:
         name: which input was wrong (``"q"``, ``"latched['arm.E1']"``, ``"k_n_per_m"``, ...).
         value: the offending value, as given.
     """
-
-    def __init__(self, name: str, value: object, reason: str) -> None:
-        shown = repr(value)
-        if len(shown) > 200:
-            shown = shown[:197] + "..."
-        super().__init__(f"{name} = {shown}: {reason}")
-        self.name = name
-        self.value = value
 
 
 class UnknownFrameError(DynamicsError, ValueError):
