@@ -37,7 +37,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import mujoco
 import numpy as np
@@ -46,6 +46,13 @@ import numpy.typing as npt
 from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import WorldModule
 from limbtree.robots.floating import floating_tree
+from limbtree.robots.grippers import (
+    Detachment,
+    GripperError,
+    GripperParams,
+    GripperSet,
+    GripperState,
+)
 from limbtree.robots.modules import load_module
 from limbtree.robots.mujoco_model import (
     SYMMETRIC_TURNS,
@@ -54,6 +61,7 @@ from limbtree.robots.mujoco_model import (
     retarget_weld,
 )
 from limbtree.robots.registry import RobotSpec, load_robot
+from limbtree.robots.terrain import Rock, Terrain, TerrainError, fractal_terrain
 from limbtree.skills.dynamics import (
     ImpedanceGains,
     TaskFrame,
@@ -84,8 +92,12 @@ __all__ = [
     "CAPTURE_ANGLE_RAD",
     "CAPTURE_POSITION_M",
     "MUJOCO",
+    "PALM",
+    "TERRAIN_GRIP",
     "MujocoConfig",
     "MujocoPlant",
+    "ServoGains",
+    "TerrainSpec",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -96,9 +108,14 @@ MUJOCO: Final = "mujoco"
 #: capture range (seed 003 engages within 2 mm / 1 deg; the weld closes the rest).
 CAPTURE_POSITION_M: Final = 0.005
 CAPTURE_ANGLE_RAD: Final = math.radians(3.0)
-#: Joint PD of ``joint_position`` mode and of blocked joints [N m/rad], [N m s/rad].
+#: Joint PD of ``joint_position`` mode and of blocked joints by default [N m/rad], [N m s/rad]
+#: (:class:`ServoGains`; ClimbLab's HubRobo servo is 3.0 and 0.02).
 SERVO_KP: Final = 400.0
 SERVO_KD: Final = 40.0
+#: The interface (``LIMB.palm``) of a leg that has a gripper (seed 004's HubRobo).
+PALM: Final = "palm"
+#: ``latched`` value of a palm whose gripper starts closed on the terrain.
+TERRAIN_GRIP: Final = "terrain"
 #: A blocked joint's jam: MuJoCo's joint-limit constraint with this time constant [steps]
 #: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width): a joint
 #: jammed at rest gives 0.2 mrad under 100 N m on every joint of mirror_arm (MuJoCo's
@@ -118,6 +135,124 @@ MODES: Final = (
 
 
 @dataclass(frozen=True)
+class TerrainSpec:
+    """A seeded fractal terrain with rocks (seed 004's asteroid ground), built on demand.
+
+    Attributes:
+        size_m: side of the square grid [m] (a whole number of cells), centred on the origin.
+        cell_m: grid spacing [m].
+        sigma_m: standard deviation of the heights [m] (seed 004: 0.03).
+        hurst: Hurst exponent in (0, 1] (0.8 smooth, 0.4 rough).
+        seed: the random seed, an int >= 0.
+        rocks: rocks added to it.
+
+    Raises:
+        ValueError: naming the bad field and its valid range (the terrain is built once here
+            to check it).
+    """
+
+    size_m: float = 3.0
+    cell_m: float = 0.01
+    sigma_m: float = 0.03
+    hurst: float = 0.8
+    seed: int = 0
+    rocks: tuple[Rock, ...] = ()
+
+    #: The JSON keys of a terrain (``--physics`` ``terrain``).
+    KEYS: ClassVar[tuple[str, ...]] = ("size_m", "cell_m", "sigma_m", "hurst", "seed", "rocks")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rocks", tuple(self.rocks))
+        self.build()
+
+    def build(self) -> Terrain:
+        """The terrain (:func:`~limbtree.robots.terrain.fractal_terrain`).
+
+        Raises:
+            TerrainError: for a bad field.
+        """
+        return fractal_terrain(
+            self.size_m, self.cell_m, self.sigma_m, self.hurst, self.seed, rocks=self.rocks
+        )
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any], what: str = "terrain") -> TerrainSpec:
+        """A terrain from its JSON form (every key but ``rocks`` required).
+
+        The form is ``{size_m, cell_m, sigma_m, hurst, seed, rocks: [{at_m, height_m,
+        radius_m}]}``.
+
+        Raises:
+            ValueError: naming ``what``, the bad key and what it must be.
+        """
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"{what} must be an object with keys {', '.join(cls.KEYS)}")
+        unknown = sorted(set(raw) - set(cls.KEYS))
+        missing = [key for key in cls.KEYS[:-1] if key not in raw]
+        if unknown or missing:
+            problems = [f"unknown keys {', '.join(map(str, unknown))}"] if unknown else []
+            problems += [f"missing {', '.join(missing)}"] if missing else []
+            raise ValueError(
+                f"{what} has {'; '.join(problems)}; its keys are {', '.join(cls.KEYS)}"
+            )
+        rocks = raw.get("rocks", [])
+        if not isinstance(rocks, list | tuple):
+            raise ValueError(f"{what} rocks must be a list of {{at_m, height_m, radius_m}}")
+        try:
+            return cls(
+                size_m=raw["size_m"],
+                cell_m=raw["cell_m"],
+                sigma_m=raw["sigma_m"],
+                hurst=raw["hurst"],
+                seed=raw["seed"],
+                rocks=tuple(Rock.from_mapping(rock) for rock in rocks),
+            )
+        except TerrainError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The JSON form :meth:`from_mapping` reads."""
+        return {
+            "size_m": self.size_m,
+            "cell_m": self.cell_m,
+            "sigma_m": self.sigma_m,
+            "hurst": self.hurst,
+            "seed": self.seed,
+            "rocks": [
+                {"at_m": list(r.at_m), "height_m": r.height_m, "radius_m": r.radius_m}
+                for r in self.rocks
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """The joint PD servo of ``joint_position`` mode (and of blocked joints).
+
+    Attributes:
+        kp_nm_per_rad: stiffness [N m/rad], > 0 (400; ClimbLab's HubRobo: 3.0).
+        kd_nms_per_rad: damping [N m s/rad], >= 0 (40; ClimbLab's HubRobo: 0.02).
+    """
+
+    kp_nm_per_rad: float = SERVO_KP
+    kd_nms_per_rad: float = SERVO_KD
+
+    def __post_init__(self) -> None:
+        for name, value, low in (
+            ("kp_nm_per_rad", self.kp_nm_per_rad, "> 0"),
+            ("kd_nms_per_rad", self.kd_nms_per_rad, ">= 0"),
+        ):
+            ok = _is_number(value) and math.isfinite(value)
+            ok = ok and (value > 0 if low == "> 0" else value >= 0)
+            if not ok:
+                raise ValueError(f"servo {name} must be a finite number {low}, got {value!r}")
+
+
+#: The JSON keys of ``contact`` (:class:`~limbtree.robots.grippers.GripperParams`).
+CONTACT_KEYS: Final = tuple(f.name for f in dataclasses.fields(GripperParams))
+
+
+@dataclass(frozen=True)
 class MujocoConfig:
     """A MuJoCo plant's settings.
 
@@ -125,9 +260,15 @@ class MujocoConfig:
         timestep_s: integration step and the controller's period [s] (seed 003: 1 kHz).
         gravity: gravity in the world frame [m/s^2] (seed 003: none, on orbit).
         latched: interface frame (``LIMB.END`` or a base interface) -> ``MODULE/GRASP_POINT``
-            it starts latched to; the first places the robot.
+            it starts latched to; the first places the robot. A gripper's palm
+            (``LIMB.palm``) -> ``terrain`` (:data:`TERRAIN_GRIP`) starts with its gripper
+            closed on the terrain (the robot is then set down on it, see
+            :class:`MujocoPlant`).
         postures: limb -> named posture it starts in (default ``home``).
         gains: the controller's default gains.
+        terrain: the world's ground (seed 004), or None for none.
+        contact: the grippers' contact law (ClimbLab's spring, its holding force).
+        servo: the joint PD of ``joint_position`` mode.
     """
 
     timestep_s: float = 1e-3
@@ -135,13 +276,19 @@ class MujocoConfig:
     latched: Mapping[str, str] = field(default_factory=dict)
     postures: Mapping[str, str] = field(default_factory=dict)
     gains: ImpedanceGains = field(default_factory=ImpedanceGains)
+    terrain: TerrainSpec | None = None
+    contact: GripperParams = field(default_factory=GripperParams)
+    servo: ServoGains = field(default_factory=ServoGains)
 
     @classmethod
     def from_json(cls, text: str) -> MujocoConfig:
         """Read ``limbtree agent --physics``.
 
         The text is a JSON object ``{"timestep_s", "gravity": [x, y, z], "latched": {FRAME:
-        "MODULE/GRASP"}, "postures": {LIMB: NAME}, "gains": {...}}``, every key optional.
+        "MODULE/GRASP"}, "postures": {LIMB: NAME}, "gains": {...}, "terrain": {size_m,
+        cell_m, sigma_m, hurst, seed, rocks: [{at_m, height_m, radius_m}]}, "contact":
+        {stiffness_n_per_m, damping_ns_per_m, grip_force_n}, "servo": {kp_nm_per_rad,
+        kd_nms_per_rad}}``, every key optional (``terrain`` may be null).
 
         Raises:
             ValueError: naming the key that is wrong and what it must be.
@@ -152,14 +299,17 @@ class MujocoConfig:
             raise ValueError(f"--physics is not JSON: {exc}") from None
         if not isinstance(raw, dict):
             raise ValueError("--physics must be a JSON object")
-        known = {"timestep_s", "gravity", "latched", "postures", "gains"}
+        known = {
+            "timestep_s", "gravity", "latched", "postures", "gains", "terrain", "contact", "servo"
+        }  # fmt: skip
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ValueError(
                 f"--physics has unknown keys {', '.join(unknown)}; valid keys are "
-                f"{', '.join(sorted(known))}"
+                f"{', '.join(sorted(known - {'terrain', 'contact', 'servo'}))}, and seed 004's "
+                "terrain, contact, servo"
             )
-        for key in ("latched", "postures", "gains"):
+        for key in ("latched", "postures", "gains", "contact", "servo"):
             if not isinstance(raw.get(key, {}), dict):
                 raise ValueError(f"--physics {key} must be a JSON object")
         gains = raw.get("gains", {})
@@ -179,12 +329,29 @@ class MujocoConfig:
             if not ok:
                 what = "a number [s]" if key == "timestep_s" else "3 numbers [m/s^2]"
                 raise ValueError(f"--physics {key} must be {what}, got {json.dumps(value)}")
+        terrain = raw.get("terrain")
+        terrain_spec = (
+            None if terrain is None else TerrainSpec.from_mapping(terrain, "--physics terrain")
+        )
+        contact = _named_fields(raw.get("contact", {}), CONTACT_KEYS, "contact")
+        servo = _named_fields(raw.get("servo", {}), ("kp_nm_per_rad", "kd_nms_per_rad"), "servo")
+        try:
+            contact_params = GripperParams(**contact)
+        except GripperError as exc:
+            raise ValueError(f"--physics contact {exc}") from None
+        try:
+            servo_gains = ServoGains(**servo)
+        except ValueError as exc:
+            raise ValueError(f"--physics {exc}") from None
         return cls(
             timestep_s=float(timestep),
             gravity=tuple(float(g) for g in gravity),  # type: ignore[arg-type]
             latched={str(k): str(v) for k, v in raw.get("latched", {}).items()},
             postures={str(k): str(v) for k, v in raw.get("postures", {}).items()},
             gains=made,
+            terrain=terrain_spec,
+            contact=contact_params,
+            servo=servo_gains,
         )
 
     def to_json(self) -> str:
@@ -196,6 +363,9 @@ class MujocoConfig:
                 "latched": dict(self.latched),
                 "postures": dict(self.postures),
                 "gains": dataclasses.asdict(self.gains),
+                "terrain": None if self.terrain is None else self.terrain.to_mapping(),
+                "contact": dataclasses.asdict(self.contact),
+                "servo": dataclasses.asdict(self.servo),
             }
         )
 
@@ -204,6 +374,20 @@ class MujocoConfig:
             raise ValueError(f"timestep_s must be in (0, 0.01] s, got {self.timestep_s!r}")
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
             raise ValueError(f"gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
+
+
+def _named_fields(raw: Mapping[str, Any], keys: Sequence[str], what: str) -> dict[str, float]:
+    """``raw``'s numbers, its keys checked against ``keys`` (``--physics WHAT``)."""
+    unknown = sorted(set(raw) - set(keys))
+    if unknown:
+        raise ValueError(
+            f"--physics {what} has unknown keys {', '.join(unknown)}; valid keys are "
+            f"{', '.join(keys)}"
+        )
+    for key, value in raw.items():
+        if not _is_number(value):
+            raise ValueError(f"--physics {what} {key} must be a number, got {json.dumps(value)}")
+    return {key: float(value) for key, value in raw.items()}
 
 
 def _is_number(value: object) -> bool:
@@ -279,7 +463,18 @@ class MujocoPlant(Plant):
             for m in world
         ]
         grasps = self._grasp_poses(modules_world)
+        self._terrain = None if config.terrain is None else config.terrain.build()
+        # Legs with a gripper: a palm interface, on a terrain to grip.
+        self._grip_legs = tuple(
+            limb
+            for limb in tree.limbs
+            if self._terrain is not None and f"{limb}.{PALM}" in tree.frames
+        )
+        self._welds_start = {f: g for f, g in config.latched.items() if g != TERRAIN_GRIP}
+        gripped = self._gripped_at_start()
         base_world = self._place(base_given, grasps)
+        if gripped:
+            base_world = self._set_down(base_world, gripped)
         self._m: MjRobotModel = build_model(
             spec,
             base_pose_world=Pose.from_matrix(base_world),
@@ -287,6 +482,7 @@ class MujocoPlant(Plant):
             modules=modules_world,
             gravity=config.gravity,
             timestep=config.timestep_s,
+            terrain=self._terrain,
         )
         model = self._m.model
         self._model = model
@@ -303,8 +499,25 @@ class MujocoPlant(Plant):
         self._dof_index = np.concatenate([self._m.limb_dof[limb] for limb in tree.limbs])
         self._parts = [(limb, tree.limb_slice(limb)) for limb in tree.limbs]
         self._mass_qvel = np.empty(model.nv)
-        for frame, grasp in config.latched.items():
+        for frame, grasp in self._welds_start.items():
             self._engage(frame, grasp, check=True)
+        self._grippers: GripperSet | None = None
+        if self._terrain is not None and self._grip_legs:
+            self._grippers = GripperSet(self._grip_legs, self._terrain, config.contact)
+        self._palm_site = np.array(
+            [self._m.frame_site[f"{leg}.{PALM}"] for leg in self._grip_legs], dtype=np.intp
+        )
+        self._palm_body = [int(model.site_bodyid[site]) for site in self._palm_site]
+        self._closed = np.array([leg in gripped for leg in self._grip_legs], dtype=bool)
+        self._grip_force = np.zeros((len(self._grip_legs), 3))
+        self._detachments: list[Detachment] = []
+        self._contact_ticks = 0
+        self._palm_velocity = np.empty(6)
+        self._zero3 = np.zeros(3)
+        if self._grippers is not None:
+            for i, leg in enumerate(self._grip_legs):
+                if self._closed[i]:
+                    self._grippers.anchor(leg, self._data.site_xpos[self._palm_site[i]])
         # Limb-side state.
         self._mode: dict[str, CommandMode] = dict.fromkeys(tree.limbs, CommandMode.IMPEDANCE)
         self._q_target: dict[str, FloatArray] = {}
@@ -372,7 +585,7 @@ class MujocoPlant(Plant):
 
     def _place(self, base_given: FloatArray, grasps: Mapping[str, FloatArray]) -> FloatArray:
         """The base's world pose: the first starting latch's grasp point, or as given."""
-        latched = list(self._config.latched.items())
+        latched = list(self._welds_start.items())
         if not latched:
             return base_given
         frame, grasp = latched[0]
@@ -386,6 +599,47 @@ class MujocoPlant(Plant):
         goal = nearest_symmetric_goal(grasps[grasp], base_given @ in_base)
         placed: FloatArray = goal @ _rigid_inverse(in_base)
         return placed
+
+    def _gripped_at_start(self) -> tuple[str, ...]:
+        """The legs whose grippers start closed (``latched: {LEG.palm: terrain}``).
+
+        Raises:
+            ValueError: for ``terrain`` given to an interface that is not a gripper's palm,
+                or without a terrain.
+        """
+        legs = []
+        for frame, grasp in self._config.latched.items():
+            if grasp != TERRAIN_GRIP:
+                continue
+            leg = frame.split(".", 1)[0]
+            if self._terrain is None:
+                raise ValueError(
+                    f"latched {frame}: {TERRAIN_GRIP} needs a terrain; add one to the world"
+                )
+            if leg not in self._grip_legs or frame != f"{leg}.{PALM}":
+                palms = ", ".join(f"{g}.{PALM}" for g in self._grip_legs) or "none"
+                raise ValueError(
+                    f"latched {frame}: only a gripper's palm grips the {TERRAIN_GRIP}; the "
+                    f"palms of robot {self._spec.name} are {palms}"
+                )
+            legs.append(leg)
+        return tuple(legs)
+
+    def _set_down(self, base_world: FloatArray, gripped: Sequence[str]) -> FloatArray:
+        """The base moved along the world's z so that the gripping palms stand on the terrain.
+
+        Every gripping palm ends on or above the terrain under it, the one over the highest
+        ground touching it (z = h(x, y)): the robot is set down on the ground.
+        """
+        assert self._terrain is not None
+        lift = -math.inf
+        for leg in gripped:
+            palm = base_world @ self._tree.frame_pose(f"{leg}.{PALM}", self._q0)
+            x, y, z = palm[:3, 3].tolist()
+            lift = max(lift, self._terrain.height_at(x, y) - z)
+        out = base_world.copy()
+        out[2, 3] += lift
+        return out
 
     def _set_initial(self, base_world: FloatArray) -> None:
         m, data = self._m, self._data
@@ -436,6 +690,7 @@ class MujocoPlant(Plant):
                 ),
                 end_effectors=ends,
                 command_modes=MODES,
+                has_gripper=name in self._grip_legs,
             )
             limbs.append(PlantLimb(name, description))
         return PlantDescription(
@@ -634,10 +889,43 @@ class MujocoPlant(Plant):
             self._limb_torques(tau, q, qdot)
         np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
         data.ctrl[self._actuator_index] = tau
-        # mj_step is mj_forward then mj_Euler: between them, the speeds the step would reach.
-        mujoco.mj_forward(self._model, data)
+        # mj_step is mj_step1 (positions, velocities, collisions) then mj_step2 (actuation,
+        # accelerations, constraints, then mj_Euler). Between them: the grippers' springs
+        # from the palms' current state (forces from the state after a step would be one
+        # step stale, and blow up at 1 ms), then the accelerations and the speeds the step
+        # would reach. Without grippers this is mj_forward then mj_Euler, to the bit.
+        model = self._model
+        mujoco.mj_step1(model, data)
+        if self._terrain is not None and data.ncon:
+            self._contact_ticks += 1  # the body touches the terrain (nothing else collides)
+        if self._grippers is not None:
+            self._grip()
+        self._accelerations()
         self._tau = self._within_speed_limits(tau, qdot)
-        mujoco.mj_Euler(self._model, data)
+        mujoco.mj_Euler(model, data)
+
+    def _grip(self) -> None:
+        """The grippers' spring forces on the palms, into ``qfrc_applied`` (after mj_step1)."""
+        model, data, grippers = self._model, self._data, self._grippers
+        assert grippers is not None
+        sites = self._palm_site
+        positions = data.site_xpos[sites]
+        velocities = np.empty((sites.size, 3))
+        out = self._palm_velocity
+        for i, site in enumerate(sites.tolist()):
+            mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_SITE, site, out, 0)
+            velocities[i] = out[3:]
+        result = grippers.forces(positions, velocities, self._closed, t=float(data.time))
+        self._grip_force = result.forces
+        self._detachments.extend(result.detached)
+        applied = data.qfrc_applied
+        applied[:] = 0.0
+        for i, force in enumerate(result.forces.tolist()):
+            if force != [0.0, 0.0, 0.0]:
+                mujoco.mj_applyFT(
+                    model, data, result.forces[i], self._zero3, positions[i], self._palm_body[i],
+                    applied,
+                )  # fmt: skip
 
     def _within_speed_limits(self, tau: FloatArray, qdot: FloatArray) -> FloatArray:
         """The torques, changed if they would take a joint past its speed limit.
@@ -702,11 +990,12 @@ class MujocoPlant(Plant):
 
     def _limb_torques(self, tau: FloatArray, q: FloatArray, qdot: FloatArray) -> None:
         """The joint modes' torques, and what faults leave of each limb's (in place)."""
+        kp, kd = self._config.servo.kp_nm_per_rad, self._config.servo.kd_nms_per_rad
         for limb, part in self._parts:
             mode = self._mode[limb]
             if mode is CommandMode.JOINT_POSITION:
                 target = self._q_target[limb]
-                tau[part] = SERVO_KP * (target - q[part]) - SERVO_KD * qdot[part]
+                tau[part] = kp * (target - q[part]) - kd * qdot[part]
             elif mode is CommandMode.JOINT_TORQUE:
                 tau[part] = self._tau_command[limb]
             act = self._actuation[limb]
@@ -716,7 +1005,7 @@ class MujocoPlant(Plant):
             if act.free is not None:
                 held = self._blocked_at[limb]
                 free = np.asarray(act.free)
-                hold = SERVO_KP * (held - q[part]) - SERVO_KD * qdot[part]
+                hold = kp * (held - q[part]) - kd * qdot[part]
                 tau[part] = free * tau[part] + (1.0 - free) * hold
             if act.speed_scale is not None:
                 tau[part] = tau[part] * np.asarray(act.speed_scale)
@@ -763,6 +1052,8 @@ class MujocoPlant(Plant):
             "wrench": self._wrenches(),
             "tasks": sorted(self._tasks),
         }
+        if self._terrain is not None:
+            shared.update(self._climbing_detail())
         base_inverse = _rigid_inverse(self._base_matrix())
         shared["base_frames"] = {
             frame: _pose_values(base_inverse @ self._frame_world(frame))
@@ -805,8 +1096,74 @@ class MujocoPlant(Plant):
                         for f in self._latched
                         if f.startswith(f"{limb}.") or "." not in f
                     ],
+                    **self._grip_detail(limb),
                 },
             )
+
+    def _grip_detail(self, limb: str) -> dict[str, Any]:
+        """A gripper leg's ``grip``: state, closed, the spring force [N] and the anchor [m]."""
+        if self._grippers is None or limb not in self._grip_legs:
+            return {}
+        i = self._grip_legs.index(limb)
+        state = self._grippers.states[i]
+        anchor = self._grippers.anchors[i]
+        return {
+            "grip": {
+                "state": state.value,
+                "closed": bool(self._closed[i]),
+                "supporting": bool(self._closed[i]) and state is GripperState.ANCHORED,
+                "force_n": [float(f) for f in self._grip_force[i]],
+                "anchor": None if np.isnan(anchor).any() else [float(a) for a in anchor],
+            }
+        }
+
+    def _climbing_detail(self) -> dict[str, Any]:
+        """Seed 004's plant-level telemetry: detachments, momentum, centre of mass, contacts.
+
+        ``momentum`` is the free joint's rows of ``M qvel`` (MuJoCo's generalized momentum:
+        the linear momentum [kg m/s] in the world frame, then the angular momentum about the
+        base origin [kg m^2/s] in base coordinates), ``com`` the robot's centre of mass [m]
+        and ``com_acceleration`` its acceleration [m/s^2] in the world frame over the last
+        substep (from Newton: the free joint's rows of ``M qacc + qfrc_bias`` are the
+        external forces but gravity, over the mass). ``contacts``: the body touching the
+        terrain (count, deepest penetration [m], substeps with a contact so far).
+        """
+        model, data, m = self._model, self._data, self._m
+        out: dict[str, Any] = {
+            "detachments": [
+                {
+                    "leg": d.leg,
+                    "t_s": d.t_s,
+                    "force_n": d.force_n,
+                    "force": [float(f) for f in d.force],
+                }
+                for d in self._detachments
+            ],
+        }
+        if m.free_dof is not None:
+            mujoco.mj_comPos(model, data)  # of the state reached (mj_kinematics is done)
+            dof = m.free_dof
+            mass = float(model.body_subtreemass[m.base_body])
+            momentum = np.empty(model.nv)
+            mujoco.mj_mulM(model, data, momentum, data.qvel)
+            forces = np.empty(model.nv)
+            mujoco.mj_mulM(model, data, forces, data.qacc)
+            forces += data.qfrc_bias
+            acceleration = forces[dof : dof + 3] / mass + model.opt.gravity
+            out["momentum"] = [float(v) for v in momentum[dof : dof + 6]]
+            out["com"] = [float(v) for v in data.subtree_com[m.base_body]]
+            out["com_acceleration"] = [float(v) for v in acceleration]
+        if self._terrain is not None:
+            count, deepest = 0, 0.0
+            body = set(m.body_geoms)
+            for i in range(data.ncon):
+                contact = data.contact[i]
+                geoms = {int(contact.geom1), int(contact.geom2)}
+                if m.terrain_geom in geoms and geoms & body:
+                    count += 1
+                    deepest = max(deepest, -float(contact.dist))
+            out["contacts"] = {"count": count, "deepest_m": deepest, "ticks": self._contact_ticks}
+        return out
 
     def _limb_base(self, limb: str) -> FloatArray:
         data = self._data
@@ -932,16 +1289,26 @@ class MujocoPlant(Plant):
             )
 
     def gripper(self, limb: str, action: GripperAction) -> None:
-        """MIRROR ends latch instead of gripping.
+        """Close or open a leg's gripper (seed 004); MIRROR ends latch instead.
+
+        ``close`` puts the leg in support: its gripper anchors as soon as its palm touches
+        the terrain (or is within ``contact.grip_reach_m`` above it), then holds it with
+        ClimbLab's spring until pulled out past ``contact.grip_force_n``. ``open`` takes the
+        leg out of support: the gripper lets go once the palm is above the terrain, and a
+        detached gripper becomes ready to grip again.
 
         Raises:
-            DriverError: ``unsupported_mode`` naming the ``latch`` command instead.
+            DriverError: ``unsupported_mode`` for a limb without a gripper (naming the
+                ``latch`` command, or the terrain a gripper needs).
         """
         self._limb(limb)
-        raise DriverError(
-            "unsupported_mode",
-            f"limb {limb!r} has no gripper; its standard interfaces latch with a 'latch' command",
-        )
+        if limb not in self._grip_legs:
+            if self._terrain is None and f"{limb}.{PALM}" in self._tree.frames:
+                why = "the world has no terrain to grip: add one (world: terrain:)"
+            else:
+                why = "its standard interfaces latch with a 'latch' command"
+            raise DriverError("unsupported_mode", f"limb {limb!r} has no gripper; {why}")
+        self._closed[self._grip_legs.index(limb)] = action is GripperAction.CLOSE
 
     def available(self, limb: str) -> bool:
         """False while the limb is disassembled."""
