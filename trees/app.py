@@ -245,14 +245,19 @@ def physics_json(mission: Mission, robot: RobotDecl) -> str:
     postures = {}
     if robot.posture is not None:
         postures = {mission.limb(name).limb: robot.posture for name in robot.limbs}
-    return json.dumps(
-        {
-            "timestep_s": mission.timestep_s,
-            "gravity": [0.0, 0.0, -mission.gravity_m_s2],
-            "latched": dict(robot.latched),
-            "postures": postures,
-        }
-    )
+    physics: dict[str, Any] = {
+        "timestep_s": mission.timestep_s,
+        "gravity": [0.0, 0.0, -mission.gravity_m_s2],
+        "latched": dict(robot.latched),
+        "postures": postures,
+    }
+    if mission.terrain is not None:
+        physics["terrain"] = dict(mission.terrain)
+    if mission.contact is not None:
+        physics["contact"] = dict(mission.contact)
+    if robot.servo is not None:
+        physics["servo"] = dict(robot.servo)
+    return json.dumps(physics)
 
 
 def check_agent_clock(robot: str, endpoint: str, agent_clock: str, run_clock: str) -> None:

@@ -42,6 +42,15 @@ from limbtree.trees.mission.values import (
     ValueContext,
     read_fields,
 )
+from limbtree.trees.mission.world_values import (
+    CONTACT_SPECS,
+    SERVO_SPECS,
+    TERRAIN_SPECS,
+    Fields,
+    contact_mapping,
+    servo_mapping,
+    terrain_mapping,
+)
 
 _T = TypeVar("_T")
 
@@ -129,6 +138,7 @@ ROBOT_SPECS: Final = (
         "mujoco: the interfaces latched at the start; the first places the robot",
     ),
     ParamSpec("posture", Text(), None, "mujoco: the named posture its limbs start in (home)"),
+    ParamSpec("servo", Fields(SERVO_SPECS, "servo"), None, "mujoco: the joint_position PD"),
 )
 
 #: A robot key's model name -> its key in mission files (with its unit).
@@ -157,6 +167,13 @@ WORLD_SPECS: Final = (
     ParamSpec("module", Text(), REQUIRED, "the module (limbtree modules)"),
     ParamSpec("pose", PoseSpec(), REQUIRED, "where it is, in the world frame"),
 )
+
+
+#: Keys of ``world`` that are not modules: the ground and the grippers' contact law.
+PHYSICAL_KEYS: Final = {
+    "terrain": (TERRAIN_SPECS, "terrain"),
+    "contact": (CONTACT_SPECS, "contact"),
+}
 
 
 def _all_or_none(items: Iterable[_T | None]) -> tuple[_T, ...] | None:
@@ -203,6 +220,8 @@ class Declarations:
         self.declared: tuple[str, ...] = ()
         self.aliases: dict[str, str] = {}
         self.robot_limbs: dict[str, tuple[LimbDecl, ...]] = {}
+        self.terrain: dict[str, Any] | None = None
+        self.contact: dict[str, float] | None = None
 
     def read_limbs(
         self, ctx: ValueContext, top: Item, entry: Entry | None
@@ -320,7 +339,7 @@ class Declarations:
             return None
         plant = PlantKind(values["plant"])
         if plant is not PlantKind.MUJOCO:
-            for key in ("latched", "posture"):
+            for key in ("latched", "posture", "servo"):
                 if values[key] is not None:
                     self._value_error(
                         item, given[key], f"{key} sets a mujoco plant's start; add plant: mujoco"
@@ -352,6 +371,7 @@ class Declarations:
             entry.at,
             latched=dict(values["latched"] or {}),
             posture=values["posture"],
+            servo=None if values["servo"] is None else servo_mapping(values["servo"]),
         )
 
     def join(
@@ -406,6 +426,9 @@ class Declarations:
             return ()
         out = []
         for module_entry in entries:
+            if module_entry.key in PHYSICAL_KEYS:
+                self._physical(ctx, item, module_entry)
+                continue
             child = reader.child(item, module_entry.node)
             fields = None if child is None else reader.entries(child, f"module {module_entry.key}")
             if child is None or fields is None:
@@ -425,6 +448,20 @@ class Declarations:
             decl = WorldDecl(module_entry.key, values["module"], values["pose"], module_entry.at)
             out.append(decl)
         return tuple(out)
+
+    def _physical(self, ctx: ValueContext, item: Item, entry: Entry) -> None:
+        """``world.terrain`` or ``world.contact`` (seed 004's ground and grippers)."""
+        child = self.reader.child(item, entry.node)
+        if child is None:
+            return
+        specs, what = PHYSICAL_KEYS[entry.key]
+        values = Fields(specs, what).read(ctx, child, f"world.{entry.key}")
+        if values is INVALID:
+            return
+        if entry.key == "terrain":
+            self.terrain = terrain_mapping(values)
+        else:
+            self.contact = contact_mapping(values)
 
     def _value_error(self, item: Item, entry: Entry, message: str) -> None:
         value = self.reader.child(item, entry.node)

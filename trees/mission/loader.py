@@ -310,6 +310,8 @@ class _Loader:
             max_tick_s=header["max_tick"],
             gravity_m_s2=header["gravity"],
             timestep_s=header["timestep"],
+            terrain=self.declarations.terrain,
+            contact=self.declarations.contact,
         )
 
     def _sections(self, entries: Sequence[Entry]) -> dict[str, Entry]:

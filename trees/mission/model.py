@@ -130,6 +130,7 @@ class RobotDecl:
         latched: ``mujoco`` plant: interface (``LIMB.END``, or a base interface) -> the
             ``MODULE/GRASP_POINT`` it starts latched to; the first places the robot.
         posture: ``mujoco`` plant: the named posture every limb starts in (None: ``home``).
+        servo: ``mujoco`` plant: the joint_position PD ``{kp_nm_per_rad, kd_nms_per_rad}``.
     """
 
     name: str
@@ -143,6 +144,7 @@ class RobotDecl:
     declared: bool = True
     latched: Mapping[str, str] = field(default_factory=dict)
     posture: str | None = None
+    servo: Mapping[str, float] | None = None
 
     @property
     def simulated(self) -> bool:
@@ -258,6 +260,10 @@ class Mission:
         gravity_m_s2: ``mujoco`` plants: gravity along the world's -z [m/s^2] (seed 003:
             0, on orbit; seed 004: 1e-6 g).
         timestep_s: ``mujoco`` plants: the integration step and torque-loop period [s].
+        terrain: ``world.terrain``, the plant's form (``size_m``, ``cell_m``, ``sigma_m``,
+            ``hurst``, ``seed``, ``rocks``), or None: no ground.
+        contact: ``world.contact``, the grippers' law (``stiffness_n_per_m``,
+            ``damping_ns_per_m``, ``grip_force_n``), or None: the plant's defaults.
     """
 
     name: str
@@ -275,6 +281,8 @@ class Mission:
     max_tick_s: float = 5.0
     gravity_m_s2: float = 0.0
     timestep_s: float = 0.001
+    terrain: Mapping[str, Any] | None = None
+    contact: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not self.rate_hz > 0:

@@ -44,6 +44,7 @@ MM_S2: Final = Unit("mm_s2", "millimetres per second squared", 1e-3)
 DEG_S: Final = Unit("deg_s", "degrees per second", math.pi / 180.0)
 MS: Final = Unit("ms", "milliseconds", 1e-3)
 G: Final = Unit("g", "standard gravities (9.80665 m/s^2)", 9.80665)
+N: Final = Unit("n", "newtons", 1.0)
 N_PER_M: Final = Unit("n_per_m", "newtons per metre", 1.0)
 NM_PER_RAD: Final = Unit("nm_per_rad", "newton metres per radian", 1.0)
 NS_PER_M: Final = Unit("ns_per_m", "newton seconds per metre", 1.0)
@@ -60,7 +61,7 @@ _SUFFIXES: Final = tuple(
             "hz", "khz",
             "mm_s", "cm_s", "m_s", "rad_s", "deg_s", "mm_per_s", "m_per_s",
             "mm_s2", "m_s2", "mm_per_s2", "m_per_s2",
-            "g", "n_per_m", "nm_per_rad", "ns_per_m", "nms_per_rad",
+            "g", "n", "n_per_m", "nm_per_rad", "ns_per_m", "nms_per_rad",
         ),
         key=len,
         reverse=True,
