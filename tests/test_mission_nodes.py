@@ -76,6 +76,8 @@ def test_the_registry_holds_the_vocabulary_of_the_issue():
         "impedance_move",
         "latch",
         "unlatch",
+        "climb_step",
+        "base_adjust",
     }
     assert dict(NODE_ALIASES) == {"selector": "fallback"}
 

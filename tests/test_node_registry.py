@@ -114,6 +114,8 @@ def test_every_leaf_that_moves_or_grips_a_limb_says_which_parameter_names_it():
         "impedance_move",
         "latch",
         "unlatch",
+        "climb_step",
+        "base_adjust",
     }
     spec = builtin_registry()["sync_move"]
     assert spec.commanded_limbs({"limbs": ("a", "b")}) == ("a", "b")

@@ -29,6 +29,7 @@ from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
 from limbtree.transport.plant import BaseState
+from limbtree.trees.behaviours.climbing import physics_of, terrain_from_physics
 from limbtree.trees.builder import build_tree
 from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
@@ -112,6 +113,14 @@ def world_grasp_points(mission: Mission) -> dict[str, Pose]:
         for name, point in load_module(item.module).grasp_points.items():
             points[f"{item.name}/{name}"] = placed @ point.pose
     return points
+
+
+def world_physics(mission: Mission) -> dict[str, Any]:
+    """The first ``mujoco`` robot's plant settings as a map (empty without one)."""
+    for robot in mission.robots:
+        if robot.plant is PlantKind.MUJOCO:
+            return physics_of(physics_json(mission, robot))
+    return {}
 
 
 def world_json(mission: Mission, base: Pose) -> str | None:
@@ -498,8 +507,14 @@ def _run(
             if started.signals is not None:
                 started.signals.check()
             started.doing = "building the tree"
+            physics = world_physics(mission)
             context = MissionContext(
-                handles, clock.now, operator, grasp_points=world_grasp_points(mission)
+                handles,
+                clock.now,
+                operator,
+                grasp_points=world_grasp_points(mission),
+                terrain=terrain_from_physics(physics),
+                physics=physics,
             )
             root = build_tree(mission.root, context, registry)
             options = _options(request, mission, clock_mode)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from limbtree.kinematics import Pose
 from limbtree.skills.telemetry import SkillTelemetry
 from limbtree.trees.claims import LimbClaims
 from limbtree.trees.errors import TreeBuildError
 from limbtree.trees.limbs import LimbHandle
+
+if TYPE_CHECKING:
+    from limbtree.robots.terrain import Terrain
 
 
 class Operator(Protocol):
@@ -93,6 +96,10 @@ class MissionContext:
             :mod:`limbtree.trees.claims`); given to every limb handle of :attr:`limbs`.
         grasp_points: ``MODULE/GRASP_POINT`` -> its pose in the world, for every grasp point
             of the mission's ``world`` (the map a walking robot steps by).
+        terrain: the ground of the mission's ``world`` (seed 004), or None: its ``height(x,
+            y)`` [m] is what a climbing leaf plans footholds and eq. 1 over.
+        physics: the ``mujoco`` plant's settings (``limbtree agent --physics``, as a map:
+            gravity, the grippers' contact law, ...), empty without one.
     """
 
     limbs: Mapping[str, LimbHandle]
@@ -101,6 +108,8 @@ class MissionContext:
     telemetry: Telemetry = field(default_factory=Telemetry)
     last_valid: dict[str, Pose] = field(default_factory=dict)
     grasp_points: Mapping[str, Pose] = field(default_factory=dict)
+    terrain: Terrain | None = None
+    physics: Mapping[str, Any] = field(default_factory=dict)
     claims: LimbClaims = field(init=False)
 
     def __post_init__(self) -> None:

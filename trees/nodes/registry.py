@@ -17,6 +17,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Final
 
 from limbtree.trees.mission.nodes import NodeRegistry, NodeRegistryError, NodeSource, NodeSpec
+from limbtree.trees.nodes.climbing import CLIMBING
 from limbtree.trees.nodes.composites import COMPOSITES
 from limbtree.trees.nodes.decorators import DECORATORS
 from limbtree.trees.nodes.dynamics import DYNAMICS
@@ -26,7 +27,13 @@ from limbtree.trees.nodes.skills import SKILLS
 ENTRY_POINT_GROUP: Final = "limbtree.nodes"
 
 #: limbtree's own node types, in the order of the reference.
-BUILT_IN_TYPES: Final[tuple[NodeSpec, ...]] = (*COMPOSITES, *DECORATORS, *SKILLS, *DYNAMICS)
+BUILT_IN_TYPES: Final[tuple[NodeSpec, ...]] = (
+    *COMPOSITES,
+    *DECORATORS,
+    *SKILLS,
+    *DYNAMICS,
+    *CLIMBING,
+)
 
 
 def builtin_registry() -> NodeRegistry:
