@@ -386,6 +386,13 @@ def _loss_message(loss: GripLoss, what: str) -> str:
     )
 
 
+def _failure(message: str, telemetry: SkillTelemetry, metrics: dict[str, Any]) -> StepResult:
+    """The final result of a step that failed: no targets, no gripper action."""
+    return StepResult(
+        Outcome.FAILURE, message, None, {}, None, (), (), telemetry, {**metrics, "failure": message}
+    )
+
+
 class SwingStep:
     """One swing of one leg (module docstring), stepped at the tree's rate.
 
@@ -622,17 +629,7 @@ class SwingStep:
     def _fail(self, obs: ClimbObservation, message: str) -> StepResult:
         self.phase = StepPhase.FAILED
         elapsed = float(obs.t) - self._t0
-        self._final = StepResult(
-            Outcome.FAILURE,
-            message,
-            None,
-            {},
-            None,
-            (),
-            (),
-            self._telemetry(elapsed),
-            {**self._metrics(elapsed), "failure": message},
-        )
+        self._final = _failure(message, self._telemetry(elapsed), self._metrics(elapsed))
         return self._final
 
 
@@ -865,17 +862,7 @@ class SupportStep:
     def _fail(self, obs: ClimbObservation, message: str) -> StepResult:
         self.phase = StepPhase.FAILED
         elapsed = float(obs.t) - self._t0
-        self._final = StepResult(
-            Outcome.FAILURE,
-            message,
-            None,
-            {},
-            None,
-            (),
-            (),
-            self._telemetry(elapsed),
-            {**self._metrics(elapsed), "failure": message},
-        )
+        self._final = _failure(message, self._telemetry(elapsed), self._metrics(elapsed))
         return self._final
 
 

@@ -186,31 +186,17 @@ class PlantGrip:
 
 
 @dataclass(frozen=True)
-class ClimbStepTelemetry(SwingTelemetry):
+class ClimbStepTelemetry(PlantGrip, SwingTelemetry):
     """A swing's figures (:class:`SwingTelemetry`) and the plant's (:class:`PlantGrip`)."""
 
     skill: ClassVar[str] = "climb_step"
-    grip_force_n: tuple[float, ...] = ()
-    max_grip_force_n: float = 0.0
-    supporting: tuple[bool, ...] = ()
-    gia_margin_m_s2: float = math.nan
-    momentum_lin_kg_m_s: float = math.nan
-    momentum_ang_kg_m2_s: float = math.nan
-    base_contacts: int = 0
 
 
 @dataclass(frozen=True)
-class BaseAdjustTelemetry(SupportTelemetry):
+class BaseAdjustTelemetry(PlantGrip, SupportTelemetry):
     """A support phase's figures (:class:`SupportTelemetry`) and the plant's."""
 
     skill: ClassVar[str] = "base_adjust"
-    grip_force_n: tuple[float, ...] = ()
-    max_grip_force_n: float = 0.0
-    supporting: tuple[bool, ...] = ()
-    gia_margin_m_s2: float = math.nan
-    momentum_lin_kg_m_s: float = math.nan
-    momentum_ang_kg_m2_s: float = math.nan
-    base_contacts: int = 0
 
 
 def _with_plant(telemetry: Any, cls: type, figures: PlantGrip) -> Any:

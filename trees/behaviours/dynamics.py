@@ -89,10 +89,9 @@ def plant_figures(limbs: Sequence[LimbHandle]) -> PlantFigures | None:
 
 
 @dataclass(frozen=True)
-class WalkStepTelemetry(WalkTelemetry):
-    """A walk step's figures and the plant's (:class:`PlantFigures`)."""
+class PlantFields:
+    """The plant's figures a seed-003 leaf adds to its core's telemetry."""
 
-    skill: ClassVar[str] = "walk_step"
     lyapunov_j: float | None = None
     max_rise_rel: float = 0.0
     tau_max_nm: float = 0.0
@@ -101,15 +100,17 @@ class WalkStepTelemetry(WalkTelemetry):
 
 
 @dataclass(frozen=True)
-class ImpedanceMoveTelemetry(MoveTelemetry):
+class WalkStepTelemetry(PlantFields, WalkTelemetry):
+    """A walk step's figures and the plant's (:class:`PlantFigures`)."""
+
+    skill: ClassVar[str] = "walk_step"
+
+
+@dataclass(frozen=True)
+class ImpedanceMoveTelemetry(PlantFields, MoveTelemetry):
     """An impedance move's figures and the plant's."""
 
     skill: ClassVar[str] = "impedance_move"
-    lyapunov_j: float | None = None
-    max_rise_rel: float = 0.0
-    tau_max_nm: float = 0.0
-    tau_nm: tuple[float, ...] = ()
-    latched: tuple[str, ...] = ()
 
 
 def _with_plant(telemetry: Any, cls: type, figures: PlantFigures | None) -> Any:
