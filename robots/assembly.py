@@ -100,6 +100,21 @@ class WorldModule:
             )
 
 
+def grasp_poses(modules: Sequence[WorldModule]) -> dict[str, Pose]:
+    """Every grasp point of ``modules``: ``"NAME/GRASP_POINT"`` -> its pose.
+
+    Poses are in the frame the modules are placed in (their ``pose_in_base``'s frame).
+
+    Raises:
+        UnknownModuleError: for a module limbtree does not know.
+    """
+    return {
+        f"{module.name}/{name}": module.pose_in_base @ point.pose
+        for module in modules
+        for name, point in load_module(module.module).grasp_points.items()
+    }
+
+
 class _Placed:
     """A module in the world: where it is, and how it hangs from the end-effector if held."""
 

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from limbtree.kinematics.pose import Pose
-from limbtree.robots.assembly import WorldModule
+from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.robots.floating import floating_tree
 from limbtree.robots.grippers import (
     Detachment,
@@ -53,7 +53,6 @@ from limbtree.robots.grippers import (
     GripperSet,
     GripperState,
 )
-from limbtree.robots.modules import load_module
 from limbtree.robots.mujoco_model import (
     SYMMETRIC_TURNS,
     MjRobotModel,
@@ -462,7 +461,7 @@ class MujocoPlant(Plant):
             WorldModule(m.name, m.module, Pose.from_matrix(base_given @ m.pose_in_base.as_matrix()))
             for m in world
         ]
-        grasps = self._grasp_poses(modules_world)
+        grasps = {name: pose.as_matrix() for name, pose in grasp_poses(modules_world).items()}
         self._terrain = None if config.terrain is None else config.terrain.build()
         # Legs with a gripper: a palm interface, on a terrain to grip.
         self._grip_legs = tuple(
@@ -564,16 +563,6 @@ class MujocoPlant(Plant):
         self._refresh()
 
     # ------------------------------------------------------------------ set-up
-
-    def _grasp_poses(self, modules: Sequence[WorldModule]) -> dict[str, FloatArray]:
-        poses: dict[str, FloatArray] = {}
-        for module in modules:
-            spec = load_module(module.module)
-            for name, point in spec.grasp_points.items():
-                poses[f"{module.name}/{name}"] = (
-                    module.pose_in_base.as_matrix() @ point.pose.as_matrix()
-                )
-        return poses
 
     def _frame(self, frame: str) -> str:
         if frame not in self._tree.frames:
@@ -797,9 +786,6 @@ class MujocoPlant(Plant):
     def _release(self, frame: str) -> None:
         if frame not in self._latched:
             return
-        if len(self._latched) == 1 and self._m.free_qpos is not None and self._controlled():
-            # The controller needs a latch (Psi_b full rank); a free robot only floats.
-            pass
         self._data.eq_active[self._m.weld[frame]] = 0
         del self._latched[frame]
         del self._latched_pose[frame]

@@ -24,7 +24,7 @@ import zmq
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
-from limbtree.robots.modules import load_module
+from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
@@ -107,12 +107,9 @@ def load(
 
 def world_grasp_points(mission: Mission) -> dict[str, Pose]:
     """``MODULE/GRASP_POINT`` -> world pose, for every grasp point of the mission's world."""
-    points: dict[str, Pose] = {}
-    for item in mission.world:
-        placed = Pose.from_array(item.pose)
-        for name, point in load_module(item.module).grasp_points.items():
-            points[f"{item.name}/{name}"] = placed @ point.pose
-    return points
+    return grasp_poses(
+        [WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world]
+    )
 
 
 def world_physics(mission: Mission) -> dict[str, Any]:
