@@ -175,3 +175,45 @@ def test_a_swing_between_other_footholds_is_refused():
         problem(samples=3)
     with pytest.raises(ClimbingInputError, match="c1"):
         LrstWeights(c1=-1.0)
+
+
+def ridge(height_m, at_x):
+    """Flat ground at z = 0 with a smooth ridge across the stride (a terrain height function)."""
+
+    def heights(x, y):
+        x = np.asarray(x, dtype=np.float64)
+        return height_m * np.exp(-(((x - at_x) / 0.008) ** 2)) + 0.0 * np.asarray(y)
+
+    return heights
+
+
+def test_with_a_terrain_the_swing_clears_it_where_eq_2_alone_would_graze_it():
+    robot = climber()
+    start = robot.footholds[LEG].copy()
+    start[2] = 0.0  # on the ground
+    end = start + [0.08, 0.0, 0.0]
+    # a 50 mm ridge 25 mm before the foothold: eq. 2 alone flies through it
+    ground = ridge(0.05, end[0] - 0.025)
+    plain = LrstProblem(robot.tree, robot.legs[LEG], robot.q, robot.base, start, end, 1.75, 0.04)
+    free = plain.solve().swing
+    kept = LrstProblem(
+        robot.tree, robot.legs[LEG], robot.q, robot.base, start, end, 1.75, 0.04, terrain=ground
+    ).solve()
+
+    def lowest_clearance(swing):
+        t = np.linspace(0.0, 1.75, 400)[1:-1]
+        points = swing.evaluate(t).position
+        near = np.minimum(
+            np.linalg.norm(points[:, :2] - start[:2], axis=1),
+            np.linalg.norm(points[:, :2] - end[:2], axis=1),
+        )
+        above = points[:, 2] - ground(points[:, 0], points[:, 1])
+        return float((above - (np.minimum(0.01, near) - 0.002)).min())
+
+    assert lowest_clearance(free) < -0.005  # eq. 2 alone: into the ridge
+    assert kept.improved and kept.after.feasible
+    assert kept.after.min_clearance_m >= -1e-6
+    assert lowest_clearance(kept.swing) > -1e-3  # between the 50 samples too, within 1 mm
+    assert kept.after.objective < kept.before.objective or not kept.before.feasible
+    # without a terrain the figure is not there to judge
+    assert plain.solve().after.min_clearance_m == float("inf")

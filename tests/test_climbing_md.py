@@ -256,3 +256,35 @@ def test_without_distribution_the_base_stays_put():
     np.testing.assert_allclose(motion.alpha, 0.0)
     np.testing.assert_allclose(motion.momentum, motion.swing_momentum, atol=1e-15)
     assert math.isclose(motion.t[-1], 1.75)
+
+
+@pytest.mark.parametrize("alpha", [None, 0.3])
+def test_the_planned_swing_is_eq_4_sample_by_sample_integrated_by_explicit_euler(alpha):
+    # the planner solves all samples at once (a fixed-point iteration over the base poses);
+    # here each sample is solved on its own with distribute_momentum at the planned posture
+    # and the poses are integrated one after the other, as the plain sequential method does
+    robot = climber()
+    start = robot.footholds[SWING]
+    swing = BezierSwing.through_apex(start, start + [0.08, 0.01, 0.01], 1.75, 0.04)
+    motion = plan_swing_motion(
+        robot.tree, robot.legs, robot.q, robot.base, robot.footholds, SWING, swing, alpha=alpha
+    )
+    path = swing.evaluate(motion.t)
+    feet = {leg: model.foot_frame for leg, model in robot.legs.items()}
+    dt = motion.t[1] - motion.t[0]
+    pose = robot.base.copy()
+    for k in range(len(motion.t)):
+        np.testing.assert_allclose(motion.base_poses[k], pose, atol=1e-9)
+        one = distribute_momentum(
+            robot.tree,
+            motion.q[k],
+            feet,
+            swing_foot_velocities={SWING: pose[:3, :3].T @ path.velocity[k]},
+            alpha=alpha,
+        )
+        np.testing.assert_allclose(motion.base_twists[k], one.base_twist, atol=1e-9)
+        np.testing.assert_allclose(motion.joint_rates[k], one.joint_rates, atol=1e-8)
+        np.testing.assert_allclose(motion.momentum[k], one.momentum, atol=1e-10)
+        assert motion.alpha[k] == pytest.approx(one.alpha, abs=1e-12)
+        pose = integrate_pose(pose, one.base_twist, dt)
+    assert float(np.abs(motion.base_twists).max()) > 1e-3  # the base did move

@@ -6,6 +6,7 @@ numbers) to minimise
 
     C1 max_t |L̇_lin(t)| + C2 max_t |L̇_ang(t)| + C3 |h_sw − max_t x_e,sw,z(t)|
     subject to φ_sw,min ≤ φ_sw(t) ≤ φ_sw,max
+               the foot above the terrain (optional; an addition, see below)
 
 where ``L`` is the momentum of the swinging leg with the base held at its planned pose
 (eq. 3's ``L_sw = H_bm,sw φ̇_sw``, from :meth:`FloatingTree.momentum_matrices
@@ -25,6 +26,16 @@ vectorised pass. The search starts from ClimbLab's plain Bezier
 (:meth:`~.swing.BezierSwing.through_apex`); its result is judged on the exact eq. 2 and kept
 only when it is feasible and lower (otherwise the plain Bezier is returned, and
 ``improved`` says so).
+
+**Terrain clearance (not in the paper).** Eq. 2 has no term for the ground: minimising the
+reaction flattens the swing's ends, and on rough ground a flat approach grazes the terrain
+before the foothold. Given the terrain's heights, every point between the footholds (sampled
+four times as densely as eq. 2's terms) must clear the terrain under it by
+``min(clearance_m, approach_slope * d)`` less 2 mm, ``d`` its horizontal distance from the
+nearer foothold: 8 mm in the middle of the swing, closing in a 45 deg cone over the
+footholds (less as far as a foothold itself lies under the terrain model). On seed 004's
+terrain with a rock the unconstrained swing touched down 0.25 s early and its impact tore
+off another gripper (docs/climbing.md).
 """
 
 from __future__ import annotations
@@ -49,7 +60,7 @@ from limbtree.skills.climbing._checks import (
 )
 from limbtree.skills.climbing.errors import ClimbingInputError
 from limbtree.skills.climbing.leg import PlanarLeg
-from limbtree.skills.climbing.plane import UP
+from limbtree.skills.climbing.plane import UP, HeightFunction
 from limbtree.skills.climbing.swing import BezierSwing, bezier_basis, bezier_control_points
 
 #: Forward-difference step on a control point's coordinate [m].
@@ -60,6 +71,18 @@ _SCALE_M = 0.01
 _POWER = 16.0
 #: How much the smooth form rounds ``|h_sw - apex|`` near 0 [m].
 _ROUNDING_M = 1e-4
+#: Sharpness of the smooth minima of the constraints (:meth:`LrstProblem._aggregate`): joint
+#: limit margins [1/rad], reach margins [-], clearance margins [1/m].
+_KS_RAD = 200.0
+_KS_REACH = 200.0
+_KS_M = 4000.0
+#: The swing's clearance over the terrain, between the footholds [m].
+CLEARANCE_M = 0.01
+#: The clearance near a foothold per metre of horizontal distance from it (45 deg).
+APPROACH_SLOPE = 1.0
+#: How far the foot may come below the required clearance [m]: room for the terrain model's
+#: cells, and for the samples next to a foothold, which the swing's free points barely move.
+_ALLOWANCE_M = 0.002
 
 
 class LrstMethod(StrEnum):
@@ -113,6 +136,8 @@ class LrstTerms:
         min_limit_margin_rad: the smallest distance of a joint from its limits over the
             samples [rad] (< 0: a limit is crossed).
         min_reach: the smallest reach margin of the leg's IK (< 0: out of reach).
+        min_clearance_m: the smallest margin of the foot over its required terrain
+            clearance [m] (< 0: too close to the ground; inf without a terrain).
     """
 
     l_lin_dot_max_n: float
@@ -121,11 +146,16 @@ class LrstTerms:
     objective: float
     min_limit_margin_rad: float
     min_reach: float
+    min_clearance_m: float = math.inf
 
     @property
     def feasible(self) -> bool:
-        """Within the joint limits and the leg's reach at every sample."""
-        return self.min_limit_margin_rad >= -1e-9 and self.min_reach >= 0.0
+        """Within the joint limits, the leg's reach and the terrain clearance at every sample."""
+        return (
+            self.min_limit_margin_rad >= -1e-9
+            and self.min_reach >= 0.0
+            and self.min_clearance_m >= -1e-6
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +193,7 @@ class _Sampled:
     heights: FloatArray  # (k,) [m]
     margins: FloatArray  # (m,) finite joint-limit margins [rad]
     reach: FloatArray  # (k,)
+    clearance: FloatArray  # (4 k - 5,) margins over the required terrain clearance [m], or (0,)
 
 
 class LrstProblem:
@@ -180,6 +211,11 @@ class LrstProblem:
         up: the height direction in the world (default world z).
         weights: C1, C2, C3.
         samples: how many times the swing is sampled (>= 5; 50 by default).
+        terrain: the terrain's height at world ``x, y`` [m] (vectorised), or None: no
+            clearance constraint (the paper's eq. 2).
+        clearance_m: the foot's clearance over the terrain between the footholds [m].
+        approach_slope: how the clearance closes over a foothold [m per m of horizontal
+            distance].
 
     Raises:
         ClimbingInputError: for bad sizes, a non-rigid pose, a non-positive duration or too
@@ -200,6 +236,9 @@ class LrstProblem:
         up: Sequence[float] | FloatArray = UP,
         weights: LrstWeights | None = None,
         samples: int = 50,
+        terrain: HeightFunction | None = None,
+        clearance_m: float = CLEARANCE_M,
+        approach_slope: float = APPROACH_SLOPE,
     ) -> None:
         if int(samples) != samples or samples < 5:
             raise ClimbingInputError("samples", samples, "must be an integer >= 5")
@@ -227,6 +266,11 @@ class LrstProblem:
         self._known_position = position @ ends
         self._known_velocity = velocity @ ends
         self._position_free = position[:, 3:5]  # (k, 2): weights of A_B3, A_B4
+        # the clearance is checked 4 times as densely (positions only: cheap)
+        dense = np.linspace(0.0, self.duration_s, 4 * (int(samples) - 1) + 1)
+        dense_position = bezier_basis(dense, self.duration_s)[0]
+        self._dense_known = dense_position @ ends
+        self._dense_free = dense_position[:, 3:5]
         self._velocity_free = velocity[:, 3:5]
         self._reference = self.q[leg.columns].copy()
         self._finite_limits = np.concatenate([np.isfinite(leg.lower), np.isfinite(leg.upper)])
@@ -235,6 +279,16 @@ class LrstProblem:
         self.seed = BezierSwing.through_apex(
             self.start, self.end, self.duration_s, self.step_height_m, self.up
         )
+        self.terrain = terrain
+        self._slack = 0.0
+        self.clearance_m = positive("clearance_m", clearance_m, allow_zero=True)
+        self.approach_slope = positive("approach_slope", approach_slope, allow_zero=True)
+        if terrain is not None:
+            ends = np.vstack([self.start, self.end])
+            below = ends[:, 2] - np.asarray(terrain(ends[:, 0], ends[:, 1]), dtype=np.float64)
+            # a foothold under the terrain model (its cells are not the plant's triangles)
+            # lowers the requirement by as much, so the swing can leave and reach it
+            self._slack = max(0.0, -float(below.min()))
 
     # ------------------------------------------------------------------ evaluation
 
@@ -282,14 +336,34 @@ class LrstProblem:
         heights = points @ self._up_b - self._datum
         margins = self.leg.limit_margins(joints)[:, self._finite_limits].reshape(m, -1)
         reach = solution.reach.reshape(m, k)
+        clearance = self._clearance(
+            self._dense_known + np.einsum("kj,mjc->mkc", self._dense_free, free)
+        )
         if len(self._cache) > 64:
             self._cache.clear()
         results = []
         for i in range(m):
-            sampled = _Sampled(lin[i], ang[i], heights[i], margins[i], reach[i])
+            sampled = _Sampled(lin[i], ang[i], heights[i], margins[i], reach[i], clearance[i])
             self._cache[xs[i].tobytes()] = sampled
             results.append(sampled)
         return results
+
+    def _clearance(self, points: FloatArray) -> FloatArray:
+        """``(m, k, 3)`` base-frame points -> ``(m, k - 2)`` margins over the clearance [m]."""
+        m = len(points)
+        if self.terrain is None:
+            return np.zeros((m, 0))
+        world = points[:, 1:-1] @ self.base_pose[:3, :3].T + self.base_pose[:3, 3]
+        ground = np.asarray(self.terrain(world[..., 0], world[..., 1]), dtype=np.float64)
+        near = np.minimum(
+            np.linalg.norm(world[..., :2] - self.start[:2], axis=-1),
+            np.linalg.norm(world[..., :2] - self.end[:2], axis=-1),
+        )
+        required = (
+            np.minimum(self.clearance_m, self.approach_slope * near) - _ALLOWANCE_M - self._slack
+        )
+        result: FloatArray = world[..., 2] - ground - required
+        return result
 
     def _terms(self, sampled: _Sampled) -> LrstTerms:
         w = self.weights
@@ -304,6 +378,7 @@ class LrstProblem:
             w.c1 * lin + w.c2 * ang + w.c3 * apex,
             margin,
             float(sampled.reach.min()),
+            float(sampled.clearance.min()) if sampled.clearance.size else math.inf,
         )
 
     def evaluate(self, swing: BezierSwing) -> LrstTerms:
@@ -387,6 +462,23 @@ class LrstProblem:
             + w.c3 * math.hypot(self.step_height_m - apex, _ROUNDING_M)
         )
 
+    def _aggregate(self, sampled: _Sampled) -> FloatArray:
+        """The constraints as SLSQP sees them in the smooth form: a few smooth minima.
+
+        Each family (every joint's lower and upper limit, the reach, the clearance) becomes
+        one Kreisselmeier-Steinhauser minimum over the samples, ``min - log(Σ exp(-ρ (m_k -
+        min))) / ρ``: never above the true minimum (so it is conservative) and below it by at
+        most ``log(k) / ρ``. Eight constraints instead of one per sample and limit keep
+        SLSQP's subproblem small (400 constraints cost more than the swing's evaluation).
+        """
+        k = len(self._times)
+        parts = [_ks(sampled.reach[:, None], _KS_REACH)]
+        if sampled.margins.size:
+            parts.append(_ks(sampled.margins.reshape(k, -1), _KS_RAD))
+        if sampled.clearance.size:
+            parts.append(_ks(sampled.clearance[:, None], _KS_M))
+        return np.concatenate(parts)
+
     def _solve_smooth(self, x0: FloatArray, max_iterations: int, tolerance: float) -> Any:
         scale = max(self._surrogate(self._sample(x0)), 1e-12)
         step = _STEP_M / _SCALE_M
@@ -397,7 +489,7 @@ class LrstProblem:
             if key not in memo:
                 batch = self._batch(x0 + _SCALE_M * z)
                 objective = np.array([self._surrogate(b) for b in batch]) / scale
-                constraint = np.array([np.concatenate([b.margins, b.reach]) for b in batch])
+                constraint = np.array([self._aggregate(b) for b in batch])
                 memo.clear()
                 memo[key] = (objective, constraint)
             return memo[key]
@@ -465,6 +557,7 @@ class LrstProblem:
                     (s_ang - sampled.ang) / scale_ang,
                     sampled.margins,
                     sampled.reach,
+                    sampled.clearance,
                 ]
             )
 
@@ -494,6 +587,13 @@ class LrstProblem:
         )
 
 
+def _ks(values: FloatArray, rho: float) -> FloatArray:
+    """Kreisselmeier-Steinhauser smooth minimum of each column of ``(k, c)`` values: ``(c,)``."""
+    low = values.min(axis=0)
+    result: FloatArray = low - np.log(np.exp(-rho * (values - low)).sum(axis=0)) / rho
+    return result
+
+
 def _soft_max(values: FloatArray) -> float:
     """A smooth maximum of non-negative values: their power mean of order :data:`_POWER`."""
     top = float(values.max())
@@ -518,6 +618,8 @@ def optimise_swing(
     samples: int = 50,
     method: LrstMethod = LrstMethod.SMOOTH,
     max_iterations: int = 60,
+    terrain: HeightFunction | None = None,
+    clearance_m: float = CLEARANCE_M,
 ) -> LrstResult:
     """LRST for one swing: :class:`LrstProblem` built and solved (arguments as there)."""
     problem = LrstProblem(
@@ -532,6 +634,8 @@ def optimise_swing(
         up=up,
         weights=weights,
         samples=samples,
+        terrain=terrain,
+        clearance_m=clearance_m,
     )
     return problem.solve(method=method, max_iterations=max_iterations)
 

@@ -58,7 +58,7 @@ from limbtree.skills.climbing._checks import (
 from limbtree.skills.climbing.errors import ClimbingInputError
 from limbtree.skills.climbing.gait import BaseMotion, Profile, advance_foothold
 from limbtree.skills.climbing.leg import PlanarLeg
-from limbtree.skills.climbing.lrst import LrstMethod, LrstWeights, optimise_swing
+from limbtree.skills.climbing.lrst import CLEARANCE_M, LrstMethod, LrstWeights, optimise_swing
 from limbtree.skills.climbing.md import AlphaLimits, SwingMotion, plan_swing_motion
 from limbtree.skills.climbing.plane import (
     HEADING,
@@ -209,6 +209,8 @@ class SwingParams:
         rate_hz: how densely the plan is sampled [Hz].
         lrst_samples: eq. 2's samples per swing (ramp).
         lrst_iterations: SLSQP's iteration limit (ramp).
+        clearance_m: the swinging foot's clearance over the terrain between the footholds
+            [m] (ramp, when the observation has a terrain; :mod:`~.lrst`); 0: none.
 
     Raises:
         ClimbingInputError: for an unknown planner or a non-positive duration, stride,
@@ -226,9 +228,13 @@ class SwingParams:
     rate_hz: float = 100.0
     lrst_samples: int = 50
     lrst_iterations: int = 60
+    clearance_m: float = CLEARANCE_M
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "planner", _planner(self.planner))
+        object.__setattr__(
+            self, "clearance_m", positive("clearance_m", self.clearance_m, allow_zero=True)
+        )
         for name in ("swing_s", "stride_m", "rate_hz"):
             object.__setattr__(self, name, positive(name, getattr(self, name)))
         object.__setattr__(
@@ -477,6 +483,8 @@ class SwingStep:
                 samples=p.lrst_samples,
                 method=LrstMethod.SMOOTH,
                 max_iterations=p.lrst_iterations,
+                terrain=obs.terrain if p.clearance_m > 0.0 else None,
+                clearance_m=p.clearance_m,
             )
             swing = result.swing
             self._lrst = {
@@ -485,6 +493,12 @@ class SwingStep:
                 "lrst_improved": result.improved,
                 "lrst_iterations": result.iterations,
                 "lrst_feasible": result.after.feasible,
+                # None: no terrain to clear
+                "lrst_min_clearance_m": (
+                    result.after.min_clearance_m
+                    if math.isfinite(result.after.min_clearance_m)
+                    else None
+                ),
             }
         else:
             up = np.array(UP)

@@ -16,8 +16,10 @@ They wrap the stepping cores :class:`~limbtree.skills.climbing.step.SwingStep` a
    from the plant's centre of mass and its acceleration, the robot's momentum, the base's
    contacts with the terrain);
 4. accumulates the run's figures in ``summary.json``'s ``metrics.<metrics>`` (default
-   ``climb``): ``max_grip_force_n``, ``min_gia_margin``, ``detachments``, ``collisions``
-   (tree ticks with the base touching the terrain) and each step's own figures.
+   ``climb``): ``max_grip_force_n`` (on holding grippers, the force the 0.9 N limit is
+   for), ``max_contact_force_n`` (a landing palm's too), ``min_gia_margin``,
+   ``detachments``, ``collisions`` (tree ticks with the base touching the terrain) and each
+   step's own figures.
 
 A detachment the plant reports (a supporting gripper pulled past its holding force) fails
 the leaf, the message naming the leg, the force and the time.
@@ -166,8 +168,11 @@ class PlantGrip:
     """The plant's climbing figures at one tick, as a leaf reports them.
 
     Attributes:
-        grip_force_n: every leg's gripper force magnitude [N], in the node's leg order.
-        max_grip_force_n: the largest of them [N].
+        grip_force_n: every leg's palm force magnitude [N], in the node's leg order (a
+            holding gripper's, or a touching palm's as it lands).
+        max_grip_force_n: the largest force on a holding gripper [N]: what the holding
+            force limits and what tears a gripper off (seed 004's "gripper force").
+        max_contact_force_n: the largest of all of them [N], a landing palm's included.
         supporting: which legs hold (gripper closed and anchored).
         gia_margin_m_s2: the GIA stability margin [m/s^2] (0 out of equilibrium; NaN when
             the plant reports no centre of mass).
@@ -178,6 +183,7 @@ class PlantGrip:
 
     grip_force_n: tuple[float, ...] = ()
     max_grip_force_n: float = 0.0
+    max_contact_force_n: float = 0.0
     supporting: tuple[bool, ...] = ()
     gia_margin_m_s2: float = math.nan
     momentum_lin_kg_m_s: float = math.nan
@@ -306,7 +312,10 @@ class ClimbBehaviour(SkillBehaviour):
         contacts = detail.get("contacts") or {}
         return PlantGrip(
             grip_force_n=forces,
-            max_grip_force_n=max(forces, default=0.0),
+            max_grip_force_n=max(
+                (f for f, h in zip(forces, holding, strict=True) if h), default=0.0
+            ),
+            max_contact_force_n=max(forces, default=0.0),
             supporting=holding,
             gia_margin_m_s2=margin,
             momentum_lin_kg_m_s=lin,
@@ -321,6 +330,7 @@ class ClimbBehaviour(SkillBehaviour):
             key,
             {
                 "max_grip_force_n": 0.0,
+                "max_contact_force_n": 0.0,
                 "min_gia_margin": math.inf,
                 "detachments": 0,
                 "detached": [],
@@ -351,6 +361,9 @@ class ClimbBehaviour(SkillBehaviour):
     def _note_tick(self, figures: PlantGrip) -> None:
         metrics = self._metrics()
         metrics["max_grip_force_n"] = max(metrics["max_grip_force_n"], figures.max_grip_force_n)
+        metrics["max_contact_force_n"] = max(
+            metrics["max_contact_force_n"], figures.max_contact_force_n
+        )
         if math.isfinite(figures.gia_margin_m_s2):
             metrics["min_gia_margin"] = min(metrics["min_gia_margin"], figures.gia_margin_m_s2)
         if figures.base_contacts:
