@@ -23,19 +23,39 @@ per-limb and per-skill series (:func:`read_run`), then draws PNGs into ``DIR``:
   fall between them), ``joint_torques.png`` (Figs. 4 and 6), ``latches.png`` (Fig. 8) and,
   for a base that moved, ``base_position.png``. The text then has the walk table, the
   impedance moves' steady-state error and the passivity line.
+* When seed 004's leaves (``climb_step``, ``base_adjust``) ran (:mod:`.climbing`):
+  ``grip_forces.png`` (every leg's gripper force against the 0.9 N holding force,
+  detachments and swings marked; Fig. 4), ``momentum.png`` (the robot's linear and angular
+  momentum, RAMP's α) and ``gia_margin.png`` (the GIA stability margin, its minimum; Fig. 5).
+  The text then has the climb block: planner, steps, peak forces, the margin, detachments
+  and base collisions.
 
 A run that was killed has no ``summary.json``: the report is then made from the log alone,
 and says so. matplotlib is imported inside the drawing code (Agg canvas, no pyplot state),
 so importing this package stays cheap. The package reads (:mod:`.reading`), writes the text
-(:mod:`.text`) and draws (:mod:`.figures`, :mod:`.dynamics`).
+(:mod:`.text`) and draws (:mod:`.figures`, :mod:`.dynamics`, :mod:`.climbing`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from limbtree.trees.errors import RunError
+from limbtree.trees.recorder import read_record
+from limbtree.trees.report.climbing import (
+    ClimbSeries,
+    ClimbStep,
+    Detachment,
+    Peak,
+    climb_metrics,
+    detachments,
+    draw_climbing,
+    is_climbing,
+    read_climb,
+)
 from limbtree.trees.report.dynamics import LimbTorques, goal_switches, joint_torques
 from limbtree.trees.report.figures import ApproachPath, approach_path, draw_figures
 from limbtree.trees.report.reading import (
@@ -55,19 +75,28 @@ from limbtree.trees.report.text import summary_text
 __all__ = [
     "ApproachPath",
     "BaseSeries",
+    "ClimbSeries",
+    "ClimbStep",
+    "Detachment",
     "Disruption",
     "LatchSeries",
     "LimbSeries",
     "LimbTorques",
+    "Peak",
     "ReportResult",
     "RunLog",
     "SkillSeries",
     "approach_path",
+    "climb_metrics",
+    "detachments",
+    "draw_climbing",
     "draw_figures",
     "goal_switches",
+    "is_climbing",
     "joint_torques",
     "make_report",
     "node_labels",
+    "read_climb",
     "read_run",
     "summary_text",
     "unique_labels",
@@ -135,4 +164,36 @@ def make_report(directory: Path) -> ReportResult:
         if log_path.exists():
             notes.append("The log has no complete tick: no plots.")
     images = draw_figures(run, directory) if run.ticks else []
-    return ReportResult(summary_text(directory, summary, run, images, notes), images)
+    climb = _climb(log_path, run)
+    if climb is not None:
+        metrics = (summary or {}).get("metrics")
+        blocks = climb_metrics(metrics) if isinstance(metrics, dict) else {}
+        lost = detachments(next(iter(blocks.values()), None), climb)
+        images += _draw_climbing(climb, lost, directory)
+    text = summary_text(directory, summary, run, images, notes, climb=climb)
+    return ReportResult(text, images)
+
+
+def _climb(log_path: Path, run: RunLog) -> ClimbSeries | None:
+    """The climbing leaves' series (a second pass over the log), or None for another run."""
+    if not (run.ticks and is_climbing(run)):
+        return None
+    _, ticks = read_record(log_path)
+    return read_climb(run, _until_damage(ticks))
+
+
+def _until_damage(ticks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The ticks up to damage in the log (the notes say where already)."""
+    try:
+        yield from ticks
+    except RunError:
+        return
+
+
+def _draw_climbing(climb: ClimbSeries, lost: list[Detachment], directory: Path) -> list[Path]:
+    from matplotlib.figure import Figure
+
+    try:
+        return draw_climbing(Figure, climb, lost, directory)
+    except OSError as exc:
+        raise RunError(f"cannot write the report's images into {directory}: {exc}") from None

@@ -8,6 +8,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from limbtree.trees.report.climbing import (
+    HOLD_FORCE_N,
+    ClimbSeries,
+    ClimbStep,
+    Detachment,
+    Peak,
+    climb_metrics,
+    detachments,
+)
 from limbtree.trees.report.reading import RunLog, SkillSeries, unique_labels
 
 
@@ -43,8 +52,21 @@ def summary_text(
     run: RunLog,
     images: Sequence[Path],
     notes: Sequence[str] = (),
+    *,
+    climb: ClimbSeries | None = None,
 ) -> str:
-    """The text half of the report: the run's figures, its faults, limbs, skills and nodes."""
+    """The text half of the report: the run's figures, its faults, limbs, skills and nodes.
+
+    Args:
+        directory: the record's directory.
+        summary: its ``summary.json``, or None (a killed run).
+        run: its log.
+        images: the PNGs drawn.
+        notes: what the reader noticed (a damaged log, no summary), listed first.
+        climb: seed 004's climbing series (:func:`~.climbing.read_climb`), for the climb
+            block; None for another run (the block then comes from the summary alone, when
+            it has a climbing block).
+    """
     s: Mapping[str, Any] = summary or {}
     lines = [f"Run record {directory}"]
     lines += [f"  ! {note}" for note in notes]
@@ -84,11 +106,13 @@ def summary_text(
     raw_metrics = s.get("metrics")
     metrics: Mapping[str, Any] = raw_metrics if isinstance(raw_metrics, Mapping) else {}
     dynamics = _dynamics_lines(metrics, run)
-    shown = _dynamics_keys(metrics)
+    climbing = _climb_lines(metrics, climb)
+    shown = _dynamics_keys(metrics) | set(climb_metrics(metrics))
     rest = {k: v for k, v in metrics.items() if k not in shown}
     rows += [(f"metrics.{k}", _num(v, ".4g")) for k, v in _flatten("", rest)]
     lines += _table(rows)
     lines += dynamics
+    lines += climbing
 
     faults = s.get("faults") or []
     if faults or disruptions:
@@ -210,7 +234,10 @@ def _node_rows(nodes: Any, run: RunLog) -> list[tuple[str, str, Mapping[str, Any
 def _walk_metrics(metrics: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
     """The summary's walk tables: key -> its steps (``metrics.walk.steps``)."""
     out: dict[str, list[Mapping[str, Any]]] = {}
+    climbing = climb_metrics(metrics)
     for key, value in metrics.items():
+        if key in climbing:
+            continue  # seed 004's steps: the climb block shows them
         steps = value.get("steps") if isinstance(value, Mapping) else None
         if isinstance(steps, list) and all(isinstance(x, Mapping) for x in steps):
             out[str(key)] = steps
@@ -360,3 +387,188 @@ def _dynamics_lines(metrics: Mapping[str, Any], run: RunLog) -> list[str]:
         f"  largest joint torque (at the tick rate): {_num(tau, '.2f', ' N m')}",
     ]
     return lines
+
+
+# Seed 004: climbing with grippers ----------------------------------------------------------
+
+
+def _when(peak: Peak | None, value: float | None, note: str = "") -> str:
+    """`` on LEG at T s`` and ``note``, when the log's ``peak`` is the summary's ``value``.
+
+    Empty when the log has no peak or another one (a summary from elsewhere).
+    """
+    if peak is None or (value is not None and not math.isclose(peak.value, value, rel_tol=1e-6)):
+        return ""
+    where = f" on {peak.leg}" if peak.leg else ""
+    return f"{where} at {peak.t_s:.2f} s{note}"
+
+
+def _first(*values: Any) -> float | None:
+    """The first of ``values`` that is a finite number, or None."""
+    for value in values:
+        if isinstance(value, int | float) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+_STEP_COLUMNS = ("node", "leg", "planner", "ended at [s]", "took [s]", "planning [s]", "figures")
+
+
+def _steps_done(block: Mapping[str, Any], climb: ClimbSeries | None) -> tuple[str, list[str]]:
+    """The steps line and a table of the steps (from the summary, else the log)."""
+    listed = block.get("steps")
+    if isinstance(listed, list) and listed:
+        return _summary_steps([x for x in listed if isinstance(x, Mapping)])
+    if climb is not None and climb.steps:
+        return _log_steps(climb.steps)
+    return "-", []
+
+
+def _done(steps: int, swings: int) -> str:
+    """``5 (3 swings, 2 support phases)``."""
+    supports = steps - swings
+    return (
+        f"{steps} ({swings} swing{'s' * (swings != 1)}, "
+        f"{supports} support phase{'s' * (supports != 1)})"
+    )
+
+
+def _summary_steps(steps: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """The steps of ``metrics.climb.steps``: the line and the table."""
+    rows: list[tuple[str, ...]] = [_STEP_COLUMNS]
+    for step in steps:
+        rows.append(
+            (
+                str(step.get("node", "?")),
+                str(step.get("leg") or "-"),
+                str(step.get("planner") or "-"),
+                _num(step.get("t_s")),
+                _num(step.get("duration_s")),
+                _num(step.get("planning_s")),
+                _step_figures(step),
+            )
+        )
+    done = [step for step in steps if not step.get("failure")]
+    line = _done(len(done), sum(1 for step in done if step.get("leg")))
+    failed = [step for step in steps if step.get("failure")]
+    if failed:
+        line += f"; then {failed[-1].get('node', '?')} failed at {_num(failed[-1].get('t_s'))} s"
+    return line, _table(rows, indent="    ")
+
+
+def _log_steps(steps: Sequence[ClimbStep]) -> tuple[str, list[str]]:
+    """The steps the log shows (a killed run): the line and the table."""
+    rows: list[tuple[str, ...]] = [_STEP_COLUMNS]
+    for step in steps:
+        rows.append((step.node, step.leg or "-", step.planner or "-", _num(step.end_s),
+                     _num(step.end_s - step.start_s), "-", step.phase))  # fmt: skip
+    done = [step for step in steps if step.phase == "done"]
+    line = _done(len(done), sum(1 for step in done if step.is_swing))
+    cut = next((step for step in reversed(steps) if step.phase != "done"), None)
+    if cut is not None:
+        line += f"; then {cut.node} {cut.phase} at {cut.end_s:.2f} s"
+    return line + " (from the log)", _table(rows, indent="    ")
+
+
+def _step_figures(step: Mapping[str, Any]) -> str:
+    """A step's own figures: a swing's α and peak momentum, a support phase's shift, raise."""
+    if step.get("leg"):
+        alpha = f"α {_num(step.get('alpha_min'))}-{_num(step.get('alpha_max'))}, "
+        if step.get("planner") == "baseline":
+            alpha = ""
+        return (
+            f"{alpha}peak |L_lin| {_num(step.get('peak_momentum_lin'), '.4f')} kg m/s, "
+            f"apex {_num(_mm(step.get('apex_m')), '.1f')} mm"
+        )
+    return (
+        f"shift {_num(_mm(step.get('shift_m')), '.1f')} mm, "
+        f"raise {_num(_mm(step.get('raise_m')), '.1f')} mm"
+    )
+
+
+def _mm(value: Any) -> float | None:
+    """Metres [m] as millimetres [mm]; None for no number."""
+    return float(value) * 1e3 if isinstance(value, int | float) else None
+
+
+def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[str]:
+    """Seed 004's climb block, from ``summary.json``'s ``metrics.climb`` and the log.
+
+    Planner, steps done, the peak force on a holding gripper and on any palm (when, which
+    leg), the smallest GIA margin, the detachments (leg, force, time), base collisions.
+    """
+    blocks = climb_metrics(metrics)
+    if not blocks and (climb is None or not climb.t):
+        return []
+    key, block = next(iter(blocks.items()), ("", {}))
+    hold = climb.hold_force_n if climb is not None else HOLD_FORCE_N
+    source = f"metrics.{key}" if key else "from the log"
+    lines = ["", f"Climb ({source}; seed 004, holding force {hold:g} N)"]
+    planners = climb.planners if climb is not None else []
+    if not planners:
+        steps = block.get("steps")
+        planners = list(
+            dict.fromkeys(
+                str(x["planner"])
+                for x in (steps if isinstance(steps, list) else ())
+                if isinstance(x, Mapping) and x.get("planner")
+            )
+        )
+    done, table = _steps_done(block, climb)
+    peak = climb.peak_holding() if climb is not None else None
+    peak_n = _first(block.get("max_grip_force_n"), peak.value if peak else None)
+    held = _num(peak_n, ".3f", " N")
+    if peak_n is not None:
+        held += f" ({peak_n / hold:.2f} of the holding force)"
+    held += _when(peak, peak_n)
+    contact = climb.peak_contact() if climb is not None else None
+    contact_n = _first(block.get("max_contact_force_n"), contact.value if contact else None)
+    landing = ""
+    if climb is not None and contact is not None and not climb.held(contact.leg, contact.t_s):
+        landing = " (its palm not holding: landing)"
+    low = climb.min_margin() if climb is not None else None
+    low_value = _first(block.get("min_gia_margin"), low.value if low else None)
+    lost = detachments(block or None, climb)
+    rows: list[tuple[str, ...]] = [
+        ("planner", " and ".join(planners) or "-"),
+        ("steps done", done),
+        ("peak holding-gripper force", held),
+        ("peak contact force", _num(contact_n, ".3f", " N") + _when(contact, contact_n, landing)),
+        ("min GIA margin", _num(low_value, ".3f", " m/s^2") + _when(low, low_value)),
+    ]
+    lines_lost = [_detachment(d) for d in lost] or ["none"]
+    rows.append(("detachments", lines_lost[0]))
+    rows += [("", line) for line in lines_lost[1:]]
+    rows.append(("base collisions", _collisions(block, climb)))
+    lines += _table(rows)
+    if table:
+        lines += ["  steps", *table]
+    return lines
+
+
+def _detachment(d: Detachment) -> str:
+    """One detachment: the plant's (leg, time, force) or the log's inference."""
+    if d.from_log:
+        return (
+            f"{d.leg} stopped holding at {d.t_s:.2f} s (from the log: last logged pull "
+            f"{_num(d.force_n, '.3f', ' N')})"
+        )
+    return f"{d.leg} torn off at {d.t_s:.3f} s, pulled with {d.force_n:.3f} N"
+
+
+def _collisions(block: Mapping[str, Any], climb: ClimbSeries | None) -> str:
+    """The ticks (and physics steps) with the base on the terrain, and when."""
+    ticks = block.get("collisions")
+    if ticks is None and climb is not None:
+        ticks = len(climb.collision_ticks())
+    if ticks is None:
+        return "-"
+    if not ticks:
+        return "none"
+    text = f"{ticks} ticks with the base on the terrain"
+    substeps = block.get("collision_substeps")
+    if substeps is not None:
+        text += f" ({substeps} physics steps)"
+    if climb is not None and (hits := climb.collision_ticks()):
+        text += f", {hits[0]:.2f} to {hits[-1]:.2f} s"
+    return text
