@@ -17,7 +17,8 @@ They wrap the stepping cores :class:`~limbtree.skills.climbing.step.SwingStep` a
    contacts with the terrain);
 4. accumulates the run's figures in ``summary.json``'s ``metrics.<metrics>`` (default
    ``climb``): ``max_grip_force_n`` (on holding grippers, the force the 0.9 N limit is
-   for), ``max_contact_force_n`` (a landing palm's too), ``min_gia_margin``,
+   for), ``max_pull_force_n`` (of those, the ones pulling the gripper out: what the
+   detachment rule compares), ``max_contact_force_n`` (a landing palm's too), ``min_gia_margin``,
    ``detachments``, ``collisions`` (tree ticks with the base touching the terrain) and each
    step's own figures.
 
@@ -184,6 +185,7 @@ class PlantGrip:
     grip_force_n: tuple[float, ...] = ()
     max_grip_force_n: float = 0.0
     max_contact_force_n: float = 0.0
+    max_pull_force_n: float = 0.0
     supporting: tuple[bool, ...] = ()
     gia_margin_m_s2: float = math.nan
     momentum_lin_kg_m_s: float = math.nan
@@ -289,6 +291,10 @@ class ClimbBehaviour(SkillBehaviour):
     ) -> PlantGrip:
         forces = tuple(float(np.linalg.norm(g.get("force_n") or (0.0, 0.0, 0.0))) for g in grips)
         holding = tuple(bool(g.get("supporting", False)) for g in grips)
+        pull = max(
+            (f for f, h, g in zip(forces, holding, grips, strict=True) if h and self._pulls(g)),
+            default=0.0,
+        )
         margin = math.nan
         com = detail.get("com")
         if com is not None:
@@ -316,12 +322,21 @@ class ClimbBehaviour(SkillBehaviour):
                 (f for f, h in zip(forces, holding, strict=True) if h), default=0.0
             ),
             max_contact_force_n=max(forces, default=0.0),
+            max_pull_force_n=pull,
             supporting=holding,
             gia_margin_m_s2=margin,
             momentum_lin_kg_m_s=lin,
             momentum_ang_kg_m2_s=ang,
             base_contacts=int(contacts.get("count", 0)),
         )
+
+    def _pulls(self, grip: Mapping[str, Any]) -> bool:
+        """Whether a gripper's force pulls it out of the terrain (the plant's rule, grippers.py)."""
+        terrain, anchor, force = self.context.terrain, grip.get("anchor"), grip.get("force_n")
+        if terrain is None or anchor is None or force is None:
+            return False
+        normal = terrain.normal(anchor[0], anchor[1])
+        return float(np.dot(force, normal)) < 0.0
 
     # ---- the run's figures
     def _metrics(self) -> dict[str, Any]:
@@ -331,6 +346,7 @@ class ClimbBehaviour(SkillBehaviour):
             {
                 "max_grip_force_n": 0.0,
                 "max_contact_force_n": 0.0,
+                "max_pull_force_n": 0.0,
                 "min_gia_margin": math.inf,
                 "detachments": 0,
                 "detached": [],
@@ -353,6 +369,11 @@ class ClimbBehaviour(SkillBehaviour):
                 }
                 for d in detachments
             ]
+            # the force that tore a gripper off (the plant checks every 1 ms substep) is the
+            # largest a holding gripper saw, though no tick's sample caught it
+            torn = max(float(d["force_n"]) for d in detachments)
+            for key in ("max_grip_force_n", "max_pull_force_n", "max_contact_force_n"):
+                metrics[key] = max(metrics[key], torn)
         contacts = detail.get("contacts") or {}
         metrics["collision_substeps"] = max(
             metrics["collision_substeps"], int(contacts.get("ticks", 0))
@@ -364,6 +385,7 @@ class ClimbBehaviour(SkillBehaviour):
         metrics["max_contact_force_n"] = max(
             metrics["max_contact_force_n"], figures.max_contact_force_n
         )
+        metrics["max_pull_force_n"] = max(metrics["max_pull_force_n"], figures.max_pull_force_n)
         if math.isfinite(figures.gia_margin_m_s2):
             metrics["min_gia_margin"] = min(metrics["min_gia_margin"], figures.gia_margin_m_s2)
         if figures.base_contacts:
