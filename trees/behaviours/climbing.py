@@ -226,9 +226,13 @@ class ClimbBehaviour(SkillBehaviour):
 
     @property
     def robot(self) -> ClimbRobot:
-        """The legs' climbing model (built at the first start)."""
+        """The legs' climbing model (built once per run for these legs, at the first start)."""
         if self._robot is None:
-            self._robot = climb_robot(self.handles)
+            key = ("climb_robot", tuple(self.handles))
+            models = self.context.models
+            if key not in models:
+                models[key] = climb_robot(self.handles)
+            self._robot = models[key]
         return self._robot
 
     def make_core(self) -> SwingStep | SupportStep:
