@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,8 +27,10 @@ import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
 
+from limbtree.trees.recorder import read_header
 from limbtree.trees.web.chromium import CHROMIUM_ARGS, chromium_path
 from limbtree.trees.web.server import PageState, WebServer
+from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.store import load_record
 
 pytestmark = pytest.mark.slow
@@ -154,6 +157,11 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
             )
             assert shown_statuses(page) == expected
         assert page.locator("#run-state").get_attribute("data-state") == "SUCCESS"
+        # No terrain in this run: the 3D view keeps its ground grid.
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        assert page.evaluate("window.limbtree.view3d.terrain === null")
+        assert page.evaluate("window.limbtree.view3d.grid.visible") is True
+        assert page.locator("#view3d").get_attribute("data-terrain") is None
     finally:
         server.stop()
 
@@ -200,6 +208,102 @@ def test_a_500_node_tree_renders(tmp_path, page):
         assert sorted(shown_statuses(page)) == sorted(ids)
         page.screenshot(path=str(tmp_path / "big.png"))
     finally:
+        server.stop()
+
+
+#: Seed 004's ground, smaller: 1 m square, 10 mm cells, a rock in front of the arm.
+TERRAIN = {
+    "kind": "fractal", "size_m": 1.0, "cell_m": 0.01, "sigma_m": 0.03, "hurst": 0.8, "seed": 4,
+    "rocks": [{"at_m": [0.2, 0.0], "height_m": 0.08, "radius_m": 0.06}],
+}  # fmt: skip
+
+
+def arm_on_terrain(directory: Path, ticks: int = 10) -> Path:
+    """A record of a heavy_limb arm (a real description: it has a skeleton) on a terrain."""
+    joints = [f"joint_{i}" for i in range(1, 8)]
+    header = {"kind": "header", "v": 2, "mission": "arm_on_terrain", "mission_file": "",
+              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
+              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
+              "robots": {"arm": {"robot": "heavy_limb", "plant": "kinematic", "agent": "sim",
+                                 "limbs": {"arm": {"joints": joints, "chain": "arm"}},
+                                 "base": [0.0, 0.0, 0.05, 0.0, 0.0, 0.0, 1.0]}},
+              "world": {"terrain": TERRAIN}}  # fmt: skip
+    directory.mkdir(parents=True)
+    with open(directory / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for t in range(ticks):
+            q = [0.0, 0.3 + 0.02 * t, 0.0, -1.2, 0.0, 0.6, 0.0]
+            limb = {"state": None, "command": None, "q": q, "q_command": None, "health": 0,
+                    "stale": False}  # fmt: skip
+            log.write(msgpack.packb({"kind": "tick", "t": t / 10, "tick": t,
+                                     "limbs": {"arm": limb}, "bases": {},
+                                     "nodes": {"0": "RUNNING"}, "events": [],
+                                     "skills": {}}))  # fmt: skip
+    return directory
+
+
+def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):
+    record = arm_on_terrain(tmp_path / "arm")
+    server = serve(record)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#view3d[data-terrain=drawn]", timeout=30_000)
+        ground = page.evaluate(
+            "fetch('/api/terrain', {headers: {'X-Limbtree-Token': new URLSearchParams("
+            "location.search).get('token')}}).then(r => r.json())"
+        )
+        assert (ground["nx"], ground["ny"]) == (51, 51)  # the 1 m terrain at 20 mm
+        assert page.locator("#view3d").get_attribute("data-terrain-nodes") == str(51 * 51)
+        drawn = page.evaluate(
+            "() => { const t = window.limbtree.view3d.terrain; "
+            "const p = t.geometry.attributes.position; "
+            "return {name: t.name, n: p.count, "
+            "z: [0, 1300, 2600].map(k => [p.getX(k), p.getY(k), p.getZ(k)]), "
+            "grid: window.limbtree.view3d.grid.visible}; }"
+        )
+        assert drawn["name"] == "terrain" and drawn["n"] == 51 * 51 and drawn["grid"] is False
+        x0, y0 = ground["origin_m"]
+        for k, (x, y, z) in zip((0, 1300, 2600), drawn["z"], strict=True):
+            i, j = divmod(k, ground["nx"])
+            assert x == pytest.approx(x0 + j * ground["cell_m"], abs=1e-6)
+            assert y == pytest.approx(y0 + i * ground["cell_m"], abs=1e-6)
+            assert z == pytest.approx(ground["heights_m"][k], abs=1e-6)
+        page.wait_for_function("window.limbtree?.app?.shown?.skeletons === 'ready'")
+        page.screenshot(path=str(tmp_path / "terrain.png"))
+    finally:
+        server.stop()
+
+
+def test_skeletons_made_after_the_page_opened_are_drawn_without_a_reload(tmp_path, page):
+    gate = threading.Event()
+
+    def slow(robots):
+        gate.wait(30)
+        return Skeletons(robots)
+
+    record = arm_on_terrain(tmp_path / "arm")
+    header = read_header(record / "log.msgpack")
+    assert header is not None
+    loader = SkeletonLoader(header["robots"], slow)
+    server = WebServer(PageState(store=load_record(record, loader)), port=0)
+    server.start()
+    drawn = (
+        "() => { const l = window.limbtree.view3d?.limbs?.get('arm'); "
+        "return !!l && l.skeleton.group.visible && l.skeleton.joints.some(j => j.visible); }"
+    )
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.limbtree?.app?.shown?.skeletons === 'loading'")
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        assert page.evaluate(drawn) is False
+        assert page.evaluate("window.limbtree.app.shown.limbs.arm.skeleton") is None
+        gate.set()
+        page.wait_for_function("window.limbtree.app.shown.skeletons === 'ready'", timeout=30_000)
+        page.wait_for_function(drawn)
+        points = page.evaluate("window.limbtree.app.shown.limbs.arm.skeleton")
+        assert len(points) >= 8 and points[0] == pytest.approx([0.0, 0.0, 0.05])
+    finally:
+        gate.set()
         server.stop()
 
 

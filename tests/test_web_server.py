@@ -15,6 +15,7 @@ import httpx
 import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
+from test_web_store import LineSkeletons
 from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
@@ -26,6 +27,7 @@ from limbtree.trees.web.server import (
     dumps,
     live_state,
 )
+from limbtree.trees.web.skeleton import SkeletonLoader
 from limbtree.trees.web.store import load_record
 
 
@@ -199,6 +201,56 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
         if thread.is_alive():
             runner.control.request("abort")
             thread.join(10)
+        server.stop()
+
+
+def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path):
+    gate = threading.Event()
+
+    def slow(robots):
+        gate.wait(20)
+        return LineSkeletons()
+
+    runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=4.0)
+    state = live_state(list(runner.nodes), None)
+    state.skeletons = SkeletonLoader({}, build=slow)
+    runner.sinks.sinks.append(state.sink)
+    runner.control = state.control
+    server = WebServer(state, port=0)
+    server.start()
+    url = base(server)
+    headers = {TOKEN_HEADER: server.token}
+    thread = threading.Thread(target=runner.run, daemon=True)
+
+    def next_frame(socket):
+        while True:
+            message = json.loads(socket.recv(timeout=10))
+            if message["type"] == "update" and "frame" in message:
+                return message["frame"]
+
+    try:
+        httpx.post(url + "/api/control", headers=headers, timeout=5,
+                   json={"op": "break", "node": "0.1", "on": "start"})  # fmt: skip
+        thread.start()
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            hit = wait_for(lambda: httpx.get(url + "/api/run", timeout=5).json()["hit"])
+            ticks = httpx.get(url + "/api/run", timeout=5).json()["ticks"]
+            frame = next_frame(socket)
+            while frame["tick"] < ticks - 1:
+                frame = next_frame(socket)
+            assert frame["skeletons"] == "loading"
+            assert frame["limbs"]["a"]["skeleton"] is None
+            gate.set()
+            frame = next_frame(socket)  # the paused run's last tick again, with skeletons
+            assert frame["tick"] == ticks - 1 and hit["tick"] <= frame["tick"]
+            assert frame["skeletons"] == "ready"
+            q = frame["limbs"]["a"]["q"]
+            assert frame["limbs"]["a"]["skeleton"] == [[0.0, 0.0, 0.0], [sum(q), 0.0, 0.0]]
+            assert httpx.get(url + "/api/run", timeout=5).json()["ticks"] == ticks  # paused
+    finally:
+        gate.set()
+        runner.control.request("abort")
+        thread.join(10)
         server.stop()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import msgpack
 import pytest
@@ -203,3 +204,75 @@ def test_a_long_history_keeps_every_status_change_and_its_last_rows():
     assert len(rows) == 200 + 3  # the first, the change to SUCCESS and back, the last 200
     assert [r[0] for r in rows[:3]] == [0, 1500, 1501]
     assert rows[-1] == [2999, "RUNNING", "2999 s left"]
+
+
+# -- the skeletons, made in the background ---------------------------------------------------
+
+ARM = {
+    "state": [0.5, 0.0, 0.5, 0, 0, 0, 1],
+    "command": None,
+    "q": [0.1, 0.2, 0.3],
+    "q_command": [0.0, 0.0, 0.0],
+    "health": 0,
+    "stale": False,
+}
+
+
+class LineSkeletons:
+    """A stand-in for :class:`Skeletons`: every limb a line from the origin to (sum q, 0, 0)."""
+
+    def points(self, limb, q, bases=None):
+        return None if q is None else [[0.0, 0.0, 0.0], [sum(q), 0.0, 0.0]]
+
+
+def test_frames_carry_no_skeletons_until_the_loader_has_made_them():
+    from limbtree.trees.web.skeleton import SkeletonLoader
+
+    gate = threading.Event()
+    calls = []
+
+    def slow(robots):
+        calls.append(robots)
+        gate.wait(10)
+        return LineSkeletons()
+
+    robots = {"arm": {"robot": "arm", "limbs": {"arm": {}}}}
+    loader = SkeletonLoader(robots, build=slow)
+    store = RunStore({**HEADER, "robots": robots}, loader)
+    store.add(tick(0, {"0": "RUNNING"}, limbs={"arm": ARM}))
+    assert calls == []  # indexing the record does not start them
+    before = store.frame(0)
+    assert before["skeletons"] == "loading"
+    assert before["limbs"]["arm"]["skeleton"] is None
+    assert before["limbs"]["arm"]["skeleton_command"] is None
+    assert before["limbs"]["arm"]["q"] == [0.1, 0.2, 0.3]  # the rest of the frame is there
+    gate.set()
+    assert loader.wait(10) is not None and calls == [robots]
+    after = store.frame(0)
+    assert after["skeletons"] == "ready"
+    assert after["limbs"]["arm"]["skeleton"] == [[0.0, 0.0, 0.0], [pytest.approx(0.6), 0.0, 0.0]]
+    assert after["limbs"]["arm"]["skeleton_command"] == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert len(calls) == 1  # made once
+
+
+def test_a_loader_that_fails_leaves_frames_without_skeletons_and_says_why():
+    from limbtree.trees.web.skeleton import SkeletonLoader
+
+    def broken(robots):
+        raise ImportError("No module named 'roboticstoolbox'")
+
+    loader = SkeletonLoader({}, build=broken)
+    store = RunStore(HEADER, loader)
+    store.add(tick(0, {"0": "RUNNING"}, limbs={"arm": ARM}))
+    store.load_skeletons()
+    loader.wait(10)
+    frame = store.frame(0)
+    assert frame["skeletons"] == "ready" and frame["limbs"]["arm"]["skeleton"] is None
+    assert loader.error == "ImportError: No module named 'roboticstoolbox'"
+
+
+def test_a_store_made_skeletons_are_used_at_once():
+    store = RunStore(HEADER, LineSkeletons())  # type: ignore[arg-type]
+    store.add(tick(0, {"0": "RUNNING"}, limbs={"arm": ARM}))
+    frame = store.frame(0)
+    assert frame["skeletons"] == "ready" and frame["limbs"]["arm"]["skeleton"] is not None

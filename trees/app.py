@@ -37,7 +37,7 @@ from limbtree.trees.control import RunControl, SharedOperator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
-from limbtree.trees.header import limb_info
+from limbtree.trees.header import limb_info, world_of
 from limbtree.trees.interrupts import AbortSignals, signals_abort
 from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
 from limbtree.trees.limbs import LimbHandle
@@ -643,6 +643,7 @@ def _info(mission: Mission, handles: Mapping[str, LimbHandle]) -> RunInfo:
         parameters=mission.parameters,
         robots=_robots_info(mission, handles),
         agents={limb.name: limb.agent for limb in mission.limbs},
+        world=world_of(mission.terrain),
     )
 
 

@@ -2,7 +2,8 @@
 
 :func:`tree_of` describes a built tree with its node ids (:mod:`limbtree.trees.identity`),
 :func:`robots_of` the limbs as one-limb robots (today's ``limbs:`` section: one agent per
-limb), for :class:`~limbtree.trees.stream.RunHeader`.
+limb), :func:`world_of` the mission's physical world (seed 004's terrain), for
+:class:`~limbtree.trees.stream.RunHeader`.
 """
 
 from __future__ import annotations
@@ -28,12 +29,47 @@ class RunInfo:
         robots: robot name -> what it is; None to describe each limb as its own robot.
         agents: limb name -> where its agent is (``sim`` or an endpoint), for the default
             robots.
+        world: the header's ``world`` (:func:`world_of`), plain data in SI; empty when the
+            mission has no physical world.
     """
 
     mission_file: str = ""
     parameters: Mapping[str, Any] = field(default_factory=dict)
     robots: Mapping[str, RobotInfo] | None = None
     agents: Mapping[str, str] = field(default_factory=dict)
+    world: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: The terrain kinds a header names (``world.terrain.kind``).
+TERRAIN_KINDS = ("fractal",)
+
+
+def world_of(terrain: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The header's ``world`` for a mission's ``world.terrain`` (``docs/record.md``).
+
+    Args:
+        terrain: the mission model's terrain, the plant's form in SI (``size_m``, ``cell_m``,
+            ``sigma_m``, ``hurst``, ``seed``, ``rocks: [{at_m, height_m, radius_m}]``), or
+            None when the mission has no ground.
+
+    Returns:
+        ``{"terrain": {"kind": "fractal", "size_m", "cell_m", "sigma_m", "hurst", "seed",
+        "rocks"}}``, or ``{}`` without a terrain.
+    """
+    if terrain is None:
+        return {}
+    spec = plain(terrain)
+    return {
+        "terrain": {
+            "kind": str(spec.get("kind", TERRAIN_KINDS[0])),
+            "size_m": spec["size_m"],
+            "cell_m": spec["cell_m"],
+            "sigma_m": spec["sigma_m"],
+            "hurst": spec["hurst"],
+            "seed": spec["seed"],
+            "rocks": [dict(rock) for rock in spec.get("rocks") or ()],
+        }
+    }
 
 
 def limb_info(handle: LimbHandle, chain: str = "") -> LimbInfo:
@@ -87,4 +123,4 @@ def tree_of(root: py_trees.behaviour.Behaviour) -> TreeNode:
     return node("0", root)
 
 
-__all__ = ["RunInfo", "limb_info", "robots_of", "tree_of"]
+__all__ = ["TERRAIN_KINDS", "RunInfo", "limb_info", "robots_of", "tree_of", "world_of"]

@@ -30,8 +30,8 @@ def _finite(value: float | None) -> float | None:
 
 
 def header_map(header: RunHeader) -> dict[str, Any]:
-    """The log's first map (``"kind": "header"``)."""
-    return {
+    """The log's first map (``"kind": "header"``); ``world`` only when the mission has one."""
+    out = {
         "kind": "header",
         "v": RECORD_VERSION,
         "mission": header.mission,
@@ -43,6 +43,9 @@ def header_map(header: RunHeader) -> dict[str, Any]:
         "tree": header.tree.as_map(),
         "robots": {name: robot.as_map() for name, robot in header.robots.items()},
     }
+    if header.world:
+        out["world"] = plain(header.world)
+    return out
 
 
 def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:

@@ -232,7 +232,7 @@ class Runner:
     # -- the header ---------------------------------------------------------------------------
 
     def header(self) -> RunHeader:
-        """The run's header: mission, parameters, clock, tree (with ids), robots."""
+        """The run's header: mission, parameters, clock, tree (with ids), robots, world."""
         robots = self.info.robots
         if robots is None:
             robots = robots_of(self.context.limbs, self.info.agents)
@@ -245,6 +245,7 @@ class Runner:
             rate_hz=self.options.rate_hz,
             tree=tree_of(self.root),
             robots=MappingProxyType(dict(robots)),
+            world=MappingProxyType(plain(self.info.world)),
         )
 
     # -- the loop -----------------------------------------------------------------------------

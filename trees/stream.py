@@ -308,6 +308,8 @@ class RunHeader:
         rate_hz: the tick rate [Hz].
         tree: the tree, ids assigned.
         robots: robot name -> :class:`RobotInfo`.
+        world: the mission's physical world, plain data in SI (``{"terrain": {...}}``,
+            ``docs/record.md``); empty when the mission has none.
     """
 
     mission: str
@@ -318,6 +320,7 @@ class RunHeader:
     rate_hz: float
     tree: TreeNode
     robots: Mapping[str, RobotInfo]
+    world: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     def node(self, node_id: str) -> TreeNode:
         """The tree node with id ``node_id``.

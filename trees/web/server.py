@@ -3,7 +3,11 @@
 ``limbtree view DIR`` serves a record; ``limbtree run MISSION --view web`` a live run. Both
 serve the page of ``static/`` (vendored JavaScript, no CDN, no build step) and the API that
 ``docs/visualization.md`` documents: ``/api/run``, ``/api/frame/{tick}``,
-``/api/node/{id}``, the ``/ws`` WebSocket, and ``POST /api/control``.
+``/api/node/{id}``, ``/api/terrain``, the ``/ws`` WebSocket, and ``POST /api/control``.
+
+A record's page is answered as soon as the record is indexed: the limbs' skeletons (which
+import roboticstoolbox, seconds) are made in the background from the server's start, and
+frames carry them once they are there.
 
 The run never waits for the page. :class:`WebSink`, the live run's tick-stream sink, only
 appends each snapshot to a deque (constant time, in the runner's thread); the server's own
@@ -47,8 +51,9 @@ from limbtree.trees.control import ControlError, RunControl, SharedOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import Recorder, header_map, tick_map
 from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
-from limbtree.trees.web.skeleton import Skeletons
+from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.store import RunStore
+from limbtree.trees.web.terrain import GroundError
 
 #: Pages get at most this many updates per second.
 UPDATES_PER_S = 30.0
@@ -120,7 +125,8 @@ class PageState:
         operator: the live run's operator (the page can answer its gates), or None.
         sink: the live run's sink, or None.
         skeletons: the limbs' skeletons, made before a live run starts (loading the robot
-            descriptions takes a CPU-second that the run would otherwise share), or None.
+            descriptions takes a CPU-second that the run would otherwise share), or their
+            loader, or None (a loader of the header's robots, started at the first frame).
     """
 
     store: RunStore | None = None
@@ -128,7 +134,7 @@ class PageState:
     control: RunControl | None = None
     operator: SharedOperator | None = None
     sink: WebSink | None = None
-    skeletons: Skeletons | None = None
+    skeletons: Skeletons | SkeletonLoader | None = None
     header_seen: asyncio.Event | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     clients: set[WebSocket] = field(default_factory=set)
@@ -253,6 +259,18 @@ def make_app(
         except KeyError as exc:
             return _error(404, str(exc.args[0]))
 
+    async def terrain(request: Request) -> Response:
+        store = await store_or_wait()
+        if store is None:
+            return _error(503, "the run has not started yet; retry")
+        try:
+            text = await asyncio.to_thread(store.ground.patch_json)  # (built once, cached)
+        except GroundError as exc:
+            return _error(422, str(exc))
+        if text is None:
+            return _error(404, "this run has no terrain (its mission has no world.terrain)")
+        return Response(text, media_type="application/json")
+
     async def control(request: Request) -> Response:
         if not authorised(request):
             return _error(
@@ -296,6 +314,7 @@ def make_app(
         Route("/api/run", reads(run)),
         Route("/api/frame/{tick}", reads(frame)),
         Route("/api/node/{node:path}", reads(node)),
+        Route("/api/terrain", reads(terrain)),
         Route("/api/control", control, methods=["POST"]),
         WebSocketRoute("/ws", stream),
         Mount("/static", StaticFiles(directory=static_dir()), name="static"),
@@ -351,7 +370,7 @@ async def pump(state: PageState) -> None:
     sent: tuple[int, str] | None = None  # (ticks, controls) of the last update made
     update = ""
     sent_at = 0.0
-    framed_tick = -1  # the tick of the last frame sent
+    framed: tuple[int, bool] = (-1, False)  # the tick of the last frame sent, with skeletons?
     frame_due = 0.0  # when the next frame may be made [s, the loop's clock]
     period = 1.0 / UPDATES_PER_S
     loop = asyncio.get_running_loop()
@@ -362,7 +381,9 @@ async def pump(state: PageState) -> None:
             controls = state.controls()
             now = (store.ticks, dumps(controls))
             latest = store.ticks - 1
-            due = latest != framed_tick and (loop.time() >= frame_due or ended)
+            # (a paused run's frame is made again once the skeletons are there)
+            now_framed = (latest, store.skeletons is not None)
+            due = now_framed != framed and (loop.time() >= frame_due or ended)
             changed = now != sent or due
             if changed:
                 sent = now
@@ -381,7 +402,7 @@ async def pump(state: PageState) -> None:
                     update = dumps(message)
                     cost = time.thread_time() - began
                     frame_due = loop.time() + max(period, cost / FRAME_CPU_SHARE)
-                    framed_tick = latest
+                    framed = now_framed
                 else:
                     update = dumps(message)
             again = loop.time() - sent_at >= RESEND_S
@@ -533,6 +554,8 @@ class WebServer:
         return f"http://{host}:{self.port}/?token={self.token}"
 
     async def _started(self) -> None:
+        if self.state.store is not None:
+            self.state.store.load_skeletons()  # (in the background: the page is served now)
         if self.state.live:
             self.state.header_seen = asyncio.Event()
             if self.state.store is not None:

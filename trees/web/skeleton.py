@@ -5,19 +5,27 @@ joints' positions follow from the joint values by forward kinematics
 (:meth:`~limbtree.kinematics.chain.KinematicChain.joint_positions`), placed by the robot's
 base pose of that tick. A limb whose description is not installed here (a record from
 another machine) has no skeleton: the page then draws its end-effector frames only.
+
+Making :class:`Skeletons` imports roboticstoolbox (about 2 s, more on a busy machine), so
+this module imports it only there, and :class:`SkeletonLoader` makes them in a thread of
+its own: ``limbtree view`` answers the page first and the skeletons follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from limbtree.kinematics import Pose
-from limbtree.kinematics.chain import KinematicChain
-from limbtree.robots import RobotsError, load_robot
-from limbtree.robots.registry import RobotSpec
+
+if TYPE_CHECKING:
+    from limbtree.kinematics.chain import KinematicChain
+    from limbtree.robots.registry import RobotSpec
 
 _IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+_LOG = logging.getLogger(__name__)
 
 
 class Skeletons:
@@ -80,7 +88,63 @@ class Skeletons:
         return out
 
 
+class SkeletonLoader:
+    """:class:`Skeletons` made in a background thread, once :meth:`start` is called.
+
+    The thread only builds them; whoever reads :meth:`result` (the server's event loop)
+    takes them once they are there.
+
+    Args:
+        robots: the header's ``robots`` map.
+        build: makes the skeletons (:class:`Skeletons`; tests pass a slow or failing one).
+    """
+
+    def __init__(
+        self,
+        robots: Mapping[str, Any],
+        build: Callable[[Mapping[str, Any]], Skeletons] | None = None,
+    ) -> None:
+        self._robots = robots
+        self._build: Callable[[Mapping[str, Any]], Skeletons] = build or Skeletons
+        self._done = threading.Event()
+        self._started = False
+        self._start_lock = threading.Lock()
+        self._result: Skeletons | None = None
+        #: Why making them failed (the page then draws the end-effector frames only).
+        self.error: str | None = None
+
+    def start(self) -> None:
+        """Start making them (once; later calls do nothing)."""
+        with self._start_lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._run, name="limbtree-skeletons", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._build(self._robots)
+        except Exception as exc:  # a broken install: no skeletons, the rest of the page works
+            self.error = f"{type(exc).__name__}: {exc}"
+            _LOG.warning("the 3D view has no skeletons: %s", self.error)
+            self._result = Skeletons({})
+        finally:
+            self._done.set()
+
+    def result(self) -> Skeletons | None:
+        """The skeletons, or None while they are being made (or before :meth:`start`)."""
+        return self._result if self._done.is_set() else None
+
+    def wait(self, timeout_s: float | None = None) -> Skeletons | None:
+        """Start them if needed and wait for them at most ``timeout_s`` [s]."""
+        self.start()
+        self._done.wait(timeout_s)
+        return self.result()
+
+
 def _load(description: str) -> RobotSpec | None:
+    from limbtree.robots import RobotsError, load_robot
+
     try:
         return load_robot(description)
     except (RobotsError, OSError):
@@ -109,4 +173,4 @@ def _chain(spec: RobotSpec, limb: str, chain: str) -> KinematicChain | None:
         return None
 
 
-__all__ = ["Skeletons"]
+__all__ = ["SkeletonLoader", "Skeletons"]

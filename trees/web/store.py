@@ -14,7 +14,10 @@ index built as ticks arrive:
 
 A frame (:meth:`RunStore.frame`) is everything the page draws at one tick: every node's
 status, the limbs with their skeletons (:mod:`.skeleton`), the tick's events and telemetry,
-the faults in force. The store is not thread-safe: the server's event loop owns it.
+the faults in force. The skeletons are made in a thread of their own (importing
+roboticstoolbox takes seconds): frames made before they are there carry none, and say so
+(``"skeletons": "loading"``). The run's terrain, if any, is :attr:`RunStore.ground`
+(:mod:`.terrain`). The store is not thread-safe: the server's event loop owns it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ import msgpack
 from limbtree.transport.driver import Health
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import READABLE_VERSIONS
-from limbtree.trees.web.skeleton import Skeletons
+from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
+from limbtree.trees.web.terrain import Ground
 
 #: A node never ticked, or reset by its parent (py_trees' INVALID).
 IDLE = "IDLE"
@@ -121,14 +125,25 @@ class RunStore:
     Args:
         header: the log's header map (``docs/record.md``); a layout 1 record has none:
             pass :func:`v1_tree`'s tree in a header-like map.
-        skeletons: how to draw the limbs, or None to build them from the header's robots.
+        skeletons: how to draw the limbs: made already, or a loader (started by
+            :meth:`load_skeletons` or the first :meth:`frame`), or None for a loader of the
+            header's robots.
+
+    Attributes:
+        ground: the run's terrain for the page (none without ``world.terrain``).
     """
 
-    def __init__(self, header: Mapping[str, Any], skeletons: Skeletons | None = None) -> None:
+    def __init__(
+        self,
+        header: Mapping[str, Any],
+        skeletons: Skeletons | SkeletonLoader | None = None,
+    ) -> None:
         self.header: dict[str, Any] = dict(header)
-        self.skeletons = (
-            skeletons if skeletons is not None else Skeletons(self.header.get("robots") or {})
-        )
+        if skeletons is None:
+            skeletons = SkeletonLoader(self.header.get("robots") or {})
+        self._loader = skeletons if isinstance(skeletons, SkeletonLoader) else None
+        self._skeletons = None if isinstance(skeletons, SkeletonLoader) else skeletons
+        self.ground = Ground(self.header)
         self._raw: list[bytes | memoryview] = []
         self._t: list[float] = []
         self.events: list[dict[str, Any]] = []
@@ -280,6 +295,22 @@ class RunStore:
         self.end = {"outcome": outcome, "failure": failure}
         self.summary = dict(summary) if summary is not None else None
 
+    # -- the skeletons --------------------------------------------------------------------------
+
+    def load_skeletons(self) -> None:
+        """Start making the skeletons in the background, if they are not there yet."""
+        if self._loader is not None:
+            self._loader.start()
+
+    @property
+    def skeletons(self) -> Skeletons | None:
+        """The limbs' skeletons, or None while they are being made."""
+        if self._skeletons is None and self._loader is not None:
+            self._skeletons = self._loader.result()
+            if self._skeletons is not None:
+                self._loader = None
+        return self._skeletons
+
     # -- reading ------------------------------------------------------------------------------
 
     def entry(self, tick: int) -> dict[str, Any]:
@@ -300,6 +331,8 @@ class RunStore:
             IndexError: when there is no such tick.
         """
         entry = self.entry(tick)
+        self.load_skeletons()
+        skeletons = self.skeletons
         ticked = entry.get("nodes") or {}
         nodes = {}
         for node_id, node in self.nodes.items():
@@ -307,7 +340,8 @@ class RunStore:
             nodes[node_id] = {"status": status, "message": message, "ticked": node_id in ticked}
         bases = entry.get("bases") or {}
         limbs = {
-            name: self._limb(name, limb, bases) for name, limb in (entry.get("limbs") or {}).items()
+            name: self._limb(name, limb, bases, skeletons)
+            for name, limb in (entry.get("limbs") or {}).items()
         }
         faults = [
             {"limb": f.limb, "fault": f.fault, "since_t": f.start_t}
@@ -323,9 +357,16 @@ class RunStore:
             "events": [{"tick": tick, **event} for event in entry.get("events") or ()],
             "skills": entry.get("skills") or {},
             "faults": faults,
+            "skeletons": "loading" if skeletons is None else "ready",
         }
 
-    def _limb(self, name: str, limb: Mapping[str, Any], bases: Mapping[str, Any]) -> dict[str, Any]:
+    def _limb(
+        self,
+        name: str,
+        limb: Mapping[str, Any],
+        bases: Mapping[str, Any],
+        skeletons: Skeletons | None,
+    ) -> dict[str, Any]:
         state, command = limb.get("state"), limb.get("command")
         distance = None
         if state and command:
@@ -341,8 +382,10 @@ class RunStore:
             "health_flags": health_flags(health),
             "stale": bool(limb.get("stale")),
             "distance_mm": distance,
-            "skeleton": self.skeletons.points(name, q, bases),
-            "skeleton_command": self.skeletons.points(name, q_command, bases),
+            "skeleton": None if skeletons is None else skeletons.points(name, q, bases),
+            "skeleton_command": (
+                None if skeletons is None else skeletons.points(name, q_command, bases)
+            ),
         }
 
     def node(self, node_id: str, max_points: int = MAX_POINTS) -> dict[str, Any]:
@@ -461,8 +504,14 @@ def _thin(rows: Sequence[Mapping[str, Any]], max_points: int) -> list[int]:
     return sorted(keep)
 
 
-def load_record(directory: Path) -> RunStore:
+def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = None) -> RunStore:
     """A record directory (``--record DIR``) read into a store, layouts 1 and 2.
+
+    Args:
+        directory: the record's directory.
+        skeletons: the limbs' skeletons or their loader (:class:`RunStore`), or None for a
+            loader of the header's robots, started when the server starts or at the first
+            frame (not while the record is indexed: both would share one interpreter).
 
     Raises:
         RunError: naming the directory and what is wrong (no log, a damaged one, a layout
@@ -500,7 +549,7 @@ def load_record(directory: Path) -> RunStore:
                         f"{log} is a record of layout {entry.get('v')!r}; this limbtree "
                         f"reads layouts {', '.join(map(str, READABLE_VERSIONS))}"
                     )
-                store = RunStore(entry)
+                store = RunStore(entry, skeletons)
                 continue
             if not isinstance(entry, dict) or "t" not in entry:
                 raise RunError(f"{log} is not a limbtree run log (an entry has no 't')")
@@ -512,7 +561,7 @@ def load_record(directory: Path) -> RunStore:
         raise RunError(f"{log} is damaged: {exc}") from None
     # (a truncated last tick, the log of a killed run, is simply not yielded)
     if store is None:  # layout 1: no header
-        store = _v1_store(summary, pending)
+        store = _v1_store(summary, pending)  # (no robots: no skeletons)
     if summary is not None:
         store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
         store.timing_from_summary(summary)

@@ -2,7 +2,7 @@
 // views once, then shows frames: pushed by the live WebSocket (when following the live run)
 // or fetched from /api/frame/{tick} when the user scrubs the timeline.
 
-import { TOKEN, getRun, getFrame, postControl, FrameFetcher, LiveSocket } from "./js/api.js";
+import { TOKEN, getRun, getFrame, getTerrain, postControl, FrameFetcher, LiveSocket } from "./js/api.js";
 import { TreeView } from "./js/tree.js";
 import { NodePanel } from "./js/nodepanel.js";
 import { LimbsTable } from "./js/limbs.js";
@@ -27,6 +27,7 @@ const app = {
   shown: null,          // the frame on screen
   latest: null,         // the newest frame pushed by the live socket
   liveRenderQueued: false,
+  skeletonTimer: null,  // asking for the shown tick again until its frame has skeletons
   dragging: false,      // the pointer holds the scrubber
   socket: null,
   everConnected: false,
@@ -72,6 +73,7 @@ async function start() {
   showHeader(app.header);
   buildViews(app.header);
   applyRun(run);
+  loadTerrain(app.header);
 
   if (app.ticks === 0) requestAnimationFrame(() => tree.initialView());
   if (live()) {
@@ -145,15 +147,18 @@ function buildViews(header) {
 
 /**
  * The 3D view, loaded in the background: three.js is 2 MB of script, and the tree and the
- * controls should not wait for it. Frames shown meanwhile wait for it (the last one only).
+ * controls should not wait for it. Frames shown meanwhile wait for it (the last one only),
+ * and so does the terrain.
  */
 function lazyView3D(container, colourOf) {
   let real = null;
   let pending = null;
+  let pendingTerrain = null;
   import("./js/view3d.js")
     .then(({ View3D }) => {
       real = new View3D(container, colourOf);
       window.limbtree.view3d = real;
+      if (pendingTerrain) real.setTerrain(pendingTerrain);
       if (pending) real.update(pending);
     })
     .catch((err) => toast(`3D view unavailable: ${err.message}`));
@@ -162,6 +167,10 @@ function lazyView3D(container, colourOf) {
       if (real) real.update(frame);
       else pending = frame;
     },
+    setTerrain(patch) {
+      if (real) real.setTerrain(patch);
+      else pendingTerrain = patch;
+    },
     fit() {
       real?.fit();
     },
@@ -169,6 +178,16 @@ function lazyView3D(container, colourOf) {
       real?.holdWhileScrubbing();
     },
   };
+}
+
+/** The ground under the limbs, for a run whose mission has a terrain (seed 004). */
+async function loadTerrain(header) {
+  if (!header.world?.terrain) return;
+  try {
+    view3d.setTerrain(await getTerrain());
+  } catch (err) {
+    toast(`terrain: ${err.message}`);
+  }
 }
 
 /** Apply a /api/run reply (at start, and again after a reconnection). */
@@ -202,6 +221,22 @@ function showFrame(frame) {
   $("tick-label").textContent = `tick ${frame.tick} · t = ${Number(frame.t).toFixed(2)} s`;
   $("tick-label").dataset.behind = live() && !following() && frame.tick < app.ticks - 1 ? "true" : "false";
   $("tick-label").title = live() ? `live: tick ${app.ticks - 1}` : `${app.ticks} ticks recorded`;
+  if (frame.skeletons === "loading") awaitSkeletons();
+}
+
+/**
+ * The server is still making the limbs' skeletons (it answers the page first): fetch the
+ * tick shown again until a frame has them. A live run's next frame brings them anyway.
+ */
+const SKELETON_POLL_MS = 400;
+function awaitSkeletons() {
+  if (app.skeletonTimer || following()) return;
+  app.skeletonTimer = setTimeout(() => {
+    app.skeletonTimer = null;
+    if (app.shown?.skeletons !== "loading" || following()) return;
+    // A scrub in flight brings a frame of its own (and asks again if it has none).
+    if (!fetcher.busy && fetcher.wanted === null) fetcher.request(app.shown.tick);
+  }, SKELETON_POLL_MS);
 }
 
 /** The user moved the scrubber (or clicked a mark): stop following, fetch that tick. */
@@ -224,8 +259,10 @@ function queueLiveRender() {
   const wait = Math.max(0, (app.liveDue ?? 0) - performance.now());
   setTimeout(() => requestAnimationFrame(() => {
     app.liveRenderQueued = false;
-    // A tick's frame never changes: while paused the same one keeps coming, draw it once.
-    if (!(following() && app.latest !== app.shown && app.latest.tick !== app.shown?.tick)) return;
+    // A tick's frame never changes (but for the skeletons, once the server has them): while
+    // paused the same one keeps coming, draw it once.
+    const fresh = app.latest.tick !== app.shown?.tick || app.latest.skeletons !== app.shown?.skeletons;
+    if (!(following() && app.latest !== app.shown && fresh)) return;
     const began = performance.now();
     showFrame(app.latest);
     // The next animation frame comes once this one is laid out and painted: its cost.

@@ -36,6 +36,7 @@ export async function getJSON(path, { signal } = {}) {
 export const getRun = () => getJSON("/api/run");
 export const getFrame = (tick) => getJSON(`/api/frame/${tick}`);
 export const getNode = (id) => getJSON(`/api/node/${encodeURIComponent(id)}`);
+export const getTerrain = () => getJSON("/api/terrain");
 
 /** POST a control operation (`{op: ...}`); resolves to the run state fields of the reply. */
 export async function postControl(body) {

@@ -1,4 +1,5 @@
-// The 3D view (three.js): limbs' skeletons, commanded ghosts and end-effector frames.
+// The 3D view (three.js): limbs' skeletons, commanded ghosts and end-effector frames, and
+// the terrain under them when the run has one (seed 004).
 //
 // The scene is built once per limb; a frame only moves objects (positions, quaternions,
 // scales). Rendering happens on demand: after a frame, a camera move or a resize, never in
@@ -14,6 +15,8 @@ const STATE_TRIAD = 0.055;     // state pose axes [m]
 const RENDER_SHARE = 0.06;     // paced draws take at most this share of the time
 const FRAME_MS = 1000 / 60;    // one display frame [ms]
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
+const GROUND_LOW = 0x4f4538;   // the terrain's colour in its hollows (a muted brown) ...
+const GROUND_HIGH = 0xc4b79e;  // ... and on its tops (a pale dust)
 
 /** A chain of cylinders and spheres through a polyline; grows its pool of meshes as needed. */
 class Polyline {
@@ -86,6 +89,8 @@ export class View3D {
     this.bases = new Map();
     this.thick = 1;          // radii and triads scale with the scene (set by fit on the first frame)
     this.fitted = false;
+    this.fittedSkeletons = false;  // whether the fit saw skeletons (they may come later)
+    this.terrain = null;     // the ground's mesh, when the run has a terrain
     this.pending = false;
     this.deferred = null;    // a paced draw waiting for its turn
     this.renderDue = 0;      // when a paced draw may come (performance.now() ms)
@@ -110,7 +115,8 @@ export class View3D {
     this.camera.up.set(0, 0, 1);   // the world is Z up
     this.camera.position.set(2.5, -3, 2);
 
-    this.scene.add(new THREE.HemisphereLight(0xffffff, 0x8890a0, 2.2));
+    this.sky = new THREE.HemisphereLight(0xffffff, 0x8890a0, 2.2);
+    this.scene.add(this.sky);
     const sun = new THREE.DirectionalLight(0xffffff, 1.6);
     sun.position.set(3, -2, 5);
     this.scene.add(sun);
@@ -147,7 +153,72 @@ export class View3D {
     this.grid = new THREE.GridHelper(divisions * step, divisions, 0xb8bec8, 0xdde1e7);
     this.grid.rotation.x = Math.PI / 2;  // GridHelper lies in XZ; the ground here is XY
     this.grid.position.set(Math.round(centre.x / step) * step, Math.round(centre.y / step) * step, 0);
+    this.grid.visible = !this.terrain;   // a terrain is the ground (the grid would cut it)
     this.scene.add(this.grid);
+  }
+
+  /**
+   * The ground under the limbs: a /api/terrain patch (heights on a grid, row after row
+   * along y) as a lit mesh, coloured from dark hollows to pale tops so that the relief
+   * reads from any side. Replaces the ground grid. `#view3d` then carries
+   * `data-terrain="drawn"` and `data-terrain-nodes` (for tests).
+   */
+  setTerrain(patch) {
+    if (!this.ok || !patch) return;
+    const { nx, ny, cell_m: cell, heights_m: heights } = patch;
+    const [x0, y0] = patch.origin_m ?? [];
+    if (!(nx >= 2 && ny >= 2 && heights?.length === nx * ny && cell > 0)) {
+      throw new Error(`a terrain patch needs nx, ny >= 2 and nx * ny heights (got ${nx} x ${ny})`);
+    }
+    // Colours span the 2nd to the 98th percentile of the heights (a rock would wash out the rest).
+    const sorted = Float64Array.from(heights).sort();
+    const low = sorted[Math.floor(0.02 * (sorted.length - 1))];
+    const span = Math.max(1e-6, sorted[Math.ceil(0.98 * (sorted.length - 1))] - low);
+    const positions = new Float32Array(nx * ny * 3);
+    const colours = new Float32Array(nx * ny * 3);
+    const dark = new THREE.Color(GROUND_LOW);
+    const pale = new THREE.Color(GROUND_HIGH);
+    const colour = new THREE.Color();
+    for (let i = 0; i < ny; i++) {
+      for (let j = 0; j < nx; j++) {
+        const k = i * nx + j;
+        positions.set([x0 + j * cell, y0 + i * cell, heights[k]], 3 * k);
+        colour.copy(dark).lerp(pale, Math.min(1, Math.max(0, (heights[k] - low) / span)));
+        colours.set([colour.r, colour.g, colour.b], 3 * k);
+      }
+    }
+    const indices = [];
+    for (let i = 0; i < ny - 1; i++) {
+      for (let j = 0; j < nx - 1; j++) {
+        const a = i * nx + j;
+        indices.push(a, a + 1, a + nx + 1, a, a + nx + 1, a + nx);   // counter-clockwise from above
+      }
+    }
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute("position", new THREE.BufferAttribute(positions, 3));
+    geometry.setAttribute("color", new THREE.BufferAttribute(colours, 3));
+    geometry.setIndex(indices);
+    geometry.computeVertexNormals();
+    const material = new THREE.MeshStandardMaterial({ vertexColors: true, roughness: 0.95, metalness: 0, flatShading: true });
+    if (this.terrain) {
+      this.scene.remove(this.terrain);
+      this.terrain.geometry.dispose();
+      this.terrain.material.dispose();
+    }
+    this.terrain = new THREE.Mesh(geometry, material);
+    this.terrain.name = "terrain";
+    this.scene.add(this.terrain);
+    if (!this.graze) {
+      // A low light across the ground: its slopes show (the sky's even light flattens them).
+      this.graze = new THREE.DirectionalLight(0xfff1dd, 1.6);
+      this.graze.position.set(-2, -3, 1.1);
+      this.scene.add(this.graze);
+      this.sky.intensity = 1.4;
+    }
+    this.grid.visible = false;
+    this.container.dataset.terrain = "drawn";
+    this.container.dataset.terrainNodes = String(nx * ny);
+    this.requestRender();
   }
 
   #resize() {
@@ -264,8 +335,12 @@ export class View3D {
       pose(mesh, base);
     }
     this.lastFrame = frame;
-    if (!this.fitted) {
+    // Fitted on the first frame, and once more on the first with skeletons (the server
+    // sends frames before it has made them).
+    const skeletons = Object.values(frame.limbs ?? {}).some((limb) => limb.skeleton);
+    if (!this.fitted || (skeletons && !this.fittedSkeletons)) {
       this.fitted = true;
+      this.fittedSkeletons = skeletons;
       this.#scaleToScene(frame);
       this.fit();
     }
