@@ -474,6 +474,7 @@ class MujocoPlant(Plant):
         base_world = self._place(base_given, grasps)
         if gripped:
             base_world = self._set_down(base_world, gripped)
+            self._reach_down(base_world, gripped)
         self._m: MjRobotModel = build_model(
             spec,
             base_pose_world=Pose.from_matrix(base_world),
@@ -615,20 +616,62 @@ class MujocoPlant(Plant):
         return tuple(legs)
 
     def _set_down(self, base_world: FloatArray, gripped: Sequence[str]) -> FloatArray:
-        """The base moved along the world's z so that the gripping palms stand on the terrain.
+        """The base moved along the world's z to the mean height its gripping palms need.
 
-        Every gripping palm ends on or above the terrain under it, the one over the highest
-        ground touching it (z = h(x, y)): the robot is set down on the ground.
+        Each gripping palm is ``h(x, y) - z`` from the terrain under it; the base moves by
+        the mean of those, so that :meth:`_reach_down` then stretches some legs and bends
+        others by as little as it can.
         """
         assert self._terrain is not None
-        lift = -math.inf
+        lifts = []
         for leg in gripped:
             palm = base_world @ self._tree.frame_pose(f"{leg}.{PALM}", self._q0)
             x, y, z = palm[:3, 3].tolist()
-            lift = max(lift, self._terrain.height_at(x, y) - z)
+            lifts.append(self._terrain.height_at(x, y) - z)
         out = base_world.copy()
-        out[2, 3] += lift
+        out[2, 3] += float(np.mean(lifts))
         return out
+
+    def _reach_down(self, base_world: FloatArray, gripped: Sequence[str]) -> None:
+        """Each gripping leg's joints in :attr:`_q0` moved so its palm stands on the terrain.
+
+        The palm keeps its ``x, y`` and goes to the terrain's height there (Newton on the
+        leg's joints with the tree's palm Jacobian): every closed gripper starts on the
+        ground, none holding on to air.
+
+        Raises:
+            ValueError: naming the leg when its palm cannot reach the ground within its
+                joint limits from this posture and base.
+        """
+        assert self._terrain is not None
+        tree, q = self._tree, self._q0.copy()
+        rotation_t, origin = base_world[:3, :3].T, base_world[:3, 3]
+        for leg in gripped:
+            frame, columns = f"{leg}.{PALM}", tree.limb_slice(leg)
+            start = base_world @ tree.frame_pose(frame, q)
+            x, y = start[0, 3], start[1, 3]
+            goal = rotation_t @ (np.array([x, y, self._terrain.height_at(x, y)]) - origin)
+            error = math.inf
+            for _ in range(50):
+                poses, jacobians = tree.frame_poses_and_jacobians((frame,), q)
+                gap = goal - poses[0][:3, 3]
+                error = float(np.linalg.norm(gap))
+                if error < 1e-10:
+                    break
+                linear = poses[0][:3, :3] @ jacobians[0][:3, 6 + columns.start : 6 + columns.stop]
+                q[columns] += np.linalg.lstsq(linear, gap, rcond=None)[0]
+            limb = self._spec.limb(leg)
+            outside = (q[columns] < np.asarray(limb.lower) - 1e-9) | (
+                q[columns] > np.asarray(limb.upper) + 1e-9
+            )
+            if error > 1e-6 or outside.any():
+                raise ValueError(
+                    f"latched {frame}: {TERRAIN_GRIP}: the palm cannot reach the ground "
+                    f"{1e3 * (start[2, 3] - self._terrain.height_at(x, y)):.0f} mm below it "
+                    "within the leg's joint limits; start the robot in another posture or "
+                    "place its base elsewhere"
+                )
+        self._q0 = q
 
     def _set_initial(self, base_world: FloatArray) -> None:
         m, data = self._m, self._data

@@ -15,6 +15,7 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from limbtree.robots import load_robot  # noqa: E402
 from limbtree.robots.mujoco_plant import (  # noqa: E402
     MujocoConfig,
     MujocoPlant,
@@ -66,12 +67,16 @@ def palm(plant: MujocoPlant, leg: str) -> np.ndarray:
     return np.array(plant.data.site_xpos[plant.model.frame_site[f"{leg}.palm"]])
 
 
-def test_the_robot_is_set_down_with_every_gripping_palm_on_or_above_the_terrain():
+def test_the_robot_is_set_down_with_every_gripping_palm_on_the_terrain():
+    # a closed gripper starts on the ground, none holding on to air: each leg reaches the
+    # terrain under its palm (rough ground: the home posture's palms are 30-70 mm apart)
     plant = hubrobo()
     ground = TERRAIN.build()
     clearance = [palm(plant, leg)[2] - ground.height_at(*palm(plant, leg)[:2]) for leg in LEGS]
-    assert min(clearance) == pytest.approx(0.0, abs=1e-9)
-    assert all(c >= -1e-9 for c in clearance)
+    assert clearance == pytest.approx([0.0] * 4, abs=1e-9)
+    home = np.array(load_robot("hubrobo").limb("leg_0").postures["home"])
+    bent = [np.abs(np.array(plant.limb_state(leg).q) - home).max() for leg in LEGS]
+    assert max(bent) > 0.01  # the legs did move off the home posture to get there
     for leg in LEGS:
         grip = plant.limb_state(leg).detail["grip"]
         assert grip["state"] == "anchored" and grip["supporting"]
@@ -103,7 +108,8 @@ def test_a_push_past_the_grip_force_detaches_that_leg_naming_it_and_the_force():
     plant.data.xfrc_applied[tibia] = 0.0
     record = plant.limb_state("leg_0").detail["detachments"]
     assert [d["leg"] for d in record] == ["leg_0"]
-    assert GRIP_FORCE_N < record[0]["force_n"] < GRIP_FORCE_N * 1.1
+    # past the limit by at most what the spring gains in one 1 ms step under the 2 N push
+    assert GRIP_FORCE_N < record[0]["force_n"] < GRIP_FORCE_N * 1.15
     assert record[0]["force"][2] < 0.0  # the spring held the palm down: a pull
     assert 0.1 < record[0]["t_s"] <= plant.time
     assert plant.limb_state("leg_0").detail["grip"]["state"] == "detached"

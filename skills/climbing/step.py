@@ -211,6 +211,9 @@ class SwingParams:
         lrst_iterations: SLSQP's iteration limit (ramp).
         clearance_m: the swinging foot's clearance over the terrain between the footholds
             [m] (ramp, when the observation has a terrain; :mod:`~.lrst`); 0: none.
+        track_foot: the swinging leg's joint targets put its foot on its world path from
+            the base's measured pose each tick (both planners); False: the plan's joints,
+            computed for the planned base pose.
 
     Raises:
         ClimbingInputError: for an unknown planner or a non-positive duration, stride,
@@ -229,6 +232,7 @@ class SwingParams:
     lrst_samples: int = 50
     lrst_iterations: int = 60
     clearance_m: float = CLEARANCE_M
+    track_foot: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "planner", _planner(self.planner))
@@ -564,6 +568,8 @@ class SwingStep:
         elapsed = float(obs.t) - self._t0
         q, pose = track.at(elapsed)
         targets = {name: q[leg.columns] for name, leg in self.legs.items()}
+        if self.params.track_foot:
+            targets[self.swing_leg] = self._foot_on_path(obs, min(elapsed, track.duration), q)
         if elapsed >= track.duration - 1e-9:
             self.phase = StepPhase.DONE
             self._final = StepResult(
@@ -590,6 +596,23 @@ class SwingStep:
             (),
             self._telemetry(elapsed),
         )
+
+    def _foot_on_path(self, obs: ClimbObservation, elapsed: float, q: FloatArray) -> FloatArray:
+        """The swinging leg's joints that put its foot on its path from the measured base.
+
+        The plan's joints are computed for the planned base pose: they leave the foot off
+        its world path by as much as the base is off its plan.
+        """
+        model = self.legs[self.swing_leg]
+        planned = q[model.columns]
+        assert self.swing is not None
+        point = self.swing.evaluate(np.array([elapsed])).position[0]
+        rotation, origin = obs.base_pose[:3, :3], obs.base_pose[:3, 3]
+        solution = model.ik(rotation.T @ (point - origin), planned)
+        if solution.reach[0] < 0.0:  # out of reach from here: keep the plan's
+            return planned
+        result: FloatArray = solution.q[0]
+        return result
 
     def _sample(self, elapsed: float) -> int:
         if self._track is None:
