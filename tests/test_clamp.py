@@ -17,13 +17,20 @@ from limbtree.kinematics import (
     hypersphere_clamp,
 )
 from limbtree.kinematics.clamp import sample_count
+from limbtree.kinematics.segment import SAFETY
 
 GRID = 4001
 
 
-def _dense_feasible(problem, lo, hi, count=GRID):
+def _dense_feasible(problem, lo, hi, count=GRID, margin=0.0):
     ts = np.linspace(lo, hi, count)
-    return ts, problem.stacked(ts) <= 1.0
+    return ts, problem.stacked(ts) <= 1.0 - margin
+
+
+#: The exact clamp keeps its answer inside by SAFETY (d^2 <= 1 - SAFETY), so a point exactly
+#: on the sphere (hypothesis found one: a zero-length move 1 radius from the centre) is not
+#: an answer it missed.
+ON_SPHERE = SAFETY
 
 
 @pytest.mark.slow
@@ -35,7 +42,7 @@ def test_exact_clamp_meets_the_three_requirements(case):
     problem = build_problem(center, start, end, metric, ord=order)
     if result.t is None:
         # Nothing feasible anywhere on [t_min, 1].
-        _, inside = _dense_feasible(problem, t_min, 1.0)
+        _, inside = _dense_feasible(problem, t_min, 1.0, margin=ON_SPHERE)
         assert not inside.any()
         assert result.poses is None and result.distance is None
         return
@@ -47,7 +54,7 @@ def test_exact_clamp_meets_the_three_requirements(case):
         assert got.isclose(want, atol_m=1e-12, atol_rad=1e-7)
     # 3) ... and no larger t is feasible.
     if result.t < 1.0 - 1e-7:
-        _, inside = _dense_feasible(problem, result.t + 1e-7, 1.0)
+        _, inside = _dense_feasible(problem, result.t + 1e-7, 1.0, margin=ON_SPHERE)
         assert not inside.any()
 
 
@@ -187,3 +194,15 @@ def test_public_api_names_all_import():
 
     for name in kinematics.__all__:
         assert getattr(kinematics, name) is not None
+
+
+def test_a_point_exactly_on_the_sphere_is_not_an_answer():
+    # hypothesis found it: a move of zero length exactly one radius from the centre. The
+    # exact clamp keeps its answers inside by SAFETY, so it has none, and nothing strictly
+    # inside is missed.
+    centre, here = [Pose([0.0, 0.0, 0.01])], [Pose([0.0, 0.0, 0.0])]
+    metric = SE3Metric(p_e=0.01, r_e=0.1)
+    problem = build_problem(centre, here, here, metric, ord=math.inf)
+    assert float(problem.stacked(np.array([0.0]))[0]) == 1.0
+    assert hypersphere_clamp(centre, here, here, metric, ord=math.inf).t is None
+    assert not _dense_feasible(problem, 0.0, 1.0, margin=ON_SPHERE)[1].any()

@@ -59,9 +59,9 @@ def test_with_the_rock_the_baseline_loses_a_gripper_naming_the_leg_and_force(tmp
 
 
 @pytest.mark.timeout(400)
-# seed 1 too in the sweep of docs/climbing.md; left out to keep CI short. Seed 2 is the one
-# whose swing, before LRST kept clear of the terrain, touched down early and tore leg_1 off.
-@pytest.mark.parametrize("seed", [0, 2])
+# seeds 0 to 4 in the sweep of docs/climbing.md; seed 2 here (CI's time): the one whose swing,
+# before LRST kept clear of the terrain, touched down early and tore leg_1 off.
+@pytest.mark.parametrize("seed", [2])
 def test_with_the_rock_ramp_climbs_three_cycles_without_losing_a_gripper(tmp_path, seed):
     s = run(MISSION, tmp_path, "--set", "planner=ramp", "--set", f"terrain_seed={seed}",
             timeout=380)  # fmt: skip
@@ -81,11 +81,11 @@ def test_with_the_rock_ramp_climbs_three_cycles_without_losing_a_gripper(tmp_pat
 
 @pytest.mark.timeout(600)
 def test_without_the_rock_ramp_halves_the_baselines_peak_gripper_force(tmp_path):
-    # issue 15 over 20 seeds is a sweep (docs/climbing.md); seed 0 here: baseline 0.63 N,
-    # RAMP 0.20 N when measured
+    # issue 15 over 20 seeds and 3 cycles is a sweep (docs/climbing.md); here seed 0 for one
+    # cycle (CI's time): baseline 0.60 N, RAMP 0.20 N when measured
     peaks = {}
     for planner in ("baseline", "ramp"):
-        s = run(MISSION, tmp_path / planner, "--set", f"planner={planner}",
+        s = run(MISSION, tmp_path / planner, "--set", f"planner={planner}", "--set", "cycles=1",
                 "--set", "terrain_seed=0", "--set", "rock_mm=0", timeout=280)  # fmt: skip
         assert s["_exit"] == 0 and s["outcome"] == "SUCCESS", s["_out"]
         climb = s["metrics"]["climb"]
