@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+from report_figures import report_keeping_figures
 
 from limbtree.skills.climbing.step import Planner, StepPhase
 from limbtree.skills.telemetry import Figures
@@ -204,19 +205,7 @@ def write_climb_run(directory: Path, *, summary: bool = True) -> Path:
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory):
     """The synthetic run's report, and each figure it saved by file name (drawn once)."""
-    import matplotlib.figure
-
-    figures = {}
-
-    class Keep(matplotlib.figure.Figure):
-        def savefig(self, fname, *args, **kwargs):
-            figures[Path(fname).name] = self
-            return super().savefig(fname, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matplotlib.figure, "Figure", Keep)
-        result = make_report(write_climb_run(tmp_path_factory.mktemp("climb")))
-    return result, figures
+    return report_keeping_figures(write_climb_run(tmp_path_factory.mktemp("climb")))
 
 
 @pytest.fixture(scope="module")

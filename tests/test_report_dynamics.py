@@ -9,10 +9,10 @@ tick. Expected values come from those closed forms.
 """
 
 import math
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+from report_figures import report_keeping_figures
 
 from limbtree.kinematics import Pose
 from limbtree.skills.dynamics import MovePhase, WalkPhase
@@ -233,19 +233,7 @@ def write_walk_run(directory, *, summary=True):
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory):
     """The synthetic run's report, and each figure it saved by file name (drawn once)."""
-    import matplotlib.figure
-
-    figures = {}
-
-    class Keep(matplotlib.figure.Figure):
-        def savefig(self, fname, *args, **kwargs):
-            figures[Path(fname).name] = self
-            return super().savefig(fname, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matplotlib.figure, "Figure", Keep)
-        result = make_report(write_walk_run(tmp_path_factory.mktemp("walk")))
-    return result, figures
+    return report_keeping_figures(write_walk_run(tmp_path_factory.mktemp("walk")))
 
 
 @pytest.fixture(scope="module")

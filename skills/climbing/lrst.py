@@ -336,9 +336,7 @@ class LrstProblem:
         heights = points @ self._up_b - self._datum
         margins = self.leg.limit_margins(joints)[:, self._finite_limits].reshape(m, -1)
         reach = solution.reach.reshape(m, k)
-        clearance = self._clearance(
-            self._dense_known + np.einsum("kj,mjc->mkc", self._dense_free, free)
-        )
+        clearance = self._clearance(free)
         if len(self._cache) > 64:
             self._cache.clear()
         results = []
@@ -348,11 +346,14 @@ class LrstProblem:
             results.append(sampled)
         return results
 
-    def _clearance(self, points: FloatArray) -> FloatArray:
-        """``(m, k, 3)`` base-frame points -> ``(m, k - 2)`` margins over the clearance [m]."""
-        m = len(points)
+    def _clearance(self, free: FloatArray) -> FloatArray:
+        """``(m, 2, 3)`` free points -> ``(m, 4 k - 5)`` margins over the clearance [m].
+
+        The swing's points between its ends at four times eq. 2's sampling (positions only).
+        """
         if self.terrain is None:
-            return np.zeros((m, 0))
+            return np.zeros((len(free), 0))
+        points = self._dense_known + np.einsum("kj,mjc->mkc", self._dense_free, free)
         world = points[:, 1:-1] @ self.base_pose[:3, :3].T + self.base_pose[:3, 3]
         ground = np.asarray(self.terrain(world[..., 0], world[..., 1]), dtype=np.float64)
         near = np.minimum(
@@ -469,7 +470,7 @@ class LrstProblem:
         one Kreisselmeier-Steinhauser minimum over the samples, ``min - log(Σ exp(-ρ (m_k -
         min))) / ρ``: never above the true minimum (so it is conservative) and below it by at
         most ``log(k) / ρ``. Eight constraints instead of one per sample and limit keep
-        SLSQP's subproblem small (400 constraints cost more than the swing's evaluation).
+        SLSQP's subproblem small (with ~400, SLSQP took 0.62 s of a 1.83 s LRST in one profile).
         """
         k = len(self._times)
         parts = [_ks(sampled.reach[:, None], _KS_REACH)]
