@@ -498,6 +498,10 @@ class MujocoPlant(Plant):
         self._qpos_index = np.concatenate([self._m.limb_qpos[limb] for limb in tree.limbs])
         self._dof_index = np.concatenate([self._m.limb_dof[limb] for limb in tree.limbs])
         self._parts = [(limb, tree.limb_slice(limb)) for limb in tree.limbs]
+        self._joints_in_limb_order = np.array_equal(
+            np.concatenate([np.arange(tree.n)[part] for _, part in self._parts]),
+            np.arange(tree.n),
+        )
         self._mass_qvel = np.empty(model.nv)
         for frame, grasp in self._welds_start.items():
             self._engage(frame, grasp, check=True)
@@ -528,6 +532,8 @@ class MujocoPlant(Plant):
         self._actuators, self._effort_limit = self._motors()
         self._actuator_index = np.concatenate([self._actuators[limb] for limb in tree.limbs])
         self._plain = True
+        self._servoed = False
+        self._q_all: FloatArray | None = None  # every limb's _q_target, in joint order
         self._speed = np.concatenate(
             [np.full(spec.limb(limb).n, spec.limb(limb).max_joint_speed) for limb in tree.limbs]
         )
@@ -847,8 +853,13 @@ class MujocoPlant(Plant):
 
     def _replan(self) -> None:
         """A limb's mode or actuation changed: whether every limb is plainly controlled."""
-        self._plain = all(m is CommandMode.IMPEDANCE for m in self._mode.values()) and all(
-            a is HEALTHY for a in self._actuation.values()
+        healthy = all(a is HEALTHY for a in self._actuation.values())
+        self._plain = all(m is CommandMode.IMPEDANCE for m in self._mode.values()) and healthy
+        # Every joint under the position servo (a climbing robot): one vector expression.
+        self._servoed = (
+            healthy
+            and self._joints_in_limb_order
+            and all(m is CommandMode.JOINT_POSITION for m in self._mode.values())
         )
 
     # ------------------------------------------------------------------ Plant
@@ -1020,6 +1031,13 @@ class MujocoPlant(Plant):
     def _limb_torques(self, tau: FloatArray, q: FloatArray, qdot: FloatArray) -> None:
         """The joint modes' torques, and what faults leave of each limb's (in place)."""
         kp, kd = self._config.servo.kp_nm_per_rad, self._config.servo.kd_nms_per_rad
+        if self._servoed:
+            target = self._q_all
+            if target is None:
+                targets = [self._q_target[name] for name, _ in self._parts]
+                target = self._q_all = np.concatenate(targets)
+            tau[:] = kp * (target - q) - kd * qdot
+            return
         for limb, part in self._parts:
             mode = self._mode[limb]
             if mode is CommandMode.JOINT_POSITION:
@@ -1292,6 +1310,7 @@ class MujocoPlant(Plant):
             if q.shape != (n,):
                 raise DriverError("bad_value", f"limb {limb!r} has {n} joints, got {q.size} values")
             self._q_target[limb] = q
+            self._q_all = None
             self._mode[limb] = mode
         elif mode is CommandMode.JOINT_TORQUE:
             tau = np.asarray(payload["tau"], dtype=float)
@@ -1309,6 +1328,7 @@ class MujocoPlant(Plant):
                 self._switched()
             else:
                 self._q_target[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+                self._q_all = None
                 self._mode[limb] = CommandMode.JOINT_POSITION
         else:
             raise DriverError(

@@ -40,7 +40,7 @@ from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info, world_of
 from limbtree.trees.interrupts import AbortSignals, signals_abort
 from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
-from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.limbs import BasePoses, LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
 from limbtree.trees.mission.errors import MissionError
@@ -311,6 +311,7 @@ def _handles(
             robot, the agent and both clocks when the clocks differ.
     """
     handles: dict[str, LimbHandle] = {}
+    shared_poses: dict[str, BasePoses] = {}  # one per robot: its limbs share the base's pose
     for robot in mission.robots:
         try:
             described = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S)
@@ -346,6 +347,8 @@ def _handles(
                 def live_base(client: AgentClient = client) -> BaseState | None:
                     return client.base
 
+                base_poses = shared_poses.setdefault(robot.name, BasePoses())
+
             handles[name] = LimbHandle(
                 name,
                 description,
@@ -354,6 +357,7 @@ def _handles(
                 _postures(limb.robot, limb.limb),
                 live_base=live_base,
                 mount=Pose.from_array(plant.limb(limb.limb).mount),
+                base_poses=base_poses if plant.floating_base else BasePoses(),
             )
     return handles
 

@@ -59,6 +59,21 @@ class CommandRecord:
     joints: tuple[float, ...] | None = None
 
 
+class BasePoses:
+    """A floating base's world pose, made once per base state and shared by its limbs."""
+
+    def __init__(self) -> None:
+        self._seen: BaseState | None = None
+        self._pose = Pose()
+
+    def pose(self, state: BaseState) -> Pose:
+        """The pose of ``state`` (computed when ``state`` is not the last one seen)."""
+        if state is not self._seen:
+            self._pose = Pose.from_array(state.pose)
+            self._seen = state
+        return self._pose
+
+
 @dataclass
 class LimbHandle:
     """One limb of the mission, in the world frame.
@@ -77,6 +92,7 @@ class LimbHandle:
             plant last reported; world poses then hang off it (and :attr:`mount`) instead of
             the mission's fixed :attr:`base`.
         mount: the limb's base frame in its robot's base frame (``live_base`` only).
+        base_poses: ``live_base``'s poses; one per robot, so that its limbs share them.
     """
 
     name: str
@@ -90,6 +106,7 @@ class LimbHandle:
         default=None, repr=False, compare=False
     )
     mount: Pose = field(default_factory=Pose)
+    base_poses: BasePoses = field(default_factory=BasePoses, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._base_inverse = self.base.inverse()
@@ -99,8 +116,10 @@ class LimbHandle:
             and not self.base.position.any()
             and abs(self.base.quaternion[3]) == 1.0
         )
-        # The world pose of the last state seen, so that a tick computes it once.
-        self._posed: tuple[LimbState | None, Pose | None] = (None, None)
+        # The world poses of the last state's interfaces, so that a tick computes each once;
+        # likewise the floating base's pose (with the mount) of the last base state seen.
+        self._interfaces: tuple[LimbState | None, dict[str, Pose | None]] = (None, {})
+        self._based: tuple[BaseState | None, Pose, Pose] = (None, self.base, self.base)
 
     @property
     def end_effector(self) -> str:
@@ -125,14 +144,7 @@ class LimbHandle:
 
     def pose(self) -> Pose | None:
         """The end-effector pose in the world frame, or None when the state is stale."""
-        state = self.link.state
-        if state is None or self.link.is_stale:
-            return None
-        seen, pose = self._posed
-        if seen is not state or pose is None:
-            pose = self._to_world(Pose.from_array(state.ee_poses[self.end_effector]))
-            self._posed = (state, pose)
-        return pose
+        return self.interface_pose(self.end_effector)
 
     def mocap(self, body: str) -> Pose | None:
         """A motion-captured pose in the world frame, or None when not seen or stale.
@@ -156,8 +168,7 @@ class LimbHandle:
     def _to_world(self, pose: Pose) -> Pose:
         if self._at_origin:
             return pose
-        base = self.base_pose()
-        return base @ self.mount @ pose if self.live_base is not None else base @ pose
+        return self._bases()[1] @ pose
 
     def base_pose(self) -> Pose:
         """The pose of the limb's robot base in the world.
@@ -165,11 +176,21 @@ class LimbHandle:
         As its plant last reported it when the base floats (``live_base``), else the
         mission's ``base``.
         """
-        if self.live_base is not None:
-            state = self.live_base()
-            if state is not None:
-                return Pose.from_array(state.pose)
-        return self.base
+        return self._bases()[0]
+
+    def _bases(self) -> tuple[Pose, Pose]:
+        """The robot base's world pose, and the limb base's (the base's with the mount)."""
+        if self.live_base is None:
+            return self.base, self.base
+        state = self.live_base()
+        if state is None:
+            return self.base, self.base @ self.mount
+        seen, base, mounted = self._based
+        if seen is not state:
+            base = self.base_poses.pose(state)
+            mounted = base @ self.mount
+            self._based = (state, base, mounted)
+        return base, mounted
 
     def interface_pose(self, end: str) -> Pose | None:
         """The world pose of a standard interface of the limb or of its robot base.
@@ -183,13 +204,21 @@ class LimbHandle:
         state = self.link.state
         if state is None or self.link.is_stale:
             return None
+        seen, poses = self._interfaces
+        if seen is not state:
+            poses = {}
+            self._interfaces = (state, poses)
+        elif end in poses:
+            return poses[end]
+        pose: Pose | None
         if end in state.ee_poses:
-            return self._to_world(Pose.from_array(state.ee_poses[end]))
-        frames = state.detail.get("base_frames") if state.detail else None
-        values = frames.get(end) if isinstance(frames, dict) else None
-        if values is None:
-            return None
-        return self.base_pose() @ Pose.from_array(values)
+            pose = self._to_world(Pose.from_array(state.ee_poses[end]))
+        else:
+            frames = state.detail.get("base_frames") if state.detail else None
+            values = frames.get(end) if isinstance(frames, dict) else None
+            pose = None if values is None else self.base_pose() @ Pose.from_array(values)
+        poses[end] = pose
+        return pose
 
     def fk_pose(self) -> Pose | None:
         """Alias of :meth:`pose`: the end-effector pose from the limb's own kinematics."""

@@ -209,7 +209,8 @@ class BaseAdjustTelemetry(PlantGrip, SupportTelemetry):
 
 def _with_plant(telemetry: Any, cls: type, figures: PlantGrip) -> Any:
     values = {f.name: getattr(telemetry, f.name) for f in dataclasses.fields(telemetry)}
-    values.update(dataclasses.asdict(figures))
+    # (not dataclasses.asdict: it deep-copies every tuple, at every tick; these are frozen)
+    values.update({f.name: getattr(figures, f.name) for f in dataclasses.fields(figures)})
     return cls(**values)
 
 
