@@ -211,3 +211,11 @@ def test_the_mission_loads_with_its_parameters_and_names_a_bad_planner():
             {"planner": "fast"},
         )
     assert "planner" in str(caught.value) and "baseline, ramp" in str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 0.0), ("5", 0.005)])
+def test_settle_mm_s_reaches_every_swing(value, expected):
+    overrides = {} if value is None else {"settle_mm_s": value}
+    swings = [n for n in load(MISSION, overrides).root.walk() if n.type == "climb_step"]
+    assert len(swings) == 4
+    assert [n.params["settle_speed"] for n in swings] == pytest.approx([expected] * 4)

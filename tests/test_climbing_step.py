@@ -316,3 +316,64 @@ def test_a_detached_gripper_fails_the_support_phase():
     assert result.outcome is Outcome.FAILURE
     assert "leg_0" in result.message and "1.250 N" in result.message
     assert not math.isnan(result.metrics["shift_m"])
+
+
+def settling_palm(rest_s):
+    """Observations whose swinging palm is still sinking onto the foothold after 1.75 s.
+
+    The palm is 10 mm above its foothold at the plan's end and comes down as
+    ``exp(-t / rest_s)``: its speed falls below 5 mm/s ``rest_s ln(2 / rest_s)`` later.
+    """
+    robot = climber()
+
+    def make(t):
+        footholds = dict(robot.footholds)
+        late = max(0.0, t - 1.7)
+        footholds[SWING] = footholds[SWING] + np.array([0.0, 0.0, 0.01 * math.exp(-late / rest_s)])
+        return observe(t, footholds=footholds)
+
+    return make
+
+
+@pytest.mark.parametrize("planner", [Planner.BASELINE, Planner.RAMP])
+def test_the_gripper_closes_once_the_swinging_palm_has_come_to_rest(planner):
+    robot = climber()
+    params = SwingParams(planner=planner, settle_speed_m_s=0.005)
+    results = run(SwingStep(robot.tree, robot.legs, SWING, params), settling_palm(0.05))
+    ends = [k for k, r in enumerate(results) if r.close_grippers]
+    assert ends == [len(results) - 1]  # closed once, when it ended
+    settled_at = len(results) - 1 - 175  # ticks after the plan's end (1.75 s at 100 Hz)
+    # 10 mm/0.05 s = 0.2 m/s falls to 5 mm/s after 0.05 ln(40) = 0.18 s past 1.7 s
+    assert 0.10 <= settled_at / RATE_HZ <= 0.15
+    for result in results[175:-1]:
+        assert result.outcome is Outcome.RUNNING and result.close_grippers == ()
+        assert "coming to rest" in result.message
+        assert result.telemetry.as_map()["phase"] == "settling"
+        # the plan's last targets are held while waiting
+        np.testing.assert_allclose(
+            result.joint_targets[SWING], results[175].joint_targets[SWING], atol=1e-12
+        )
+    assert results[-1].outcome is Outcome.SUCCESS and "at rest after 0.1" in results[-1].message
+    assert results[-1].metrics["settle_s"] == pytest.approx(settled_at / RATE_HZ, abs=1e-9)
+
+
+def test_a_palm_that_never_comes_to_rest_is_gripped_at_the_timeout():
+    robot = climber()
+    params = SwingParams(planner=Planner.BASELINE, settle_speed_m_s=0.005, settle_timeout_s=0.3)
+
+    def wobbling(t):  # 10 mm at 3 Hz: up to 0.19 m/s, never at rest
+        footholds = dict(robot.footholds)
+        footholds[SWING] = footholds[SWING] + np.array([0.0, 0.0, 0.01 * math.sin(6 * math.pi * t)])
+        return observe(t, footholds=footholds)
+
+    results = run(SwingStep(robot.tree, robot.legs, SWING, params), wobbling)
+    assert results[-1].close_grippers == (SWING,)
+    assert results[-1].metrics["settle_s"] == pytest.approx(0.3, abs=1e-9)
+
+
+def test_by_default_the_gripper_closes_when_the_plan_ends_as_in_the_paper():
+    robot = climber()
+    params = SwingParams(planner=Planner.BASELINE)
+    results = run(SwingStep(robot.tree, robot.legs, SWING, params), settling_palm(0.05))
+    assert len(results) == 176 and results[-1].close_grippers == (SWING,)
+    assert results[-1].metrics["settle_s"] == 0.0

@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import numpy as np
 
@@ -92,6 +92,7 @@ class StepPhase(StrEnum):
     """Where a stepping core is."""
 
     MOVING = "moving"  # following the plan
+    SETTLING = "settling"  # the plan ended: the swinging palm comes to rest, gripper open
     DONE = "done"
     FAILED = "failed"
 
@@ -193,6 +194,13 @@ _EYE3 = np.eye(3)
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
+#: A swing's palm at rest, for its gripper to close [m/s] (SwingParams.settle_speed_m_s):
+#: 0, the paper's (the gripper closes when the plan ends); 0.005 was measured (docs/climbing.md).
+SETTLE_SPEED_M_S: Final = 0.0
+#: The longest wait for it [s].
+SETTLE_TIMEOUT_S: Final = 0.5
+
+
 @dataclass(frozen=True)
 class SwingParams:
     """How one swing is planned (defaults: seed 004 Sec. 3).
@@ -214,6 +222,11 @@ class SwingParams:
         track_foot: the swinging leg's joint targets put its foot on its world path from
             the base's measured pose each tick (both planners); False: the plan's joints,
             computed for the planned base pose.
+        settle_speed_m_s: when the plan ends, the gripper closes once the swinging palm
+            moves slower than this [m/s] (both planners; not in the paper, whose gripper
+            closes when the plan ends, on a palm the servo has not yet brought to rest:
+            the spring then takes the rest of its motion); 0 (the default): at once.
+        settle_timeout_s: the gripper closes after this long [s] whatever the palm does.
 
     Raises:
         ClimbingInputError: for an unknown planner or a non-positive duration, stride,
@@ -233,9 +246,13 @@ class SwingParams:
     lrst_iterations: int = 60
     clearance_m: float = CLEARANCE_M
     track_foot: bool = True
+    settle_speed_m_s: float = SETTLE_SPEED_M_S
+    settle_timeout_s: float = SETTLE_TIMEOUT_S
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "planner", _planner(self.planner))
+        for name in ("settle_speed_m_s", "settle_timeout_s"):
+            object.__setattr__(self, name, positive(name, getattr(self, name), allow_zero=True))
         object.__setattr__(
             self, "clearance_m", positive("clearance_m", self.clearance_m, allow_zero=True)
         )
@@ -444,6 +461,8 @@ class SwingStep:
         self.motion: SwingMotion | None = None
         self.planning_s = math.nan
         self.apex_m = math.nan
+        self.settle_s = math.nan  # from the plan's end to the gripper's closing [s]
+        self._last_palm: tuple[float, FloatArray] | None = None
         self._track: _Track | None = None
         self._t0 = 0.0
         self._lrst: dict[str, Any] = {}
@@ -570,12 +589,28 @@ class SwingStep:
         targets = {name: q[leg.columns] for name, leg in self.legs.items()}
         if self.params.track_foot:
             targets[self.swing_leg] = self._foot_on_path(obs, min(elapsed, track.duration), q)
+        speed = self._palm_speed(obs)
         if elapsed >= track.duration - 1e-9:
+            settling = elapsed - track.duration
+            if not self._settled(speed, settling):
+                self.phase = StepPhase.SETTLING
+                return StepResult(
+                    Outcome.RUNNING,
+                    f"{self.swing_leg} over its foothold, coming to rest: "
+                    f"{speed * 1000.0:.1f} mm/s",
+                    q,
+                    targets,
+                    pose,
+                    opened,
+                    (),
+                    self._telemetry(elapsed),
+                )
             self.phase = StepPhase.DONE
+            self.settle_s = settling
             self._final = StepResult(
                 Outcome.SUCCESS,
                 f"{self.swing_leg} swung onto its foothold in {track.duration:.2f} s "
-                f"({self.params.planner.value})",
+                f"({self.params.planner.value}), its palm at rest after {settling:.2f} s",
                 q,
                 targets,
                 pose,
@@ -595,6 +630,23 @@ class SwingStep:
             opened,
             (),
             self._telemetry(elapsed),
+        )
+
+    def _palm_speed(self, obs: ClimbObservation) -> float:
+        """The swinging palm's speed since the previous tick [m/s] (inf at the first)."""
+        palm = obs.footholds[self.swing_leg]
+        last, self._last_palm = self._last_palm, (float(obs.t), palm)
+        if last is None or float(obs.t) <= last[0]:
+            return math.inf
+        return float(np.linalg.norm(palm - last[1])) / (float(obs.t) - last[0])
+
+    def _settled(self, speed: float, waited_s: float) -> bool:
+        """Whether the gripper may close: the palm at rest, or waited long enough."""
+        p = self.params
+        return (
+            p.settle_speed_m_s == 0.0
+            or speed <= p.settle_speed_m_s
+            or (waited_s >= p.settle_timeout_s - 1e-9)
         )
 
     def _foot_on_path(self, obs: ClimbObservation, elapsed: float, q: FloatArray) -> FloatArray:
@@ -646,6 +698,7 @@ class SwingStep:
             "leg": self.swing_leg,
             "planner": self.params.planner.value,
             "duration_s": elapsed,
+            "settle_s": self.settle_s,
             "planning_s": self.planning_s,
             "apex_m": self.apex_m,
         }

@@ -47,6 +47,8 @@ from limbtree.skills.climbing import AlphaLimits, LrstWeights, PlanarLeg
 from limbtree.skills.climbing.errors import ClimbingInputError
 from limbtree.skills.climbing.stability import gia_margin
 from limbtree.skills.climbing.step import (
+    SETTLE_SPEED_M_S,
+    SETTLE_TIMEOUT_S,
     ClimbObservation,
     GripLoss,
     StepResult,
@@ -491,6 +493,8 @@ class ClimbStepBehaviour(ClimbBehaviour):
                 alpha_limits=AlphaLimits(
                     float(p.get("w_min_m3", 1.2e-3)), float(p.get("w_max_m3", 2.5e-3))
                 ),
+                settle_speed_m_s=float(p.get("settle_speed", SETTLE_SPEED_M_S)),
+                settle_timeout_s=float(p.get("settle_timeout", SETTLE_TIMEOUT_S)),
             )
             return SwingStep(
                 self.robot.tree, self.robot.legs, swing, params, clock=time.perf_counter

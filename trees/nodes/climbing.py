@@ -15,7 +15,7 @@ from typing import Any, Final
 from limbtree.trees.behaviours.climbing import BaseAdjustBehaviour, ClimbStepBehaviour
 from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
-from limbtree.trees.mission.units import MM
+from limbtree.trees.mission.units import MM, MM_S, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     Choice,
@@ -100,6 +100,19 @@ CLIMB_STEP: Final = NodeSpec(
             Quantity(low=0, low_open=True),
             2.5e-3,
             "eq. 6's w_max [m^3]: alpha is 1 at or above it",
+        ),
+        ParamSpec(
+            "settle_speed",
+            Quantity(MM_S, low=0),
+            0.0,
+            "after the plan, the gripper closes once the palm is this slow (not in the paper, "
+            "both planners; 5 mm/s lowers both planners' peaks; 0: when the plan ends)",
+        ),
+        ParamSpec(
+            "settle_timeout",
+            Quantity(S, low=0),
+            0.5,
+            "the gripper closes after this long past the plan's end, whatever the palm does",
         ),
         _METRICS,
         STALE_TIMEOUT,
