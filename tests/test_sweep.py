@@ -487,6 +487,7 @@ def test_a_sweep_on_a_local_ray_instance_gathers_each_runs_record(tmp_path):
     ray = pytest.importorskip("ray")
     mission = write_mission(tmp_path / "missions")
     out = tmp_path / "out"
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         address = ray.get_runtime_context().gcs_address
@@ -497,6 +498,8 @@ def test_a_sweep_on_a_local_ray_instance_gathers_each_runs_record(tmp_path):
         )  # fmt: skip
     finally:
         ray.shutdown()
+        for sig, handler in handlers.items():  # ray.init's handler must not outlive it
+            signal.signal(sig, handler)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "on the Ray cluster at" in done.stdout
     rows = read_csv(out / "sweep.csv")
@@ -508,3 +511,41 @@ def test_a_sweep_on_a_local_ray_instance_gathers_each_runs_record(tmp_path):
         header = read_header(out / row["run"] / "log.msgpack")
         assert header["parameters"]["wait_s"] == wait_s
         assert (out / row["run"] / "run.log").read_text().strip()
+
+
+class FakeRay:
+    """Just enough of ``ray`` for RayBackend, whose ``init`` takes SIGTERM as Ray's does."""
+
+    def __init__(self) -> None:
+        self.connected = False
+
+    def is_initialized(self) -> bool:
+        return self.connected
+
+    def init(self, **_kwargs) -> None:
+        self.connected = True
+        signal.signal(signal.SIGTERM, lambda *_: None)
+
+    def remote(self, **_kwargs):
+        return lambda function: function
+
+    def put(self, value):
+        return value
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0}
+
+    def shutdown(self) -> None:
+        self.connected = False
+
+
+def test_the_ray_backend_gives_back_the_signal_handlers_ray_init_took(tmp_path, monkeypatch):
+    from limbtree.trees.app import load
+    from limbtree.trees.sweep import RayBackend
+
+    monkeypatch.setitem(sys.modules, "ray", FakeRay())
+    before = signal.getsignal(signal.SIGTERM)
+    backend = RayBackend("auto", load(write_mission(tmp_path)))
+    assert signal.getsignal(signal.SIGTERM) is not before  # (as after a real ray.init)
+    backend.close()
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -1422,6 +1422,8 @@ def _import_ray() -> Any:
         ) from None
 
 
+#: The signals whose handlers ``ray.init`` may replace in the driver.
+RAY_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 #: How long the cluster's head gets to accept a connection before ``ray.init`` [s].
 RAY_CONNECT_TIMEOUT_S: Final = 5.0
 
@@ -1472,6 +1474,8 @@ class RayBackend:
         ray = _import_ray()
         self._ray = ray
         self._owns_connection = False
+        # ray.init installs its own SIGTERM handler in this process; close() puts ours back.
+        self._handlers = {sig: signal.getsignal(sig) for sig in RAY_SIGNALS}
         if not ray.is_initialized():
             import logging
 
@@ -1479,6 +1483,7 @@ class RayBackend:
             try:
                 ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError
+                self._restore_handlers()
                 raise SweepError(f"--ray {address}: cannot connect to the cluster: {exc}") from None
             self._owns_connection = True
         self._task = ray.remote(num_cpus=cpus, max_retries=0)(ray_run)
@@ -1521,6 +1526,12 @@ class RayBackend:
         self._refs.clear()
         if self._owns_connection:
             self._ray.shutdown()
+            self._restore_handlers()
+
+    def _restore_handlers(self) -> None:
+        for sig, handler in self._handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
     def _gather(self, ref: Any, *, interrupted: bool) -> Finished:
         job = self._refs.pop(ref)
