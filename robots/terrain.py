@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, overload
+from typing import Any, ClassVar, Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -401,3 +401,95 @@ def _finite(value: object) -> bool:
         and not isinstance(value, bool)
         and math.isfinite(float(value))
     )
+
+
+@dataclass(frozen=True)
+class TerrainSpec:
+    """A seeded fractal terrain with rocks (seed 004's asteroid ground), built once.
+
+    Attributes:
+        size_m: side of the square grid [m] (a whole number of cells), centred on the origin.
+        cell_m: grid spacing [m].
+        sigma_m: standard deviation of the heights [m] (seed 004: 0.03).
+        hurst: Hurst exponent in (0, 1] (0.8 smooth, 0.4 rough).
+        seed: the random seed, an int >= 0.
+        rocks: rocks added to it.
+
+    Raises:
+        TerrainError: naming the bad field and its valid range (the terrain is built here,
+            once).
+    """
+
+    size_m: float = 3.0
+    cell_m: float = 0.01
+    sigma_m: float = 0.03
+    hurst: float = 0.8
+    seed: int = 0
+    rocks: tuple[Rock, ...] = ()
+
+    #: The JSON keys of a terrain (``--physics`` ``terrain``).
+    KEYS: ClassVar[tuple[str, ...]] = ("size_m", "cell_m", "sigma_m", "hurst", "seed", "rocks")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rocks", tuple(self.rocks))
+        object.__setattr__(
+            self,
+            "_terrain",
+            fractal_terrain(
+                self.size_m, self.cell_m, self.sigma_m, self.hurst, self.seed, rocks=self.rocks
+            ),
+        )
+
+    def build(self) -> Terrain:
+        """The terrain (:func:`fractal_terrain`), built once, when the spec was made."""
+        terrain: Terrain = self.__dict__["_terrain"]
+        return terrain
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any], what: str = "terrain") -> TerrainSpec:
+        """A terrain from its JSON form (every key but ``rocks`` required).
+
+        The form is ``{size_m, cell_m, sigma_m, hurst, seed, rocks: [{at_m, height_m,
+        radius_m}]}``.
+
+        Raises:
+            ValueError: naming ``what``, the bad key and what it must be.
+        """
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"{what} must be an object with keys {', '.join(cls.KEYS)}")
+        unknown = sorted(set(raw) - set(cls.KEYS))
+        missing = [key for key in cls.KEYS[:-1] if key not in raw]
+        if unknown or missing:
+            problems = [f"unknown keys {', '.join(map(str, unknown))}"] if unknown else []
+            problems += [f"missing {', '.join(missing)}"] if missing else []
+            raise ValueError(
+                f"{what} has {'; '.join(problems)}; its keys are {', '.join(cls.KEYS)}"
+            )
+        rocks = raw.get("rocks", [])
+        if not isinstance(rocks, list | tuple):
+            raise ValueError(f"{what} rocks must be a list of {{at_m, height_m, radius_m}}")
+        try:
+            return cls(
+                size_m=raw["size_m"],
+                cell_m=raw["cell_m"],
+                sigma_m=raw["sigma_m"],
+                hurst=raw["hurst"],
+                seed=raw["seed"],
+                rocks=tuple(Rock.from_mapping(rock) for rock in rocks),
+            )
+        except TerrainError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The JSON form :meth:`from_mapping` reads."""
+        return {
+            "size_m": self.size_m,
+            "cell_m": self.cell_m,
+            "sigma_m": self.sigma_m,
+            "hurst": self.hurst,
+            "seed": self.seed,
+            "rocks": [
+                {"at_m": list(r.at_m), "height_m": r.height_m, "radius_m": r.radius_m}
+                for r in self.rocks
+            ],
+        }

@@ -42,7 +42,7 @@ import py_trees
 from limbtree.kinematics.floating import FloatingTree
 from limbtree.robots import load_robot
 from limbtree.robots.floating import floating_tree
-from limbtree.robots.terrain import Rock, Terrain, TerrainError, fractal_terrain
+from limbtree.robots.terrain import Terrain, TerrainSpec
 from limbtree.skills.climbing import AlphaLimits, LrstWeights, PlanarLeg
 from limbtree.skills.climbing.errors import ClimbingInputError
 from limbtree.skills.climbing.stability import gia_margin
@@ -81,24 +81,12 @@ def terrain_from_physics(physics: Mapping[str, Any]) -> Terrain | None:
             hurst, seed, rocks: [{at_m, height_m, radius_m}]}`` or absent/None.
 
     Raises:
-        ValueError: naming the terrain's bad key.
+        ValueError: naming the terrain's bad key (:meth:`TerrainSpec.from_mapping`).
     """
     raw = physics.get("terrain")
     if raw is None:
         return None
-    try:
-        return fractal_terrain(
-            raw["size_m"],
-            raw["cell_m"],
-            raw["sigma_m"],
-            raw["hurst"],
-            int(raw["seed"]),
-            rocks=tuple(Rock.from_mapping(r) for r in raw.get("rocks", ())),
-        )
-    except KeyError as exc:
-        raise ValueError(f"the plant's terrain has no {exc.args[0]}") from None
-    except TerrainError as exc:
-        raise ValueError(f"the plant's terrain: {exc}") from None
+    return TerrainSpec.from_mapping(raw, "the plant's terrain").build()
 
 
 def physics_of(text: str) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def build_terrain(spec: Mapping[str, Any]) -> Terrain:
     Raises:
         GroundError: naming the missing, unknown or bad key and what it must be.
     """
-    from limbtree.robots.terrain import TerrainError, fractal_terrain
+    from limbtree.robots.terrain import TerrainSpec
 
     kind = spec.get("kind", "fractal")
     if kind != "fractal":
@@ -82,23 +82,12 @@ def build_terrain(spec: Mapping[str, Any]) -> Terrain:
             f"the record's world.terrain has {'; '.join(problems)}: its keys are "
             f"{', '.join(TERRAIN_KEYS)}"
         )
-    rocks = spec.get("rocks") or []
-    if not isinstance(rocks, Sequence) or isinstance(rocks, str):
-        raise GroundError(
-            f"the record's world.terrain rocks must be a list of {{at_m, height_m, radius_m}}, "
-            f"not {rocks!r}"
-        )
+    settings = {key: value for key, value in spec.items() if key != "kind"}
+    settings["rocks"] = settings.get("rocks") or []
     try:
-        return fractal_terrain(
-            spec["size_m"],
-            spec["cell_m"],
-            spec["sigma_m"],
-            spec["hurst"],
-            spec["seed"],
-            rocks=rocks,
-        )
-    except (TerrainError, TypeError) as exc:
-        raise GroundError(f"the record's world.terrain: {exc}") from None
+        return TerrainSpec.from_mapping(settings, "the record's world.terrain").build()
+    except (ValueError, TypeError) as exc:
+        raise GroundError(str(exc)) from None
 
 
 def start_of(header: Mapping[str, Any]) -> tuple[float, float]:
