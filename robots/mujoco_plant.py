@@ -371,7 +371,7 @@ class MujocoPlant(Plant):
             for m in world
         ]
         grasps = {name: pose.as_matrix() for name, pose in grasp_poses(modules_world).items()}
-        self._terrain = None if config.terrain is None else config.terrain.build()
+        self._terrain = None if config.terrain is None else config.terrain.terrain
         # Legs with a gripper: a palm interface, on a terrain to grip.
         self._grip_legs = tuple(
             limb

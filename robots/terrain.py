@@ -426,24 +426,18 @@ class TerrainSpec:
     hurst: float = 0.8
     seed: int = 0
     rocks: tuple[Rock, ...] = ()
+    #: The terrain the settings make (:func:`fractal_terrain`), built with the spec.
+    terrain: Terrain = field(init=False, repr=False, compare=False)
 
     #: The JSON keys of a terrain (``--physics`` ``terrain``).
     KEYS: ClassVar[tuple[str, ...]] = ("size_m", "cell_m", "sigma_m", "hurst", "seed", "rocks")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rocks", tuple(self.rocks))
-        object.__setattr__(
-            self,
-            "_terrain",
-            fractal_terrain(
-                self.size_m, self.cell_m, self.sigma_m, self.hurst, self.seed, rocks=self.rocks
-            ),
+        terrain = fractal_terrain(
+            self.size_m, self.cell_m, self.sigma_m, self.hurst, self.seed, rocks=self.rocks
         )
-
-    def build(self) -> Terrain:
-        """The terrain (:func:`fractal_terrain`), built once, when the spec was made."""
-        terrain: Terrain = self.__dict__["_terrain"]
-        return terrain
+        object.__setattr__(self, "terrain", terrain)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], what: str = "terrain") -> TerrainSpec:

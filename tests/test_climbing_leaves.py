@@ -90,7 +90,7 @@ def hubrobo() -> tuple[MujocoPlant, MissionContext]:
         for leg in ROBOT_LEGS
     }
     physics = {"gravity": list(G_MICRO), "contact": {"grip_force_n": 0.9}}
-    context = MissionContext(handles, lambda: plant.time, terrain=TERRAIN.build(), physics=physics)
+    context = MissionContext(handles, lambda: plant.time, terrain=TERRAIN.terrain, physics=physics)
     return plant, context
 
 
@@ -143,7 +143,7 @@ def test_a_swing_moves_its_palm_one_stride_onto_the_terrain_and_grips_again(swun
     step = after - before["leg_1"]
     assert step[0] == pytest.approx(0.08, abs=0.01)  # the stride along world x
     assert abs(step[1]) < 0.01
-    ground = TERRAIN.build().height_at(float(after[0]), float(after[1]))
+    ground = TERRAIN.terrain.height_at(float(after[0]), float(after[1]))
     assert after[2] == pytest.approx(ground, abs=0.005)  # on the terrain, not above it
     grip = plant.limb_state("leg_1").detail["grip"]
     assert grip["closed"] and grip["state"] == "anchored"

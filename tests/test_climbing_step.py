@@ -377,3 +377,4 @@ def test_by_default_the_gripper_closes_when_the_plan_ends_as_in_the_paper():
     results = run(SwingStep(robot.tree, robot.legs, SWING, params), settling_palm(0.05))
     assert len(results) == 176 and results[-1].close_grippers == (SWING,)
     assert results[-1].metrics["settle_s"] == 0.0
+    assert "at rest" not in results[-1].message  # it closed on a moving palm

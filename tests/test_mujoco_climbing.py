@@ -71,7 +71,7 @@ def test_the_robot_is_set_down_with_every_gripping_palm_on_the_terrain():
     # a closed gripper starts on the ground, none holding on to air: each leg reaches the
     # terrain under its palm (rough ground: the home posture's palms are 30-70 mm apart)
     plant = hubrobo()
-    ground = TERRAIN.build()
+    ground = TERRAIN.terrain
     clearance = [palm(plant, leg)[2] - ground.height_at(*palm(plant, leg)[:2]) for leg in LEGS]
     assert clearance == pytest.approx([0.0] * 4, abs=1e-9)
     home = np.array(load_robot("hubrobo").limb("leg_0").postures["home"])
@@ -130,7 +130,7 @@ def test_a_push_below_the_grip_force_holds():
 
 def test_opening_a_gripper_releases_the_lifted_leg_and_closing_it_on_the_ground_anchors_it():
     plant = hubrobo()
-    ground = TERRAIN.build()
+    ground = TERRAIN.terrain
     # The leg over the highest ground: set down, its palm touches the terrain.
     leg = min(LEGS, key=lambda g: palm(plant, g)[2] - ground.height_at(*palm(plant, g)[:2]))
     others = [g for g in LEGS if g != leg]

@@ -311,7 +311,6 @@ def _handles(
             robot, the agent and both clocks when the clocks differ.
     """
     handles: dict[str, LimbHandle] = {}
-    shared_poses: dict[str, BasePoses] = {}  # one per robot: its limbs share the base's pose
     for robot in mission.robots:
         try:
             described = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S)
@@ -326,6 +325,7 @@ def _handles(
         if clock_mode is not None:
             check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
         plant = described.plant
+        base_poses = BasePoses()  # one per robot: its limbs share the base's pose
         for name in robot.limbs:
             limb = mission.limb(name)
             if limb.limb not in plant.limb_names:
@@ -347,8 +347,6 @@ def _handles(
                 def live_base(client: AgentClient = client) -> BaseState | None:
                     return client.base
 
-                base_poses = shared_poses.setdefault(robot.name, BasePoses())
-
             handles[name] = LimbHandle(
                 name,
                 description,
@@ -357,7 +355,7 @@ def _handles(
                 _postures(limb.robot, limb.limb),
                 live_base=live_base,
                 mount=Pose.from_array(plant.limb(limb.limb).mount),
-                base_poses=base_poses if plant.floating_base else BasePoses(),
+                base_poses=base_poses,
             )
     return handles
 

@@ -607,10 +607,15 @@ class SwingStep:
                 )
             self.phase = StepPhase.DONE
             self.settle_s = settling
+            rested = (
+                f", its palm at rest after {settling:.2f} s"
+                if self.params.settle_speed_m_s > 0.0
+                else ""
+            )
             self._final = StepResult(
                 Outcome.SUCCESS,
                 f"{self.swing_leg} swung onto its foothold in {track.duration:.2f} s "
-                f"({self.params.planner.value}), its palm at rest after {settling:.2f} s",
+                f"({self.params.planner.value}){rested}",
                 q,
                 targets,
                 pose,

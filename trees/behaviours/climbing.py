@@ -86,7 +86,7 @@ def terrain_from_physics(physics: Mapping[str, Any]) -> Terrain | None:
     raw = physics.get("terrain")
     if raw is None:
         return None
-    return TerrainSpec.from_mapping(raw, "the plant's terrain").build()
+    return TerrainSpec.from_mapping(raw, "the plant's terrain").terrain
 
 
 def physics_of(text: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from limbtree.skills.climbing.step import SETTLE_SPEED_M_S, SETTLE_TIMEOUT_S
 from limbtree.trees.behaviours.climbing import BaseAdjustBehaviour, ClimbStepBehaviour
 from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
@@ -104,14 +105,14 @@ CLIMB_STEP: Final = NodeSpec(
         ParamSpec(
             "settle_speed",
             Quantity(MM_S, low=0),
-            0.0,
+            SETTLE_SPEED_M_S * 1000.0,
             "after the plan, the gripper closes once the palm is this slow (not in the paper, "
             "both planners; 5 mm/s lowers both planners' peaks; 0: when the plan ends)",
         ),
         ParamSpec(
             "settle_timeout",
             Quantity(S, low=0),
-            0.5,
+            SETTLE_TIMEOUT_S,
             "the gripper closes after this long past the plan's end, whatever the palm does",
         ),
         _METRICS,

@@ -85,7 +85,7 @@ def build_terrain(spec: Mapping[str, Any]) -> Terrain:
     settings = {key: value for key, value in spec.items() if key != "kind"}
     settings["rocks"] = settings.get("rocks") or []
     try:
-        return TerrainSpec.from_mapping(settings, "the record's world.terrain").build()
+        return TerrainSpec.from_mapping(settings, "the record's world.terrain").terrain
     except (ValueError, TypeError) as exc:
         raise GroundError(str(exc)) from None
 
