@@ -188,12 +188,12 @@ class _StraightPath:
         self.q1 = q1
         self.angle = 2.0 * math.acos(min(1.0, dot))  # the rotation between them [rad]
 
-    def position(self, t: float) -> FloatArray:
-        """``(3,)`` the position at ``t`` in [0, 1] [m]."""
-        return np.array([a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)])
+    def position(self, t: float) -> list[float]:
+        """The position at ``t`` in [0, 1]: x, y, z [m]."""
+        return [a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)]
 
-    def __call__(self, t: float) -> Pose:
-        position = [a + t * (b - a) for a, b in zip(self.p0, self.p1, strict=True)]
+    def quaternion(self, t: float) -> list[float]:
+        """The unit quaternion at ``t`` in [0, 1]: qx, qy, qz, qw."""
         half = 0.5 * self.angle
         if half < 1e-9:
             quaternion = [a + t * (b - a) for a, b in zip(self.q0, self.q1, strict=True)]
@@ -202,7 +202,23 @@ class _StraightPath:
             wb = math.sin(t * half) / math.sin(half)
             quaternion = [wa * a + wb * b for a, b in zip(self.q0, self.q1, strict=True)]
         norm = math.sqrt(sum(c * c for c in quaternion))
-        return Pose(np.array(position), np.array([c / norm for c in quaternion]))
+        return [c / norm for c in quaternion]
+
+    def __call__(self, t: float) -> Pose:
+        return Pose(np.array(self.position(t)), np.array(self.quaternion(t)))
+
+
+def _rotation_rows(quaternion: Sequence[float]) -> tuple[tuple[float, ...], ...]:
+    """The rotation matrix of a unit quaternion (qx, qy, qz, qw) as rows of Python floats.
+
+    The formula of :attr:`Pose.rotation`.
+    """
+    x, y, z, w = quaternion
+    return (
+        (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -661,37 +677,45 @@ class CommandTracker:
         step, at least its middle): each must be within :data:`PATH_TOL_M` of the path's
         segment from ``t0`` to ``t1``, and, when rotation matters, within
         :data:`PATH_TOL_RAD` plus half the segment's turn of its middle rotation. The
-        points' forward kinematics is one call.
+        points' forward kinematics is one call; the rest is on Python floats (a few points
+        of 3-vectors and 3x3 matrices: numpy's per-call cost would be most of the work).
         """
         delta = q1 - q0
-        checks = min(_MAX_CHECKS, max(1, math.ceil(float(np.max(np.abs(delta))) / _CHECK_STEP)))
+        largest = max(map(abs, delta.tolist()))
+        checks = min(_MAX_CHECKS, max(1, math.ceil(largest / _CHECK_STEP)))
         shares = np.arange(1, checks + 1, dtype=np.float64) / (checks + 1)
-        transforms = self.chain.fk_matrices(q0 + shares[:, None] * delta)
-        a, b = path.position(t0), path.position(t1)
-        ab = b - a
-        span = float(ab @ ab)
-        ap = transforms[:, :3, 3] - a
-        u = np.zeros(checks) if span == 0.0 else np.clip(ap @ ab / span, 0.0, 1.0)
-        off = ap - u[:, None] * ab
-        if float(np.max(np.einsum("ij,ij->i", off, off))) > PATH_TOL_M * PATH_TOL_M:
-            return False
+        transforms = self.chain.fk_matrices(q0 + shares[:, None] * delta).tolist()
+        ax, ay, az = path.position(t0)
+        bx, by, bz = path.position(t1)
+        abx, aby, abz = bx - ax, by - ay, bz - az
+        span = abx * abx + aby * aby + abz * abz
+        tolerance = PATH_TOL_M * PATH_TOL_M
+        for transform in transforms:
+            px, py, pz = transform[0][3] - ax, transform[1][3] - ay, transform[2][3] - az
+            u = 0.0 if span == 0.0 else min(max((px * abx + py * aby + pz * abz) / span, 0.0), 1.0)
+            ox, oy, oz = px - u * abx, py - u * aby, pz - u * abz
+            if ox * ox + oy * oy + oz * oz > tolerance:
+                return False
         if not self._rotation_matters:
             return True
-        # The angle of R_mid^T R at each point: atan2(|axis|, trace - 1), exact near 0.
-        middle = path((t0 + t1) / 2.0).rotation
-        relative = np.einsum("ji,mjk->mik", middle, transforms[:, :3, :3])
-        trace = relative[:, 0, 0] + relative[:, 1, 1] + relative[:, 2, 2]
-        axis = np.stack(
-            (
-                relative[:, 2, 1] - relative[:, 1, 2],
-                relative[:, 0, 2] - relative[:, 2, 0],
-                relative[:, 1, 0] - relative[:, 0, 1],
-            ),
-            axis=1,
-        )
-        angles = np.arctan2(np.linalg.norm(axis, axis=1), trace - 1.0)
+        # The angle of M^T R at each point (M the middle rotation): atan2(|axis|, trace - 1),
+        # exact near 0.
+        m = _rotation_rows(path.quaternion((t0 + t1) / 2.0))
         turn = 0.5 * (t1 - t0) * path.angle + PATH_TOL_RAD
-        return bool(np.max(angles) <= turn)
+        (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
+        for (r00, r01, r02, _), (r10, r11, r12, _), (r20, r21, r22, _), _ in transforms:
+            # relative = M^T R: its trace and its antisymmetric part (the axis)
+            trace = (
+                m00 * r00 + m10 * r10 + m20 * r20
+                + m01 * r01 + m11 * r11 + m21 * r21
+                + m02 * r02 + m12 * r12 + m22 * r22
+            )  # fmt: skip
+            sx = (m02 * r01 + m12 * r11 + m22 * r21) - (m01 * r02 + m11 * r12 + m21 * r22)
+            sy = (m00 * r02 + m10 * r12 + m20 * r22) - (m02 * r00 + m12 * r10 + m22 * r20)
+            sz = (m01 * r00 + m11 * r10 + m21 * r20) - (m00 * r01 + m10 * r11 + m20 * r21)
+            if not math.atan2(math.sqrt(sx * sx + sy * sy + sz * sz), trace - 1.0) <= turn:
+                return False
+        return True
 
     @staticmethod
     def _where(k: int, steps: int) -> str:

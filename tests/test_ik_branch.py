@@ -293,3 +293,70 @@ def test_the_issue_mission_stops_at_the_joint_limit_without_leaving_its_path(tmp
     assert last["limbs"]["arm"]["health"] & Health.IK_FAILED
     message = last["messages"][turn]
     assert "IK failed" in message and "joint_7" in message and "lower limit" in message
+
+
+def _keeps_to_reference(
+    tracker: CommandTracker, start: Pose, end: Pose, t0: float, t1: float, q0, q1, scale=1.0
+) -> bool:
+    """The path check written out with numpy and scipy, point by point: the tip at each check
+    point of the joint line within PATH_TOL_M of the path's segment from t0 to t1, and (when
+    rotation matters) within PATH_TOL_RAD plus half the segment's turn of its middle rotation
+    (SLERP on the short arc)."""
+    from limbtree.robots import tracking
+
+    largest = float(np.max(np.abs(q1 - q0)))
+    checks = min(tracking._MAX_CHECKS, max(1, math.ceil(largest / tracking._CHECK_STEP)))
+    a = start.position + t0 * (end.position - start.position)
+    b = start.position + t1 * (end.position - start.position)
+    r0, r1 = Rotation.from_quat(start.quaternion), Rotation.from_quat(end.quaternion)
+    turn = (r0.inv() * r1).magnitude()
+    relative = (r0.inv() * r1).as_rotvec()
+    middle = r0 * Rotation.from_rotvec(relative * (t0 + t1) / 2.0)
+    for i in range(1, checks + 1):
+        tip = tracker.chain.fk(q0 + i / (checks + 1) * (q1 - q0))
+        ab = b - a
+        u = 0.0 if ab @ ab == 0.0 else float(np.clip((tip.position - a) @ ab / (ab @ ab), 0, 1))
+        if np.linalg.norm(tip.position - a - u * ab) > scale * tracking.PATH_TOL_M:
+            return False
+        angle = (middle.inv() * Rotation.from_quat(tip.quaternion)).magnitude()
+        limit = 0.5 * (t1 - t0) * turn + scale * tracking.PATH_TOL_RAD
+        if tracker._rotation_matters and angle > limit:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("robot", "limb_name"), [("heavy_limb", None), ("moonbot_zero", "leg_0")])
+def test_the_path_check_agrees_with_a_point_by_point_reference(robot, limb_name):
+    # The check runs on every ee_pose command (issue 17's branch jumps), on Python floats for
+    # speed: it must say what the plain geometry says, for joint lines that keep to the path,
+    # leave it sideways, or turn the tip away from it.
+    from limbtree.robots.tracking import _StraightPath
+
+    tracker = CommandTracker(load_robot(robot, SHIPPED), limb_name)
+    chain = tracker.chain
+    rng = np.random.default_rng(11)
+    lower, upper = np.maximum(chain.lower, -3.0), np.minimum(chain.upper, 3.0)
+    verdicts = []
+    for _ in range(400):
+        q0 = lower + (upper - lower) * rng.uniform(0.2, 0.8, chain.n)
+        q1 = q0 + rng.normal(0.0, 10 ** rng.uniform(-3.0, -0.7), chain.n)
+        start, reached = chain.fk(q0), chain.fk(q1)
+        # The target: where q1 reaches, moved a little sideways or turned a little.
+        offset = rng.normal(0.0, 10 ** rng.uniform(-4.0, -2.0), 3)
+        turned = Rotation.from_rotvec(rng.normal(0.0, 10 ** rng.uniform(-3.0, -0.8), 3))
+        rotation = turned * Rotation.from_quat(reached.quaternion)
+        end = Pose(reached.position + offset, rotation.as_quat())
+        t0, t1 = (0.0, 1.0) if rng.uniform() < 0.5 else tuple(sorted(rng.uniform(0.0, 1.0, 2)))
+        got = tracker._keeps_to(_StraightPath(start, end), t0, t1, q0, q1)
+        # Far from the tolerances' edges, where rounding cannot decide.
+        if _near_edge(tracker, start, end, t0, t1, q0, q1):
+            continue
+        assert got == _keeps_to_reference(tracker, start, end, t0, t1, q0, q1)
+        verdicts.append(got)
+    assert len(verdicts) > 50 and 0.1 < np.mean(verdicts) < 0.9  # both answers were tested
+
+
+def _near_edge(tracker, start, end, t0, t1, q0, q1) -> bool:
+    """Whether the reference answers differently with the tolerances 0.1% tighter or looser."""
+    tighter = _keeps_to_reference(tracker, start, end, t0, t1, q0, q1, 0.999)
+    return tighter != _keeps_to_reference(tracker, start, end, t0, t1, q0, q1, 1.001)

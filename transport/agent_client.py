@@ -85,6 +85,7 @@ _EXPECTED_REPLY: Final = {request: str(reply) for request, reply in REPLY_TYPES.
 _EVENTS: Final = int(zmq.EVENTS)
 _POLLIN: Final = int(zmq.POLLIN)
 _NOBLOCK: Final = int(zmq.NOBLOCK)
+_RCVTIMEO: Final = int(zmq.RCVTIMEO)
 
 
 @dataclass(frozen=True)
@@ -733,7 +734,8 @@ class AgentClient:
         dealer = self._dealer
         timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
         if timeout_ms != self._rcvtimeo_ms:
-            dealer.rcvtimeo = self._rcvtimeo_ms = timeout_ms
+            self._rcvtimeo_ms = timeout_ms
+            dealer.setsockopt(_RCVTIMEO, timeout_ms)
         try:
             raw = dealer.recv()
         except zmq.Again:
@@ -781,7 +783,8 @@ class AgentClient:
                 if remaining_ms <= 0:
                     raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
                 if remaining_ms != self._rcvtimeo_ms:
-                    dealer.rcvtimeo = self._rcvtimeo_ms = remaining_ms
+                    self._rcvtimeo_ms = remaining_ms
+                    dealer.setsockopt(_RCVTIMEO, remaining_ms)
                 try:
                     raw = dealer.recv()
                 except zmq.Again:
