@@ -68,16 +68,22 @@ def chromium() -> str:
 
 
 def socket_watcher(url: str) -> threading.Thread:
-    """A page's stream without a browser: reads (and parses) every update until the end."""
+    """A following page's stream without a browser: reads (and parses) every update until
+    the end, and asks for the next frame as soon as one came (a page that draws at once)."""
     from websockets.sync.client import connect
 
     address = url.replace("http://", "ws://").split("/?")[0] + "/ws"
 
     def read() -> None:
         with connect(address, open_timeout=10, max_size=None) as socket:
+            want = json.dumps({"want": "frame"})
+            socket.send(want)
             for message in socket:
-                if json.loads(message).get("type") == "end":
+                update = json.loads(message)
+                if update.get("type") == "end":
                     return
+                if "frame" in update:
+                    socket.send(want)
 
     thread = threading.Thread(target=read, daemon=True)
     thread.start()

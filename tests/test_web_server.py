@@ -20,6 +20,7 @@ from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
 from limbtree.trees.web.server import (
+    PROGRESS_PER_S,
     TOKEN_HEADER,
     PageState,
     WebServer,
@@ -160,7 +161,11 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
             assert frame["nodes"]["0.1"]["status"] == "RUNNING" and frame["nodes"]["0.1"]["ticked"]
             assert frame["nodes"]["0.0"]["status"] == "SUCCESS"
             update = json.loads(socket.recv(timeout=5))
-            assert update["type"] == "update" and update["frame"]["tick"] <= update["ticks"] - 1
+            assert update["type"] == "update" and "frame" not in update  # (it did not ask)
+            socket.send(json.dumps({"want": "frame"}))
+            while "frame" not in update:
+                update = json.loads(socket.recv(timeout=5))
+            assert update["type"] == "update" and update["frame"]["tick"] == update["ticks"] - 1
 
             ticks = wait_for(lambda: httpx.get(url + "/api/run", timeout=5).json()["ticks"])
             stepped = httpx.post(url + "/api/control", headers=headers, json={"op": "step"},
@@ -204,6 +209,59 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
         server.stop()
 
 
+LONG_WAIT = """
+tree:
+  sequence:
+    children:
+      - wait: {name: long, duration_s: 60}
+"""
+
+
+def test_a_live_page_gets_frames_only_when_it_asks_and_progress_a_few_times_a_second(tmp_path):
+    # Frames are the costly part of watching a run, for the run's process and for a
+    # software-rendered page alike: a page that does not follow the run asks for none.
+    runner, _ = make_runner(tmp_path, LONG_WAIT, wall=RealWall(), speed=1.0)
+    state = live_state(list(runner.nodes), None)
+    runner.sinks.sinks.append(state.sink)
+    runner.control = state.control
+    server = WebServer(state, port=0)
+    server.start()
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+
+    def read_for(socket, seconds):
+        messages, began = [], time.monotonic()
+        while time.monotonic() - began < seconds:
+            messages.append(json.loads(socket.recv(timeout=5)))
+        return messages
+
+    try:
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            quiet = read_for(socket, 1.5)
+            assert all(m["type"] == "update" and "frame" not in m for m in quiet)
+            # The run ticks 50 times a second; a page hears of it a few times a second.
+            assert 3 <= len(quiet) <= 1.5 * PROGRESS_PER_S + 2
+            assert quiet[-1]["ticks"] > quiet[0]["ticks"]
+            socket.send(json.dumps({"want": "frame"}))
+            asked = read_for(socket, 1.0)
+            frames = [m["frame"] for m in asked if "frame" in m]
+            assert len(frames) == 1  # one frame per request
+            assert frames[0]["nodes"]["0.0"]["status"] == "RUNNING"
+            socket.send("fly")
+            error = next(
+                m for m in (json.loads(socket.recv(timeout=5)) for _ in range(20))
+                if m["type"] == "error"
+            )  # fmt: skip
+            assert (
+                "unknown request 'fly'" in error["message"]
+                and '{"want": "frame"}' in error["message"]
+            )
+    finally:
+        runner.control.request("abort")
+        thread.join(10)
+        server.stop()
+
+
 def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path):
     gate = threading.Event()
 
@@ -223,6 +281,7 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
     thread = threading.Thread(target=runner.run, daemon=True)
 
     def next_frame(socket):
+        socket.send(json.dumps({"want": "frame"}))
         while True:
             message = json.loads(socket.recv(timeout=10))
             if message["type"] == "update" and "frame" in message:

@@ -12,8 +12,10 @@ frames carry them once they are there.
 The run never waits for the page. :class:`WebSink`, the live run's tick-stream sink, only
 appends each snapshot to a deque (constant time, in the runner's thread); the server's own
 thread takes them in about 30 times a second, writes them into the :class:`RunStore` and
-sends each connected page the newest frame. A page that cannot keep up gets fewer frames
-(a send still in flight is not queued behind), never a slower run.
+tells each connected page what changed. Frames (the costly part, for the run's process and
+the page alike) go only to a page that asked for one, ``{"want": "frame"}``, which it does
+when it has drawn the last one: a page that cannot keep up, or is not following the run,
+gets fewer frames or none, never a slower run.
 
 Security: the server binds 127.0.0.1 unless told otherwise; another address needs a token
 (``--token``, then every request needs it) or ``--insecure``. Control (pause, resume,
@@ -55,8 +57,11 @@ from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.store import RunStore
 from limbtree.trees.web.terrain import GroundError
 
-#: Pages get at most this many updates per second.
+#: Pages get at most this many updates per second (a frame each, when they ask).
 UPDATES_PER_S = 30.0
+#: Updates that only say the run moved on (ticks, events) go at most this often [1/s];
+#: a change of the controls goes at once.
+PROGRESS_PER_S = 4.0
 #: The header a request carries its token in (or the query's ``token``).
 TOKEN_HEADER = "X-Limbtree-Token"
 #: Default port of ``--view web`` and ``limbtree view``.
@@ -113,6 +118,27 @@ class WebSink:
 
 
 @dataclass
+class Page:
+    """What one connected page of a live run was sent, and whether it wants a frame.
+
+    Attributes:
+        wants_frame: the page asked for the next new frame (``{"want": "frame"}``).
+        events: how many of the run's events it was sent.
+        ticks: the run's tick count in its last update (-1: none sent yet).
+        controls: the controls' JSON in its last update.
+        framed: ``(tick, skeletons made)`` of the last frame it was sent.
+        sent_at: when its last update went [s, the server loop's clock].
+    """
+
+    wants_frame: bool = False
+    events: int = 0
+    ticks: int = -1
+    controls: str = ""
+    framed: tuple[int, bool] = (-1, False)
+    sent_at: float = -math.inf
+
+
+@dataclass
 class PageState:
     """What the server serves, and for a live run its control.
 
@@ -127,6 +153,7 @@ class PageState:
         skeletons: the limbs' skeletons, made before a live run starts (loading the robot
             descriptions takes a CPU-second that the run would otherwise share), or their
             loader, or None (a loader of the header's robots, started at the first frame).
+        pages: each connected page's socket and what it was sent.
     """
 
     store: RunStore | None = None
@@ -137,9 +164,8 @@ class PageState:
     skeletons: Skeletons | SkeletonLoader | None = None
     header_seen: asyncio.Event | None = None
     ended: threading.Event = field(default_factory=threading.Event)
-    clients: set[WebSocket] = field(default_factory=set)
+    pages: dict[WebSocket, Page] = field(default_factory=dict)
     sending: set[WebSocket] = field(default_factory=set)
-    fresh: set[WebSocket] = field(default_factory=set)
     tasks: set[asyncio.Future[None]] = field(default_factory=set)
 
     def can_control(self) -> bool:
@@ -296,18 +322,20 @@ def make_app(
             await websocket.close(code=1008)
             return
         await websocket.accept()
-        state.clients.add(websocket)
-        state.fresh.add(websocket)
+        page = state.pages[websocket] = Page()
         try:
             if not state.live and state.store is not None:
                 await websocket.send_text(_end_message(state.store))
-            while True:  # the page sends nothing; this notices when it goes away
-                await websocket.receive_text()
+            while True:  # what the page asks for; this also notices when it goes away
+                request = _page_request(await websocket.receive_text())
+                if request is None:
+                    page.wants_frame = True
+                else:
+                    await websocket.send_text(dumps({"type": "error", "message": request}))
         except WebSocketDisconnect:
             pass
         finally:
-            state.clients.discard(websocket)
-            state.fresh.discard(websocket)
+            state.pages.pop(websocket, None)
 
     routes = [
         Route("/", reads(index)),
@@ -353,72 +381,87 @@ def _end_message(store: RunStore) -> str:
     return dumps({"type": "end", "end": store.end, "summary": store.summary})
 
 
+def _page_request(text: str) -> str | None:
+    """Read a page's message: None for ``{"want": "frame"}``, else what is wrong with it."""
+    try:
+        request = json.loads(text)
+    except ValueError:
+        request = None
+    if request == {"want": "frame"}:
+        return None
+    return f'unknown request {text[:80]!r}: a page sends {{"want": "frame"}} for the next frame'
+
+
 async def pump(state: PageState) -> None:
     """The live run's stream into the store and out to the pages, about 30 times a second.
 
-    An update goes to every page when the run moved on or its controls changed, to a page
-    that just connected, and to every page again each :data:`RESEND_S` (a page that missed
-    one, busy with the one before or racing its first ``/api/run``, catches up). An update
-    carries the newest tick's frame when there is a new one, but frames (the limbs' skeletons
-    by forward kinematics, and their JSON) are the costly part, in the run's own process:
-    they are sent only as often as keeps them under :data:`FRAME_CPU_SHARE` of a core, and
-    at most 30 times a second.
+    Each page gets an update when the controls changed (at once), when the run moved on (at
+    most :data:`PROGRESS_PER_S` times a second: ticks and new events), again each
+    :data:`RESEND_S` (a page that missed one catches up), and with the newest frame when it
+    asked for one and there is a new one. Frames (the limbs' skeletons by forward
+    kinematics, and their JSON) are the costly part, in the run's own process: they are made
+    only as often as keeps them under :data:`FRAME_CPU_SHARE` of a core, at most 30 times a
+    second, once for every page that wants it.
     """
     sink = state.sink
     assert sink is not None
-    seen_events = 0
-    sent: tuple[int, str] | None = None  # (ticks, controls) of the last update made
-    update = ""
-    sent_at = 0.0
-    framed: tuple[int, bool] = (-1, False)  # the tick of the last frame sent, with skeletons?
+    frame: tuple[tuple[int, bool], str] = ((-1, False), "")  # the newest frame made, as JSON
     frame_due = 0.0  # when the next frame may be made [s, the loop's clock]
     period = 1.0 / UPDATES_PER_S
     loop = asyncio.get_running_loop()
     while True:
         ended = _drain(state, sink)
         store = state.store
-        if store is not None and store.ticks and state.clients:
+        if store is not None and store.ticks and state.pages:
+            now = loop.time()
             controls = state.controls()
-            now = (store.ticks, dumps(controls))
-            latest = store.ticks - 1
-            # (a paused run's frame is made again once the skeletons are there)
-            now_framed = (latest, store.skeletons is not None)
-            due = now_framed != framed and (loop.time() >= frame_due or ended)
-            changed = now != sent or due
-            if changed:
-                sent = now
-                events = store.events_since(seen_events)
-                seen_events = len(store.events)
-                message: dict[str, Any] = {
+            controls_text = dumps(controls)
+            latest = (store.ticks - 1, store.skeletons is not None)
+            # At the end every page gets the last tick's frame, asked for or not: the server
+            # stops right after.
+            wanted = any(
+                (page.wants_frame or ended) and page.framed != latest
+                for page in state.pages.values()
+            )
+            if wanted and frame[0] != latest and (now >= frame_due or ended):
+                began = time.thread_time()
+                frame = (latest, dumps(store.frame(latest[0])))
+                cost = time.thread_time() - began
+                frame_due = now + max(period, cost / FRAME_CPU_SHARE)
+            for client, page in list(state.pages.items()):
+                if client in state.sending:  # a page still taking the last one skips this
+                    continue
+                framed = (
+                    (page.wants_frame or ended) and page.framed != frame[0] and frame[0][0] >= 0
+                )
+                if not (
+                    framed
+                    or ended
+                    or page.controls != controls_text
+                    or now - page.sent_at >= RESEND_S
+                    or (page.ticks != store.ticks and now - page.sent_at >= 1 / PROGRESS_PER_S)
+                ):
+                    continue
+                message = {
                     "type": "update",
                     "ticks": store.ticks,
                     "t_last": store.t_last,
-                    "events": events,
+                    "events": store.events_since(page.events),
                     **controls,
                 }
-                if due:
-                    began = time.thread_time()
-                    message["frame"] = store.frame(latest)
-                    update = dumps(message)
-                    cost = time.thread_time() - began
-                    frame_due = loop.time() + max(period, cost / FRAME_CPU_SHARE)
-                    framed = now_framed
-                else:
-                    update = dumps(message)
-            again = loop.time() - sent_at >= RESEND_S
-            targets = list(state.clients) if changed or again else list(state.fresh)
-            state.fresh.clear()
-            if changed or again:
-                sent_at = loop.time()
-            for client in targets:
-                if client not in state.sending:  # a page still taking the last one skips this
-                    task = asyncio.ensure_future(_send(state, client, update))
-                    state.tasks.add(task)
-                    task.add_done_callback(state.tasks.discard)
+                text = dumps(message)
+                if framed:
+                    text = f'{text[:-1]},"frame":{frame[1]}}}'
+                    page.framed, page.wants_frame = frame[0], False
+                page.events, page.ticks = len(store.events), store.ticks
+                page.controls, page.sent_at = controls_text, now
+                task = asyncio.ensure_future(_send(state, client, text))
+                state.tasks.add(task)
+                task.add_done_callback(state.tasks.discard)
         if ended and store is not None:
             message_end = _end_message(store)
             await asyncio.gather(
-                *(_send(state, client, message_end) for client in list(state.clients))
+                *(_send(state, client, message_end) for client in list(state.pages))
             )
             state.ended.set()
             return
@@ -454,7 +497,7 @@ async def _send(state: PageState, client: WebSocket, text: str) -> None:
     try:
         await asyncio.wait_for(client.send_text(text), SEND_TIMEOUT_S)
     except Exception:  # a page gone or too slow: drop it, never the run
-        state.clients.discard(client)
+        state.pages.pop(client, None)
         with contextlib.suppress(Exception):
             await client.close()
     finally:

@@ -247,29 +247,38 @@ function scrubTo(tick) {
 }
 
 /**
- * Live frames arrive up to 30 a second: draw only the newest, once per animation frame, and
- * no more often than keeps drawing (script, layout and paint) under LIVE_SHARE of the
- * time. With a GPU that is every frame; in a software-rendered browser sharing a small
- * machine with the run, it leaves the run its cores.
+ * A following page asks the server for each live frame when it is ready to draw it (the
+ * server sends frames to no one else): it draws the frame on the next animation frame,
+ * measures what the drawing cost (script, layout and paint), and asks for the next one
+ * once that cost is no more than LIVE_SHARE of the time since. With a GPU that is many
+ * frames a second; in a software-rendered browser sharing a small machine with the run, a
+ * few, and the run keeps its cores.
  */
-const LIVE_SHARE = 0.2;
+const LIVE_SHARE = 0.05;
 function queueLiveRender() {
   if (app.liveRenderQueued) return;
   app.liveRenderQueued = true;
-  const wait = Math.max(0, (app.liveDue ?? 0) - performance.now());
-  setTimeout(() => requestAnimationFrame(() => {
+  requestAnimationFrame(() => {
     app.liveRenderQueued = false;
-    // A tick's frame never changes (but for the skeletons, once the server has them): while
-    // paused the same one keeps coming, draw it once.
+    // A tick's frame never changes (but for the skeletons, once the server has them).
     const fresh = app.latest.tick !== app.shown?.tick || app.latest.skeletons !== app.shown?.skeletons;
-    if (!(following() && app.latest !== app.shown && fresh)) return;
+    if (!(following() && app.latest !== app.shown && fresh)) {
+      askForFrame();
+      return;
+    }
     const began = performance.now();
     showFrame(app.latest);
     // The next animation frame comes once this one is laid out and painted: its cost.
     requestAnimationFrame(() => {
-      app.liveDue = began + (performance.now() - began) / LIVE_SHARE;
+      const due = began + (performance.now() - began) / LIVE_SHARE;
+      setTimeout(askForFrame, Math.max(0, due - performance.now()));
     });
-  }), wait);
+  });
+}
+
+/** Ask the server for the live run's next new frame (it comes when there is one). */
+function askForFrame() {
+  if (following() && app.socket) app.socket.send({ want: "frame" });
 }
 
 async function showLatestFromServer() {
@@ -387,6 +396,7 @@ function connect() {
         // Events between the page's first /api/run and the socket's opening (or during a
         // disconnection) reach no update: catch up (the timeline drops repeats).
         resync();
+        askForFrame();
         app.everConnected = true;
       }
       setConn(state);
@@ -469,8 +479,9 @@ function wireControls() {
   $("follow").addEventListener("change", () => {
     if (!following()) return;
     fetcher.cancel();
-    if (app.latest) showFrame(app.latest);
-    else showLatestFromServer();
+    // Frames stopped coming while the page did not follow: the newest, then the next ones.
+    showLatestFromServer();
+    askForFrame();
   });
 
   const input = $("timeline");

@@ -144,6 +144,11 @@ export class LiveSocket {
     socket.onerror = () => {};
   }
 
+  /** Send a request to the server, if connected (else it is dropped: see onState). */
+  send(message) {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
   /** Stop for good (the run ended). */
   close() {
     this.ended = true;

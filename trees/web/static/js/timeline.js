@@ -64,10 +64,10 @@ export class Timeline {
   }
 
   /**
-   * The number of ticks grew (live) or is known (replay). A live run grows it 30 times a
-   * second; the scrubber's range and the marks follow at most 4 times a second (each
-   * change re-lays the strip out and repaints it), or at once when a frame past the end is
-   * shown.
+   * The number of ticks grew (live) or is known (replay). A live run grows it a few times
+   * a second; the scrubber's range and the marks follow once a second (each change re-lays
+   * the strip out and repaints it: in a software-rendered browser that is most of a
+   * watching page's work), or at once when a frame past the end is shown.
    */
   setTicks(ticks) {
     const n = Math.max(1, ticks);
@@ -78,7 +78,7 @@ export class Timeline {
       this.#applyTicks();
       return;
     }
-    this.ticksTimer = setTimeout(() => this.#applyTicks(), 250);
+    this.ticksTimer = setTimeout(() => this.#applyTicks(), 1000);
   }
 
   #applyTicks() {
