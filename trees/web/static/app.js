@@ -177,6 +177,9 @@ function lazyView3D(container, colourOf) {
     holdWhileScrubbing() {
       real?.holdWhileScrubbing();
     },
+    software() {
+      return real?.software ?? false;
+    },
   };
 }
 
@@ -249,12 +252,17 @@ function scrubTo(tick) {
 /**
  * A following page asks the server for each live frame when it is ready to draw it (the
  * server sends frames to no one else): it draws the frame on the next animation frame,
- * measures what the drawing cost (script, layout and paint), and asks for the next one
- * once that cost is no more than LIVE_SHARE of the time since. With a GPU that is many
- * frames a second; in a software-rendered browser sharing a small machine with the run, a
- * few, and the run keeps its cores.
+ * measures what the drawing cost (script, layout and paint, less the display frame the
+ * browser waits for), and asks for the next one once that cost is no more than LIVE_SHARE
+ * of the time since, and at most 10 times a second. A software-rendered page (its 3D draws
+ * take longer than a display frame: a remote desktop, a headless browser) asks at most 4
+ * times a second: its compositing, which the page cannot time, costs as much again, on the
+ * cores the run may be using.
  */
 const LIVE_SHARE = 0.05;
+const LIVE_MIN_MS = 100;
+const LIVE_MIN_SOFTWARE_MS = 250;
+const DISPLAY_FRAME_MS = 1000 / 60;
 function queueLiveRender() {
   if (app.liveRenderQueued) return;
   app.liveRenderQueued = true;
@@ -268,9 +276,11 @@ function queueLiveRender() {
     }
     const began = performance.now();
     showFrame(app.latest);
-    // The next animation frame comes once this one is laid out and painted: its cost.
+    // The next animation frame comes once this one is laid out and painted.
     requestAnimationFrame(() => {
-      const due = began + (performance.now() - began) / LIVE_SHARE;
+      const took = Math.max(0, performance.now() - began - DISPLAY_FRAME_MS);
+      const least = view3d.software() ? LIVE_MIN_SOFTWARE_MS : LIVE_MIN_MS;
+      const due = began + Math.max(least, took / LIVE_SHARE);
       setTimeout(askForFrame, Math.max(0, due - performance.now()));
     });
   });

@@ -254,6 +254,11 @@ export class View3D {
     }
   }
 
+  /** Whether drawing is slow (longer than a display frame): software rendering, no GPU. */
+  get software() {
+    return (this.renderCost ?? 0) > FRAME_MS;
+  }
+
   requestRender(paced = false) {
     if (!this.ok) return;
     const wait = paced ? this.renderDue - performance.now() : 0;
