@@ -72,6 +72,18 @@ def base(server: WebServer) -> str:
     return f"http://127.0.0.1:{server.port}"
 
 
+def serve_live(runner, skeletons=None) -> WebServer:
+    """Serve ``runner``'s live run (started: the caller runs the runner and stops it)."""
+    state = live_state(list(runner.nodes), None)
+    if skeletons is not None:
+        state.skeletons = skeletons
+    runner.sinks.sinks.append(state.sink)
+    runner.control = state.control
+    server = WebServer(state, port=0)
+    server.start()
+    return server
+
+
 def test_a_record_is_served_page_run_frames_and_nodes(served_record):
     url = base(served_record)
     page = httpx.get(url + "/", timeout=5)
@@ -136,11 +148,7 @@ def test_json_for_the_page_has_no_nan():
 
 def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path):
     runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=4.0)
-    state = live_state(list(runner.nodes), None)
-    runner.sinks.sinks.append(state.sink)
-    runner.control = state.control
-    server = WebServer(state, port=0)
-    server.start()
+    server = serve_live(runner)
     url = base(server)
     headers = {TOKEN_HEADER: server.token}
     outcome: list[str] = []
@@ -221,11 +229,7 @@ def test_a_live_page_gets_frames_only_when_it_asks_and_progress_a_few_times_a_se
     # Frames are the costly part of watching a run, for the run's process and for a
     # software-rendered page alike: a page that does not follow the run asks for none.
     runner, _ = make_runner(tmp_path, LONG_WAIT, wall=RealWall(), speed=1.0)
-    state = live_state(list(runner.nodes), None)
-    runner.sinks.sinks.append(state.sink)
-    runner.control = state.control
-    server = WebServer(state, port=0)
-    server.start()
+    server = serve_live(runner)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
 
@@ -270,12 +274,7 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
         return LineSkeletons()
 
     runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=4.0)
-    state = live_state(list(runner.nodes), None)
-    state.skeletons = SkeletonLoader({}, build=slow)
-    runner.sinks.sinks.append(state.sink)
-    runner.control = state.control
-    server = WebServer(state, port=0)
-    server.start()
+    server = serve_live(runner, SkeletonLoader({}, build=slow))
     url = base(server)
     headers = {TOKEN_HEADER: server.token}
     thread = threading.Thread(target=runner.run, daemon=True)
