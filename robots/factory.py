@@ -300,5 +300,5 @@ def make_plant(
         )
     limb = spec.limb(names[0]).name
     one = make_driver(robot, limb, driver=driver, config=config, world=world, options=options)
-    pose = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) if base is None else base.as_array().tolist()
+    pose = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) if base is None else base.as_list()
     return DriverPlant(one, limb, pose)

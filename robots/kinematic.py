@@ -100,7 +100,7 @@ class KinematicPlant(Plant):
             robot=robot,
             kind=KINEMATIC,
             limbs=tuple(PlantLimb(n, limb.describe()) for n, limb in self._limbs.items()),
-            base_pose=tuple(base.as_array().tolist()),
+            base_pose=tuple(base.as_list()),
             floating_base=False,
         )
         self._base = BaseState(self._description.base_pose)

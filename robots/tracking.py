@@ -373,7 +373,7 @@ class CommandTracker:
         # Keyed by the bytes, not the values: 0.0 and -0.0 may give FK different zeros.
         joints = np.asarray(q, dtype=np.float64).tobytes()
         if joints != self._fk_joints:
-            self._fk_pose = tuple(self.chain.fk(q).as_array().tolist())
+            self._fk_pose = tuple(self.chain.fk(q).as_list())
             self._fk_joints = joints
         return {self.limb.ee_link: self._fk_pose}
 

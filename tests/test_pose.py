@@ -93,3 +93,5 @@ def test_from_matrix_refuses_a_reflection():
 def test_array_layout_is_position_then_scalar_last_quaternion():
     pose = Pose.from_array([1, 2, 3, 0, 0, 0, 1])
     assert pose.as_array().tolist() == [1, 2, 3, 0, 0, 0, 1]
+    listed = Pose.from_array([1, 2, 3, 0.5, 0.5, 0.5, 0.5]).as_list()
+    assert listed == [1, 2, 3, 0.5, 0.5, 0.5, 0.5] and all(type(v) is float for v in listed)

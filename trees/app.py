@@ -129,7 +129,7 @@ def world_json(mission: Mission, base: Pose) -> str | None:
         {
             "name": item.name,
             "module": item.module,
-            "pose": (to_base @ Pose.from_array(item.pose)).as_array().tolist(),
+            "pose": (to_base @ Pose.from_array(item.pose)).as_list(),
         }
         for item in mission.world
     ]

@@ -250,7 +250,7 @@ class LimbHandle:
         self.tick_record.command = pose
         target = pose if self._at_origin else self._base_inverse @ pose
         return self.link.send_command(
-            CommandMode.EE_POSE, ee=self.end_effector, pose=target.as_array().tolist()
+            CommandMode.EE_POSE, ee=self.end_effector, pose=target.as_list()
         )
 
     def command_joints(self, q: Sequence[float] | FloatArray) -> bool:
@@ -290,7 +290,7 @@ class LimbHandle:
             return False
         fields: dict[str, Any] = {
             "frame": frame,
-            "goal": None if goal is None else goal.as_array().tolist(),
+            "goal": None if goal is None else goal.as_list(),
         }
         if gains:
             fields["gains"] = {key: float(value) for key, value in gains.items()}

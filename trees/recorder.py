@@ -53,8 +53,8 @@ def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
     limbs: dict[str, Any] = {}
     for name, limb in snapshot.limbs.items():
         limbs[name] = {
-            "state": None if limb.state is None else limb.state.as_array().tolist(),
-            "command": None if limb.command is None else limb.command.as_array().tolist(),
+            "state": None if limb.state is None else limb.state.as_list(),
+            "command": None if limb.command is None else limb.command.as_list(),
             "q": None if limb.q is None else list(limb.q),
             "q_command": None if limb.q_command is None else list(limb.q_command),
             "health": limb.health,
@@ -66,7 +66,7 @@ def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
         "t": snapshot.t,
         "tick": snapshot.tick,
         "limbs": limbs,
-        "bases": {name: pose.as_array().tolist() for name, pose in snapshot.bases.items()},
+        "bases": {name: pose.as_list() for name, pose in snapshot.bases.items()},
         "nodes": {node_id: node.status.value for node_id, node in nodes.items()},
         "messages": {node_id: node.message for node_id, node in nodes.items() if node.message},
         "busy": {node_id: node.busy_s for node_id, node in nodes.items()},

@@ -217,7 +217,7 @@ class Runner:
         self._base_poses: dict[str, Pose] = poses
         self._bases = MappingProxyType(dict(poses))
         self._base_seen: dict[str, tuple[float, ...]] = {
-            name: tuple(pose.as_array().tolist()) for name, pose in poses.items()
+            name: tuple(pose.as_list()) for name, pose in poses.items()
         }
         self._live_bases = [
             (robot, agent)

@@ -291,7 +291,7 @@ class RobotInfo:
             "limbs": {name: limb.as_map() for name, limb in self.limbs.items()},
         }
         if self.base is not None:
-            out["base"] = self.base.as_array().tolist()
+            out["base"] = self.base.as_list()
         return out
 
 
@@ -388,7 +388,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return plain(value.value)
     if isinstance(value, Pose):
-        return value.as_array().tolist()
+        return value.as_list()
     if isinstance(value, SkillTelemetry):
         return value.as_map()
     if isinstance(value, Mapping):
