@@ -260,6 +260,14 @@ def test_a_live_page_gets_frames_only_when_it_asks_and_progress_a_few_times_a_se
                 "unknown request 'fly'" in error["message"]
                 and '{"want": "frame"}' in error["message"]
             )
+            socket.send(b"\x00\x01")
+            error = next(
+                m for m in (json.loads(socket.recv(timeout=5)) for _ in range(20))
+                if m["type"] == "error"
+            )  # fmt: skip
+            assert error["message"].startswith("a binary message")
+            socket.send(json.dumps({"want": "frame"}))  # and the page is still served
+            assert any("frame" in m for m in read_for(socket, 1.0))
     finally:
         runner.control.request("abort")
         thread.join(10)

@@ -327,7 +327,10 @@ def make_app(
             if not state.live and state.store is not None:
                 await websocket.send_text(_end_message(state.store))
             while True:  # what the page asks for; this also notices when it goes away
-                request = _page_request(await websocket.receive_text())
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                request = _page_request(message.get("text"))
                 if request is None:
                     page.wants_frame = True
                 else:
@@ -381,8 +384,13 @@ def _end_message(store: RunStore) -> str:
     return dumps({"type": "end", "end": store.end, "summary": store.summary})
 
 
-def _page_request(text: str) -> str | None:
-    """Read a page's message: None for ``{"want": "frame"}``, else what is wrong with it."""
+def _page_request(text: str | None) -> str | None:
+    """What is wrong with a page's message (None: a binary one), or None for a good one.
+
+    The only request is ``{"want": "frame"}``.
+    """
+    if text is None:
+        return 'a binary message: a page sends {"want": "frame"}, as text, for the next frame'
     try:
         request = json.loads(text)
     except ValueError:
