@@ -7,7 +7,7 @@ import { TreeView } from "./js/tree.js";
 import { NodePanel } from "./js/nodepanel.js";
 import { LimbsTable } from "./js/limbs.js";
 import { Timeline } from "./js/timeline.js";
-import { LIMB_COLOURS, toast, showBanner, hideBanner } from "./js/util.js";
+import { FRAME_MS, LIMB_COLOURS, toast, showBanner, hideBanner } from "./js/util.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -262,7 +262,6 @@ function scrubTo(tick) {
 const LIVE_SHARE = 0.05;
 const LIVE_MIN_MS = 100;
 const LIVE_MIN_SOFTWARE_MS = 250;
-const DISPLAY_FRAME_MS = 1000 / 60;
 function queueLiveRender() {
   if (app.liveRenderQueued) return;
   app.liveRenderQueued = true;
@@ -278,7 +277,7 @@ function queueLiveRender() {
     showFrame(app.latest);
     // The next animation frame comes once this one is laid out and painted.
     requestAnimationFrame(() => {
-      const took = Math.max(0, performance.now() - began - DISPLAY_FRAME_MS);
+      const took = Math.max(0, performance.now() - began - FRAME_MS);
       const least = view3d.software() ? LIVE_MIN_SOFTWARE_MS : LIVE_MIN_MS;
       const due = began + Math.max(least, took / LIVE_SHARE);
       setTimeout(askForFrame, Math.max(0, due - performance.now()));

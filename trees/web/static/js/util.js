@@ -1,6 +1,9 @@
 // Small shared helpers: colours, formatting, DOM bits (toast, banner, tooltip).
 
 /** Node status colours (Groot2's conventions). */
+/** One display frame [ms]: what a browser waits between animation frames at 60 Hz. */
+export const FRAME_MS = 1000 / 60;
+
 export const STATUS_COLOURS = {
   RUNNING: "#f0a030",
   SUCCESS: "#3cb44b",

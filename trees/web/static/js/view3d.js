@@ -7,13 +7,13 @@
 
 import * as THREE from "three";
 import { OrbitControls } from "/static/vendor/three/addons/controls/OrbitControls.js";
+import { FRAME_MS } from "./util.js";
 
 const LINK_RADIUS = 0.014;     // skeleton links [m]
 const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
 const RENDER_SHARE = 0.03;     // paced draws take at most this share of the time
-const FRAME_MS = 1000 / 60;    // one display frame [ms]
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
 const GROUND_LOW = 0x4f4538;   // the terrain's colour in its hollows (a muted brown) ...
 const GROUND_HIGH = 0xc4b79e;  // ... and on its tops (a pale dust)
@@ -244,7 +244,7 @@ export class View3D {
    * scrubber at once and the 3D view catches up when it stops. A fast draw is never held.
    */
   holdWhileScrubbing(ms = 200) {
-    if ((this.renderCost ?? 0) > FRAME_MS) {
+    if (this.software) {
       this.renderDue = Math.max(this.renderDue, performance.now() + ms);
       if (this.deferred) {
         clearTimeout(this.deferred);
