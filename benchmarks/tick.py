@@ -1,7 +1,7 @@
 """Tick rate of a synchronized move over n limbs, in both clocks, and the tree's own overhead.
 
 Usage: ``python benchmarks/tick.py [--limbs 6 24 64] [--seconds 3] [--robustness]
-[--plants 6 64]``
+[--plants 6 64] [--processes PAIRS [--processes-seconds S]]``
 
 The limbs are real agents on loopback (ZeroMQ, msgpack), each driving a light point limb
 (its end-effector tracks the command at 1 m/s), hosted by a few helper processes, so what is
@@ -9,10 +9,12 @@ measured is the runner's side of a tick: take in the states, tick the tree (the 
 all limbs), send the commands, record. Targets (DESIGN.md): 6 limbs at 1 kHz in the real
 clock with p99 tick under 1 ms; 64 limbs at 100 Hz or more. ``--robustness`` also runs
 ``missions/robustness.yaml`` and reports how many times faster than real time it ran
-(target, DESIGN.md: 25x). ``--plants`` compares, side by side in the sim clock, n limbs as one plant
-behind one agent (one ``step`` per tick) against n one-limb agents (n ``step`` per tick): the
-lockstep I/O of a tick (step, states in, one command per limb), in ticks per second (target:
-64 limbs as one plant at 3x the rate of 64 one-limb agents).
+(target, DESIGN.md: 25x). ``--processes PAIRS`` runs a slice of that mission with a process
+per agent and with the default (one per core), alternately. ``--plants`` compares, side by
+side in the sim clock, n limbs as one plant behind one agent (one ``step`` per tick) against
+n one-limb agents (n ``step`` per tick): the lockstep I/O of a tick (step, states in, one
+command per limb), in ticks per second (target: 64 limbs as one plant at 3x the rate of 64
+one-limb agents).
 """
 
 from __future__ import annotations
@@ -303,8 +305,15 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
     }
 
 
-def robustness() -> tuple[float, float, float, int]:
+def robustness(
+    duration_s: float | None = None, processes: int | None = None
+) -> tuple[float, float, float, int]:
     """Run the 12-minute robustness mission headless.
+
+    Args:
+        duration_s: its ``duration_s`` parameter (a slice of it), or None for the 12 minutes.
+        processes: ``LIMBTREE_AGENT_PROCESSES`` (how many processes its six agents share),
+            or None for ``limbtree run``'s choice (one per core).
 
     Returns:
         (sim time [s], wall time of the ticking [s], CPU time of the run's process and its
@@ -312,10 +321,15 @@ def robustness() -> tuple[float, float, float, int]:
     """
     with tempfile.TemporaryDirectory() as record:
         mission = Path(__file__).resolve().parent.parent / "missions" / "robustness.yaml"
+        extra = [] if duration_s is None else ["--set", f"duration_s={duration_s:g}"]
+        env = dict(os.environ)
+        env.pop("LIMBTREE_AGENT_PROCESSES", None)
+        if processes is not None:
+            env["LIMBTREE_AGENT_PROCESSES"] = str(processes)
         process = subprocess.Popen(
             [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
-             "--record", record],
-            stdout=subprocess.DEVNULL,
+             "--record", record, *extra],
+            stdout=subprocess.DEVNULL, env=env,
         )  # fmt: skip
         _, status, usage = os.wait4(process.pid, 0)  # the run's rusage, its agents' included
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -324,12 +338,42 @@ def robustness() -> tuple[float, float, float, int]:
     return summary["sim_time_s"], summary["wall_time_s"], cpu, int(summary["ticks"])
 
 
+def compare_processes(pairs: int, duration_s: float) -> None:
+    """Print the robustness mission's pace with a process per agent against the default.
+
+    The default deals its six agents over one process per core; the two run alternately,
+    ``pairs`` times, each for ``duration_s`` of mission time.
+    """
+    print(f"robustness.yaml, {duration_s:g} s of mission time per run, {pairs} pairs "
+          "(a process per agent, then the default: one per core):")  # fmt: skip
+    ratios = []
+    for _ in range(pairs):
+        pace = []
+        for processes in (6, None):
+            sim, wall, cpu, ticks = robustness(duration_s, processes)
+            pace.append(sim / wall)
+            label = "a process per agent" if processes else "one per core (default)"
+            print(f"  {label:<24} {sim / wall:5.2f}x real time, {cpu / ticks * 1e3:5.2f} ms "
+                  "of CPU per tick")  # fmt: skip
+        ratios.append(pace[1] / pace[0])
+    print(
+        f"default against a process per agent: {statistics.median(ratios):.2f}x faster "
+        f"(median of {pairs} pairs; {min(ratios):.2f} to {max(ratios):.2f})"
+    )
+
+
 def main() -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limbs", type=int, nargs="+", default=[6, 24, 64])
     parser.add_argument("--seconds", type=float, default=3.0, help="mission time per case")
     parser.add_argument("--robustness", action="store_true")
+    parser.add_argument(
+        "--processes", type=int, metavar="PAIRS",
+        help="compare the robustness mission's agents in a process each against one per "
+        "core, in PAIRS alternate runs of --processes-seconds of mission time",
+    )  # fmt: skip
+    parser.add_argument("--processes-seconds", type=float, default=120.0)
     parser.add_argument("--plants", type=int, nargs="*", help="compare one plant vs n agents")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--serve-plant", help=argparse.SUPPRESS)
@@ -342,6 +386,9 @@ def main() -> None:
     if args.serve_plant:
         port, n = (int(v) for v in args.serve_plant.split(","))
         serve_plant(port, n)
+        return
+    if args.processes:
+        compare_processes(args.processes, args.processes_seconds)
         return
     if args.plants:
         print(f"{'limbs':>5} {'one plant ticks/s':>18} {'one agent per limb':>19} {'ratio':>6}")

@@ -76,3 +76,44 @@ def test_a_limb_on_a_turned_base_is_served_with_its_base_in_the_world(tmp_path):
             plant = client.describe(timeout_s=10).plant
     assert plant.limb_names == ("leg_2",)
     assert plant.base_pose == pytest.approx(base)
+
+
+def _spec(limb: str, clock: str = "sim") -> SimAgentSpec:
+    return SimAgentSpec(limb, "light_limb", None, seed=1, clock=clock)
+
+
+def test_sim_clock_agents_are_dealt_round_robin_and_real_clock_ones_stay_alone():
+    specs = [_spec(f"l{i}") for i in range(5)] + [_spec("r", clock="real")]
+    groups = launcher.process_groups(specs, processes=2)
+    assert [[s.limb for s in g] for g in groups] == [["l0", "l2", "l4"], ["l1", "l3"], ["r"]]
+    # Never more processes than agents, never fewer than one.
+    assert len(launcher.process_groups(specs[:2], processes=8)) == 2
+    assert len(launcher.process_groups(specs[:2], processes=1)) == 1
+
+
+def test_the_process_count_comes_from_the_environment_or_the_cores(monkeypatch):
+    assert launcher.agent_processes({launcher.PROCESSES_ENV: "3"}) == 3
+    monkeypatch.setattr(launcher.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert launcher.agent_processes({}) == 4
+    for bad in ("0", "-1", "two", "1.5"):
+        with pytest.raises(RunError, match=f"{launcher.PROCESSES_ENV}='{bad}'.*whole number"):
+            launcher.agent_processes({launcher.PROCESSES_ENV: bad})
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_agents_sharing_a_process_each_answer_on_their_own_ports_and_all_stop(
+    tmp_path: Path, forked: bool
+) -> None:
+    specs = [_spec("a"), _spec("b"), _spec("c")]
+    agents = SimAgents(specs, tmp_path, processes=2, forked=forked)
+    with agents:
+        endpoints = agents.start(answers)
+        assert len(set(endpoints.values())) == 3
+        assert all(answers(e, 2.0) for e in endpoints.values())
+        processes = {id(agents._processes[limb]) for limb in "abc"}
+        assert len(processes) == 2
+        assert agents.log_of("a") == agents.log_of("c") == tmp_path / "agents-1.log"
+        assert agents.log_of("b") == tmp_path / "agent-b.log"  # alone: a plain agent
+        handles = list(agents._processes.values())
+    assert all(p.poll() is not None for p in handles)
+    assert "plant agent a: robot 'light_limb'" in (tmp_path / "agents-1.log").read_text()

@@ -7,6 +7,7 @@ the record against what the paper shows.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +24,19 @@ pytestmark = pytest.mark.slow
 MISSIONS = Path(__file__).resolve().parent.parent / "missions"
 
 
-def run(mission: str, tmp_path: Path, *args: str, timeout: float = 240.0) -> dict:
+def run(
+    mission: str,
+    tmp_path: Path,
+    *args: str,
+    timeout: float = 240.0,
+    env: dict[str, str] | None = None,
+) -> dict:
     record = tmp_path / "record"
     done = subprocess.run(
         [sys.executable, "-m", "limbtree", "run", str(MISSIONS / mission), "--headless",
          "--record", str(record), *args],
         capture_output=True, text=True, timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
     )  # fmt: skip
     summary = json.loads((record / "summary.json").read_text())
     summary["_exit"] = done.returncode
@@ -97,7 +105,9 @@ def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
 
 @pytest.mark.timeout(400)
 def test_the_quadruped_as_one_plant_with_one_agent_loses_power_like_four_limbs(tmp_path):
-    one = run("power_loss_one_plant.yaml", tmp_path / "one")
+    # A process per agent (LIMBTREE_AGENT_PROCESSES): the quadruped's is one of three.
+    one = run("power_loss_one_plant.yaml", tmp_path / "one",
+              env={"LIMBTREE_AGENT_PROCESSES": "3"})  # fmt: skip
     assert one["_exit"] == 0 and one["outcome"] == "SUCCESS", one["_out"]
     assert one["faults_injected"] == 4 and one["faults_recovered"] == 4
     agents = sorted(p.name for p in (tmp_path / "one" / "record" / "agents").glob("*.log"))

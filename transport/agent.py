@@ -151,6 +151,10 @@ class PlantAgent:
             logged); without it such a bind raises ``ConfigError``.
         shutdown: who may stop the agent with a ``shutdown`` request (default: nobody; see
             :mod:`limbtree.transport.exposure`).
+        name: a label for its log lines (the mission's name of the robot or limb), or None.
+        context: a ZeroMQ context to share with other agents of one process (an
+            :class:`~limbtree.transport.host.AgentHost`), which its owner terminates; None:
+            the agent makes its own and terminates it when it closes.
 
     Raises:
         ConfigError: for a malformed endpoint, a bad clock or rate, a port in use, or a
@@ -170,6 +174,8 @@ class PlantAgent:
         publish_on_step: bool = True,
         insecure: bool = False,
         shutdown: ShutdownPolicy = OWNER_ONLY,
+        name: str | None = None,
+        context: zmq.Context[_Socket] | None = None,
     ) -> None:
         try:
             self._clock = ClockMode(clock)
@@ -179,11 +185,17 @@ class PlantAgent:
             ) from None
         if not (math.isfinite(stream_rate_hz) and stream_rate_hz > 0.0):
             raise ConfigError(f"stream_rate_hz must be a finite rate > 0 Hz, not {stream_rate_hz}")
+        if context is not None and keys_dir is not None:
+            raise ConfigError(
+                "an agent that requires CURVE keys needs its own ZeroMQ context (its "
+                "authenticator serves the whole context): serve it in its own process"
+            )
         host, port = split_endpoint(bind)
         exposed = check_exposure(bind, host, curve=keys_dir is not None, insecure=insecure)
         if exposed is not None:
             _log.warning(exposed)
         self._shutdown_policy = shutdown
+        self._name = name
         self._request_endpoint = f"tcp://{host}:{port}"
         self._state_endpoint = f"tcp://{host}:{port + 1}"
         if isinstance(plant, LimbDriver):
@@ -247,8 +259,9 @@ class PlantAgent:
             MessageType.SHUTDOWN: self._on_shutdown,
         }
 
-        # Sockets, in the agent's own context.
-        self._context: zmq.Context[_Socket] = zmq.Context()
+        # Sockets, in the agent's own context unless it was given one.
+        self._own_context = context is None
+        self._context: zmq.Context[_Socket] = zmq.Context() if context is None else context
         self._auth: ThreadAuthenticator | None = None
         self._authorized_keys = 0
         try:
@@ -320,8 +333,9 @@ class PlantAgent:
             else "CURVE off"
         )
         limbs = ", ".join(f"{n} ({limb.n_joints} joints)" for n, limb in self._limbs.items())
+        label = f"plant agent {self._name}" if self._name else "plant agent"
         return (
-            f"plant agent: robot {desc.robot!r} ({desc.kind} plant, limbs {limbs}), "
+            f"{label}: robot {desc.robot!r} ({desc.kind} plant, limbs {limbs}), "
             f"requests on {self._request_endpoint}, state on {self._state_endpoint}, "
             f"{clock}, {curve}"
         )
@@ -346,6 +360,40 @@ class PlantAgent:
                 self._run_sim()
         finally:
             self.close()
+
+    def begin_hosted(self) -> None:
+        """Start serving from another loop instead of :meth:`run`.
+
+        The loop (an :class:`~limbtree.transport.host.AgentHost`'s) polls
+        :attr:`request_socket`, calls :meth:`serve_waiting`, and closes the agent when
+        :attr:`done`.
+
+        Raises:
+            TransportError: when the agent was already closed.
+            ConfigError: for a real-clock agent (its loop keeps its own time).
+        """
+        if self._closing:
+            raise TransportError("this agent is closed; make a new one")
+        if self._real:
+            raise ConfigError("only a sim-clock agent can be served from a shared loop")
+        _log.info(self.summary())
+        self._start = self._time()
+
+    @property
+    def request_socket(self) -> _Socket:
+        """The ROUTER socket requests arrive on (for a host's poller)."""
+        return self._router
+
+    @property
+    def done(self) -> bool:
+        """Whether the agent has been asked to stop, or its ``shutdown`` grace is over."""
+        if self._shutdown_deadline is not None:
+            self._check_shutdown()
+        return self._stop_requested or self._shutdown
+
+    def serve_waiting(self) -> None:
+        """Answer the requests waiting on the request socket, without blocking."""
+        self._drain_until(math.inf)
 
     def start_in_thread(self) -> threading.Thread:
         """Run :meth:`run` in a daemon thread (for tests and embedding).
@@ -888,7 +936,8 @@ class PlantAgent:
         if self._auth is not None:
             self._auth.stop()
             self._auth = None
-        self._context.term()
+        if self._own_context:
+            self._context.term()
 
 
 def _map_header(n: int) -> bytes:
@@ -913,6 +962,7 @@ def serve_forever(
     parent_pid: int | None = None,
     insecure: bool = False,
     shutdown: ShutdownPolicy = OWNER_ONLY,
+    name: str | None = None,
 ) -> None:
     """Run an agent until SIGINT, SIGTERM or a ``shutdown`` request (the CLI's entry point).
 
@@ -931,6 +981,7 @@ def serve_forever(
             by hand) runs until told to stop.
         insecure: allow a non-loopback bind without keys (logs a warning).
         shutdown: who may stop the agent with a ``shutdown`` request.
+        name: a label for its log lines.
 
     Raises:
         ConfigError: for bad settings, ports in use, or an exposed bind without keys.
@@ -945,19 +996,35 @@ def serve_forever(
         publish_on_step=publish_on_step,
         insecure=insecure,
         shutdown=shutdown,
+        name=name,
     )
+    run_until_signalled(agent.run, agent.request_stop, parent_pid)
+
+
+def run_until_signalled(
+    run: Callable[[], None], request_stop: Callable[[], None], parent_pid: int | None
+) -> None:
+    """Call ``run``; SIGINT, SIGTERM and the death of ``parent_pid`` call ``request_stop``.
+
+    Signal handlers are installed (and restored after) only in the main thread.
+
+    Args:
+        run: the serving loop; it returns once asked to stop.
+        request_stop: asks it to stop (must be safe from signal handlers and threads).
+        parent_pid: the process whose end stops the loop, or None.
+    """
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        agent.request_stop()
+        request_stop()
 
     previous: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
     if parent_pid is not None:
-        watch_parent(parent_pid, agent.request_stop)
+        watch_parent(parent_pid, request_stop)
     try:
-        agent.run()
+        run()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -17,7 +17,10 @@ import limbtree
 from limbtree.errors import LimbtreeError
 
 if TYPE_CHECKING:
+    import zmq
+
     from limbtree.transport.exposure import ShutdownPolicy
+    from limbtree.transport.plant import Plant
     from limbtree.trees.app import WebOptions
     from limbtree.trees.mission import Mission
 
@@ -46,13 +49,31 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
 def _agent(args: argparse.Namespace) -> int:
     import logging
 
-    from limbtree.kinematics import Pose
-    from limbtree.robots.factory import make_plant, world_from_json
-    from limbtree.robots.sim import SimConfig
     from limbtree.transport import serve_forever
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     _check_exposure(args)
+    serve_forever(
+        _plant_of(args),
+        args.bind,
+        clock=args.clock,
+        stream_rate_hz=args.rate,
+        keys_dir=args.keys,
+        publish_on_step=not args.quiet_steps,
+        parent_pid=args.parent_pid,
+        insecure=args.insecure,
+        shutdown=_shutdown_policy(args.allow_remote_shutdown),
+        name=args.name,
+    )
+    return 0
+
+
+def _plant_of(args: argparse.Namespace) -> Plant:
+    """The plant a ``limbtree agent`` command line describes."""
+    from limbtree.kinematics import Pose
+    from limbtree.robots.factory import make_plant, world_from_json
+    from limbtree.robots.sim import SimConfig
+
     options = _key_values(args.sim_option, "--sim-option")
     config = SimConfig.from_options(options) if options else None
     world = world_from_json(args.world) if args.world else None
@@ -64,7 +85,7 @@ def _agent(args: argparse.Namespace) -> int:
             raise SystemExit(
                 f"limbtree: --base wants x,y,z,qx,qy,qz,qw (metres, unit quaternion): {exc}"
             ) from None
-    plant = make_plant(
+    return make_plant(
         args.robot,
         [args.limb] if args.limb else None,
         driver=args.driver,
@@ -76,17 +97,59 @@ def _agent(args: argparse.Namespace) -> int:
         plant=args.plant,
         physics=args.physics,
     )
-    serve_forever(
-        plant,
-        args.bind,
-        clock=args.clock,
-        stream_rate_hz=args.rate,
-        keys_dir=args.keys,
-        publish_on_step=not args.quiet_steps,
-        parent_pid=args.parent_pid,
-        insecure=args.insecure,
-        shutdown=_shutdown_policy(args.allow_remote_shutdown),
-    )
+
+
+def _agents(args: argparse.Namespace) -> int:
+    import logging
+    import shlex
+
+    from limbtree.transport import PlantAgent
+    from limbtree.transport.host import serve_hosted_forever
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    each = []
+    for text in args.each:
+        try:
+            one = args.agent_parser.parse_args(shlex.split(text))
+        except SystemExit:
+            raise SystemExit(
+                f"limbtree agents: --each {text!r} is not a valid limbtree agent command line "
+                "(see limbtree agent --help)"
+            ) from None
+        for flag, value, why in (
+            ("--clock real", one.clock == "real", "only sim-clock agents share a loop"),
+            ("--keys", one.keys is not None, "a CURVE agent needs its own process"),
+            ("--parent-pid", one.parent_pid is not None, "give it to limbtree agents itself"),
+        ):
+            if value:
+                raise SystemExit(f"limbtree agents: --each {text!r} has {flag}: {why}")
+        _check_exposure(one)
+        each.append(one)
+
+    def make(context: zmq.Context[zmq.Socket[bytes]]) -> list[PlantAgent]:
+        agents: list[PlantAgent] = []
+        try:
+            for one in each:
+                agents.append(
+                    PlantAgent(
+                        _plant_of(one),
+                        one.bind,
+                        clock=one.clock,
+                        stream_rate_hz=one.rate,
+                        publish_on_step=not one.quiet_steps,
+                        insecure=one.insecure,
+                        shutdown=_shutdown_policy(one.allow_remote_shutdown),
+                        name=one.name,
+                        context=context,
+                    )
+                )
+        except BaseException:
+            for agent in agents:
+                agent.close()
+            raise
+        return agents
+
+    serve_hosted_forever(make, parent_pid=args.parent_pid)
     return 0
 
 
@@ -541,6 +604,25 @@ def build_parser() -> argparse.ArgumentParser:
         help='sim: modules in the limb base frame, [{"name", "module", "pose": [7]}]',
     )  # fmt: skip
     agent.set_defaults(handler=_agent)
+
+    agents = commands.add_parser(
+        "agents",
+        help="serve several sim-clock agents from one process (limbtree run's way)",
+        description="Serve several sim-clock agents from one loop in one process, each on "
+        "its own ports with its own plant: what limbtree run starts for its simulated "
+        "agents (one such process per core). Each --each is the arguments "
+        "of one limbtree agent command line.",
+    )
+    agents.add_argument(
+        "--each", action="append", required=True, metavar="ARGS",
+        help='one agent\'s limbtree agent arguments, e.g. "--robot light_limb --bind '
+        'tcp://127.0.0.1:5555 --clock sim" (repeatable)',
+    )  # fmt: skip
+    agents.add_argument(
+        "--parent-pid", type=int, metavar="PID",
+        help="stop every agent when process PID (the runner) is gone",
+    )  # fmt: skip
+    agents.set_defaults(handler=_agents, agent_parser=agent)
 
     ping = commands.add_parser(
         "ping",
