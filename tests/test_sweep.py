@@ -549,3 +549,29 @@ def test_the_ray_backend_gives_back_the_signal_handlers_ray_init_took(tmp_path, 
     assert signal.getsignal(signal.SIGTERM) is not before  # (as after a real ray.init)
     backend.close()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize(
+    ("cores", "jobs", "each"), [(2, 2, "1"), (8, 2, "4"), (2, 1, "2"), (4, 8, "1")]
+)
+def test_local_runs_share_the_cores_among_their_agents(tmp_path, monkeypatch, cores, jobs, each):
+    import limbtree.trees.launcher as launcher
+    import limbtree.trees.sweep as sweep
+
+    seen = []
+
+    class Recorded:
+        def __init__(self, command, **kwargs):
+            seen.append(kwargs["env"])
+
+    monkeypatch.delenv(launcher.PROCESSES_ENV, raising=False)
+    monkeypatch.setattr(launcher.os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(sweep.subprocess, "Popen", Recorded)
+    backend = sweep.LocalBackend(tmp_path / "m.yaml")
+    assert backend.capacity(jobs) == jobs
+    backend.submit(sweep.Job(0, tmp_path, ()))
+    assert seen[0][launcher.PROCESSES_ENV] == each
+    # A count the user set stands.
+    monkeypatch.setenv(launcher.PROCESSES_ENV, "3")
+    backend.submit(sweep.Job(1, tmp_path, ()))
+    assert seen[1] is None

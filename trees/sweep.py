@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 
 from limbtree.trees.errors import TreesError
 from limbtree.trees.interrupts import signals_abort
+from limbtree.trees.launcher import PROCESSES_ENV, agent_processes
 
 if TYPE_CHECKING:
     from limbtree.trees.mission import Mission
@@ -533,23 +534,34 @@ class LocalBackend:
         self.description = "local processes"
         self._running: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
         self._not_started: list[Finished] = []
+        self._jobs = 1
 
     def capacity(self, jobs: int | None) -> int:
         """``--jobs`` (1 by default)."""
-        return 1 if jobs is None else jobs
+        self._jobs = 1 if jobs is None else jobs
+        return self._jobs
 
     def submit(self, job: Job) -> None:
-        """Start ``limbtree run`` for the job; its output goes to ``run.log``."""
+        """Start ``limbtree run`` for the job; its output goes to ``run.log``.
+
+        Each run's sim-clock agents share the machine's cores with the other runs' (one
+        process per core and run, ``LIMBTREE_AGENT_PROCESSES``, unless it is set already).
+        """
         output = job.directory / OUTPUT_FILE
         command = [
             *self.command, "run", str(self.mission), *job.arguments,
             "--record", str(job.directory),
         ]  # fmt: skip
+        env = None
+        if PROCESSES_ENV not in os.environ:
+            share = max(1, agent_processes() // self._jobs)
+            env = {**os.environ, PROCESSES_ENV: str(share)}
         with output.open("wb") as sink:
             try:
                 process = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT
-                )
+                    command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+                    env=env,
+                )  # fmt: skip
             except OSError as exc:
                 sink.write(f"cannot start {command[0]}: {exc}\n".encode())
                 process = None
