@@ -298,10 +298,22 @@ def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
         waypoints: [{translation_mm: [100, 0, 0]}]
         stale_timeout_s: 2.0
     """
+    progress = io.StringIO()
     _, _, outcome = run(
-        tmp_path, tree=tree, b=lambda clock: RestartedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now)
+        tmp_path,
+        tree=tree,
+        b=lambda clock: RestartedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now),
+        sinks=[HeadlessProgress(progress, every_s=1e9)],
     )
     assert outcome is RunOutcome.SUCCESS
+    # A person watching is told, once each: the link lost, back, and the new process.
+    said = [line for line in progress.getvalue().splitlines() if " b" in line]
+    assert said == [
+        "t=   0.10 s  link lost to b: tcp://x:1: no reply to step within 2 s; it holds until "
+        "the agent answers again",
+        "t=   0.30 s  link restored to b",
+        "t=   0.30 s  the agent of b restarted (a new process): its state comes from the new one",
+    ]
     events = [
         (round(e["t"], 2), e["kind"], e.get("limb"))
         for tick in read_log(tmp_path / "rec" / "log.msgpack")

@@ -450,17 +450,26 @@ class Runner:
         failed: set[str] = set()
         for agent, exc in stale:
             kind = type(exc).__name__
+            new = []
             for limb in agent.limbs:
                 failed.add(limb)
                 if problems.get(limb) != kind:
                     problems[limb] = kind
                     self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
+                    new.append(limb)
+            if new:
+                self._message(
+                    f"t={t:7.2f} s  link lost to {', '.join(new)}: {exc}; "
+                    f"{'they hold' if len(new) > 1 else 'it holds'} until the agent answers again"
+                )
         if len(problems) > len(failed):
-            for limb in [name for name in problems if name not in failed]:
+            restored = [name for name in problems if name not in failed]
+            for limb in restored:
                 del problems[limb]
                 self.events.append(
                     RunEvent(EventKind.LINK_RESTORED, t, limb, detail="its agent answers again")
                 )
+            self._message(f"t={t:7.2f} s  link restored to {', '.join(restored)}")
 
     def _note_restarts(self, t: float, events: list[RunEvent]) -> None:
         """An ``agent_restarted`` event per limb when its agent comes back as a new process."""
@@ -469,6 +478,10 @@ class Runner:
             restarts = agent.restarts
             if restarts != seen[i]:
                 seen[i] = restarts
+                self._message(
+                    f"t={t:7.2f} s  the agent of {', '.join(agent.limbs)} restarted (a new "
+                    "process): its state comes from the new one"
+                )
                 for limb in agent.limbs:
                     events.append(
                         RunEvent(
