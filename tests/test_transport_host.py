@@ -157,7 +157,8 @@ def _agents_command(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("each", "says"),
     [
-        ("--robot light_limb --bind tcp://127.0.0.1:5555 --clock real", "--clock real"),
+        ("--robot light_limb --bind tcp://127.0.0.1:5555 --clock real", "add --clock sim"),
+        ("--robot light_limb --bind tcp://127.0.0.1:5555", "has the real clock"),
         ("--robot light_limb --bind tcp://127.0.0.1:5555 --clock sim --keys K", "--keys"),
         ("--robot light_limb --bind tcp://127.0.0.1:5555 --clock sim --parent-pid 1",
          "--parent-pid"),

@@ -17,7 +17,6 @@ when none is left, or when :meth:`AgentHost.request_stop` is called.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -25,8 +24,6 @@ import zmq
 
 from limbtree.transport.agent import STOP_CHECK_S, PlantAgent, run_until_signalled
 from limbtree.transport.errors import ConfigError
-
-_log = logging.getLogger(__name__)
 
 _POLL_MS: Final = round(STOP_CHECK_S * 1000.0)
 

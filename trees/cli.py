@@ -117,7 +117,12 @@ def _agents(args: argparse.Namespace) -> int:
                 "(see limbtree agent --help)"
             ) from None
         for flag, value, why in (
-            ("--clock real", one.clock == "real", "only sim-clock agents share a loop"),
+            (
+                "the real clock",
+                one.clock == "real",
+                "only sim-clock agents share a loop (the real clock is limbtree agent's "
+                "default: add --clock sim)",
+            ),
             ("--keys", one.keys is not None, "a CURVE agent needs its own process"),
             ("--parent-pid", one.parent_pid is not None, "give it to limbtree agents itself"),
         ):

@@ -281,7 +281,7 @@ def agent_processes(environ: Mapping[str, str] | None = None) -> int:
     ``sim`` clock the runner waits while the agents step, so its core is theirs then; more
     processes than cores would only queue for them, each with its own caches to warm
     (measured on two cores, the robustness mission: one process per agent 6.1x to 6.6x
-    real time, two processes 7.2x to 8.0x, one 6.0x to 6.7x).
+    real time, two processes 7.0x to 8.0x, one 6.0x to 6.7x).
 
     Raises:
         RunError: when :data:`PROCESSES_ENV` is not a whole number from 1.

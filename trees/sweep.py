@@ -537,7 +537,7 @@ class LocalBackend:
         self._jobs = 1
 
     def capacity(self, jobs: int | None) -> int:
-        """``--jobs`` (1 by default)."""
+        """``--jobs`` (1 by default), which :meth:`submit` also uses to share the cores."""
         self._jobs = 1 if jobs is None else jobs
         return self._jobs
 
