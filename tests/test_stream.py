@@ -309,8 +309,8 @@ def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
     # A person watching is told, once each: the link lost, back, and the new process.
     said = [line for line in progress.getvalue().splitlines() if " b" in line]
     assert said == [
-        "t=   0.10 s  link lost to b: tcp://x:1: no reply to step within 2 s; it holds until "
-        "the agent answers again",
+        "t=   0.10 s  link lost to b, it holds until its agent answers: tcp://x:1: no reply to "
+        "step within 2 s",
         "t=   0.30 s  link restored to b",
         "t=   0.30 s  the agent of b restarted (a new process): its state comes from the new one",
     ]

@@ -458,9 +458,10 @@ class Runner:
                     self.events.append(RunEvent(EventKind.LINK, t, limb, detail=str(exc)))
                     new.append(limb)
             if new:
+                # What happens first, the details after: a terminal line is cut at its width.
                 self._message(
-                    f"t={t:7.2f} s  link lost to {', '.join(new)}: {exc}; "
-                    f"{'they hold' if len(new) > 1 else 'it holds'} until the agent answers again"
+                    f"t={t:7.2f} s  link lost to {', '.join(new)}, "
+                    f"{'they hold' if len(new) > 1 else 'it holds'} until its agent answers: {exc}"
                 )
         if len(problems) > len(failed):
             restored = [name for name in problems if name not in failed]
