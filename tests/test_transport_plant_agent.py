@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,9 +13,16 @@ import zmq
 from fake_driver import wait_until
 
 from limbtree.robots import make_plant
-from limbtree.transport import AgentClient, LimbUnavailableError, RemoteError
+from limbtree.transport import (
+    AgentClient,
+    LimbAgent,
+    LimbUnavailableError,
+    RemoteError,
+    RequestTimeoutError,
+)
 from limbtree.transport.driver import CommandMode, Health
-from limbtree.transport.errors import TransportError
+from limbtree.trees.launcher import free_port_pair
+from limbtree.trees.lockstep import Lockstep, PlantAgent
 
 MakeAgent = Callable[..., Any]
 LEGS = ("leg_0", "leg_1", "leg_2", "leg_3")
@@ -218,6 +226,42 @@ def test_held_commands_are_dropped_and_counted_when_their_step_cannot_go_out() -
     with AgentClient("tcp://127.0.0.1:9", commands_ride_on_steps=True, subscribe=False) as lone:
         link = lone.link("leg_0")
         link.send_command(CommandMode.HOLD)
-        with pytest.raises(TransportError):
-            lone.send_step(0.1, timeout_s=0.05)
+        lone.send_step(0.1, timeout_s=0.05)  # no connection: it waits in finish_step
+        with pytest.raises(RequestTimeoutError):
+            lone.finish_step()
         assert (link.commands_sent, link.commands_dropped) == (0, 1)
+
+
+def test_a_step_sent_before_its_agent_is_up_goes_out_when_it_comes_up() -> None:
+    port = free_port_pair()
+    with AgentClient(f"tcp://127.0.0.1:{port}", subscribe=False) as early:
+        early.send_step(0.25, timeout_s=30)  # nobody there yet: it does not wait here
+        agent = LimbAgent(make_plant("moonbot_zero"), f"tcp://127.0.0.1:{port}", clock="sim")
+        agent.start_in_thread()
+        try:
+            step = early.finish_step()
+        finally:
+            agent.stop(timeout_s=5.0)
+    assert step.t == pytest.approx(0.25) and set(step.states) == set(LEGS)
+
+
+def test_the_lockstep_waits_once_for_all_its_absent_agents_not_once_each() -> None:
+    # Three agents that are not there (killed, say): before, each step waited its full time
+    # for a connection, one after the other (three agents: three times the step's time).
+    timeout_s = 1.0
+    clients = [
+        AgentClient(f"tcp://127.0.0.1:{free_port_pair()}", subscribe=False) for _ in range(3)
+    ]
+    try:
+        lockstep = Lockstep(
+            [PlantAgent(c, {f"a{i}.leg": "leg"}) for i, c in enumerate(clients)], timeout_s
+        )
+        start = time.monotonic()
+        lockstep.begin(0.1)
+        stale = lockstep.finish()
+        elapsed = time.monotonic() - start
+    finally:
+        for c in clients:
+            c.close()
+    assert [type(problem) for _, problem in stale] == [RequestTimeoutError] * 3
+    assert timeout_s <= elapsed < 2 * timeout_s, elapsed

@@ -228,6 +228,11 @@ class AgentClient:
         self._reply: dict[str, Any] | None = None
         self._pending_commands: dict[int, LimbClient | None] = {}
         self._step_in_flight: tuple[int, float, float] | None = None
+        # A step that found no connection when sent: :meth:`finish_step` sends it when the
+        # connection comes up, within the step's own time, so a runner that steps many
+        # agents waits once for all the absent ones, not once each in turn.
+        self._unsent_step: bytes | None = None
+        self._unsent_links: list[LimbClient] = []
         # Sim lockstep: commands wait for the next step and go out inside it (protocol.md 5.4).
         self._ride = commands_ride_on_steps
         self._riding: list[tuple[dict[str, Any], int, LimbClient | None]] = []
@@ -490,33 +495,38 @@ class AgentClient:
 
         Lets a runner step many agents at once: send to all, then collect from all.
 
+        Never waits: when the agent is not connected (not started yet, or dead), the step
+        is sent by :meth:`finish_step` as soon as a connection comes up within ``timeout_s``
+        of now. A runner stepping many agents thus waits once for all the absent ones.
+
         Args:
             t: the time to step to [s].
             timeout_s: the time allowed from now until the reply is in [s].
 
         Raises:
-            TransportError: when a step is already in flight on this client.
-            RequestTimeoutError: when no connection came up in time.
+            TransportError: when a step is already in flight on this client, or the client
+                is closed.
         """
         if self._step_in_flight is not None:
             raise TransportError(f"{self._where()}: a step is already in flight")
+        if self._closed:
+            raise TransportError(f"{self._where()}: this client is closed")
         seq = self._next_seq()
         body = self._packb(seq) + self._t_key + self._packb(float(t))
         riding = self._riding
+        start = time.perf_counter()
         if not riding:
-            start = self._begin(MessageType.STEP, self._step_prefix + body, timeout_s)
+            if not self._send(self._step_prefix + body):
+                self._unsent_step = self._step_prefix + body
+                self._unsent_links = []
             self._step_in_flight = (seq, start, timeout_s)
             return
         self._riding = []
         commands = self._packb([msg for msg, _, _ in riding])
         frame = self._step_commands_prefix + body + self._commands_key + commands
-        try:
-            start = self._begin(MessageType.STEP, frame, timeout_s)
-        except TransportError:
-            for _, _, link in riding:
-                if link is not None:
-                    link._commands_dropped += 1
-            raise
+        if not self._send(frame):
+            self._unsent_step = frame
+            self._unsent_links = [link for _, _, link in riding if link is not None]
         carried = self._carried
         carried.clear()  # (refusals of an earlier step's commands came with its reply)
         for _, command_seq, link in riding:
@@ -531,7 +541,8 @@ class AgentClient:
 
         Raises:
             TransportError: when no step is in flight.
-            RequestTimeoutError: when the reply did not come in time (naming the limbs).
+            RequestTimeoutError: when no connection came up or the reply did not come in
+                time (naming the limbs); the commands riding on an unsent step are dropped.
             LimbUnavailableError: when every limb of the agent is disassembled.
             RemoteError: for other refusals.
         """
@@ -540,6 +551,8 @@ class AgentClient:
             raise TransportError(f"{self._where()}: no step in flight")
         self._step_in_flight = None
         seq, start, timeout_s = in_flight
+        if self._unsent_step is not None:
+            self._send_unsent_step(start, timeout_s)
         try:
             reply = self._finish(MessageType.STEP, seq, start, timeout_s)
         except LimbUnavailableError:
@@ -631,6 +644,7 @@ class AgentClient:
         if self._closed:
             return
         self._closed = True
+        self._unsent_step, self._unsent_links = None, []
         for socket in (getattr(self, "_dealer", None), self._sub):
             if socket is not None:
                 socket.close(linger=0)
@@ -666,7 +680,10 @@ class AgentClient:
     def _send_async(self, msg: dict[str, Any], seq: int, link: LimbClient | None) -> bool:
         if self._closed:
             raise TransportError(f"{self._where()}: this client is closed")
-        if not self._send(self._packb(msg)):
+        unsent = self._unsent_step
+        if unsent is not None and self._send(unsent):  # the step in flight goes first
+            self._unsent_step, self._unsent_links = None, []
+        if self._unsent_step is not None or not self._send(self._packb(msg)):
             if link is not None:
                 link._commands_dropped += 1
             return False
@@ -718,11 +735,39 @@ class AgentClient:
         start = self._begin(mtype, frame, timeout_s)
         return self._finish(mtype, seq, start, timeout_s)
 
+    def _send_unsent_step(
+        self, start: float, timeout_s: float, mtype: MessageType = MessageType.STEP
+    ) -> None:
+        """Send the step that found no connection, waiting for one until ``start + timeout_s``.
+
+        Args:
+            start: when the waiting began [s, ``time.perf_counter``].
+            timeout_s: how long it may wait [s].
+            mtype: the request that waits (named in the error).
+
+        Raises:
+            RequestTimeoutError: when no connection came up in time (the commands riding on
+                the step count as dropped, as when a send fails at once).
+        """
+        frame, self._unsent_step = self._unsent_step, None
+        links, self._unsent_links = self._unsent_links, []
+        if frame is None:
+            return
+        try:
+            self._send_when_connected(frame, mtype, start, timeout_s)
+        except RequestTimeoutError:
+            for link in links:
+                link._commands_sent -= 1
+                link._commands_dropped += 1
+            raise
+
     def _begin(self, mtype: MessageType, frame: bytes, timeout_s: float) -> float:
         """Send a request (waiting up to ``timeout_s`` for a connection); returns the start."""
         if self._closed:
             raise TransportError(f"{self._where()}: this client is closed")
         start = time.perf_counter()
+        if self._unsent_step is not None:  # the step in flight goes first, as it was asked
+            self._send_unsent_step(start, timeout_s, mtype)
         if not self._send(frame):
             self._send_when_connected(frame, mtype, start, timeout_s)
         return start
