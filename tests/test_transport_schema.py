@@ -37,6 +37,7 @@ from limbtree.transport.schema import (
     request,
     state_from_map,
     state_to_map,
+    validate_request,
 )
 
 pytestmark = pytest.mark.timeout(60)
@@ -343,3 +344,39 @@ def test_state_endpoint_is_the_next_port_on_the_same_host() -> None:
 def test_malformed_endpoints_are_config_errors(endpoint: str) -> None:
     with pytest.raises(ConfigError):
         split_endpoint(endpoint)
+
+
+_SCALARS = st.one_of(
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["step", "ping", "2", ""]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    v=st.just(PROTOCOL_VERSION) | _SCALARS,
+    mtype=st.just("step") | _SCALARS,
+    seq=st.integers(0, 2**40) | _SCALARS,
+    t=st.floats(-1.0, 1e9) | _SCALARS,
+)
+def test_a_bare_step_reads_the_same_on_the_short_path_as_field_by_field(
+    v: Any, mtype: Any, seq: Any, t: Any
+) -> None:
+    # parse_request takes four-field steps on a shorter path: it must accept and refuse
+    # exactly what the field-by-field checks do, with the same result or error.
+    obj = {"v": v, "type": mtype, "seq": seq, "t": t}
+    frame = msgpack.packb(obj)
+
+    def outcome(parse: Any) -> Any:
+        try:
+            request = parse()
+        except ProtocolError as exc:
+            return ("error", exc.code, str(exc), exc.seq, exc.field)
+        return ("ok", request.type, request.seq, request.fields)
+
+    short = outcome(lambda: parse_request(frame))
+    long = outcome(lambda: validate_request(msgpack.unpackb(frame, use_list=False)))
+    assert short == long

@@ -263,6 +263,20 @@ def parse_request(frame: bytes) -> Request:
         ProtocolError: with the wire code of the first problem found.
     """
     obj = decode(frame)
+    if len(obj) == 4:  # the lockstep's usual request: a bare step, checked in fewer steps
+        t = obj.get("t")
+        seq = obj.get("seq")
+        if (
+            type(t) is float
+            and type(seq) is int
+            and obj.get("type") == "step"
+            and type(obj.get("v")) is int
+            and obj["v"] == PROTOCOL_VERSION
+            and 0.0 <= t < math.inf
+        ):
+            # Four scalars under the four string keys: nothing to walk (check_plain) and
+            # nothing the field-by-field path would convert.
+            return Request(MessageType.STEP, seq, {"t": t})
     check_plain(obj)
     return validate_request(obj)
 
