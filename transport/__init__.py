@@ -33,7 +33,7 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
-from limbtree.transport.endpoint import split_endpoint, state_endpoint
+from limbtree.transport.endpoint import agent_endpoints, split_endpoint, state_endpoint
 from limbtree.transport.errors import (
     AgentUnreachableError,
     ConfigError,
@@ -105,6 +105,7 @@ __all__ = [
     "SimClock",
     "StateSample",
     "TransportError",
+    "agent_endpoints",
     "generate_keys",
     "ping_endpoint",
     "serve_forever",

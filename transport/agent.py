@@ -42,7 +42,7 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
-from limbtree.transport.endpoint import split_endpoint
+from limbtree.transport.endpoint import agent_endpoints, endpoint_host
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
@@ -190,14 +190,14 @@ class PlantAgent:
                 "an agent that requires CURVE keys needs its own ZeroMQ context (its "
                 "authenticator serves the whole context): serve it in its own process"
             )
-        host, port = split_endpoint(bind)
-        exposed = check_exposure(bind, host, curve=keys_dir is not None, insecure=insecure)
+        self._request_endpoint, self._state_endpoint = agent_endpoints(bind)
+        exposed = check_exposure(
+            bind, endpoint_host(bind), curve=keys_dir is not None, insecure=insecure
+        )
         if exposed is not None:
             _log.warning(exposed)
         self._shutdown_policy = shutdown
         self._name = name
-        self._request_endpoint = f"tcp://{host}:{port}"
-        self._state_endpoint = f"tcp://{host}:{port + 1}"
         if isinstance(plant, LimbDriver):
             plant = DriverPlant(plant, plant.describe().robot)
         self._plant = DeadlinePlant(plant)

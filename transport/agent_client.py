@@ -35,7 +35,7 @@ from limbtree.transport.driver import (
     LimbDescription,
     LimbState,
 )
-from limbtree.transport.endpoint import split_endpoint
+from limbtree.transport.endpoint import agent_endpoints
 from limbtree.transport.errors import (
     ConfigError,
     LimbUnavailableError,
@@ -179,11 +179,9 @@ class AgentClient:
         limbs: Sequence[str] | None = None,
         commands_ride_on_steps: bool = False,
     ) -> None:
-        host, port = split_endpoint(endpoint)
+        self._endpoint, self._state_endpoint = agent_endpoints(endpoint)
         if not stale_after_s > 0.0:
             raise ConfigError(f"stale_after_s must be > 0 s, not {stale_after_s}")
-        self._endpoint = f"tcp://{host}:{port}"
-        self._state_endpoint = f"tcp://{host}:{port + 1}"
         self._stale_after_s = float(stale_after_s)
         self._clock = clock
         curve = load_client_keys(keys_dir) if keys_dir is not None else None

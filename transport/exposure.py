@@ -44,12 +44,12 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def check_exposure(endpoint: str, host: str, *, curve: bool, insecure: bool) -> str | None:
+def check_exposure(endpoint: str, host: str | None, *, curve: bool, insecure: bool) -> str | None:
     """Refuse an exposed bind without CURVE unless the operator said ``insecure``.
 
     Args:
         endpoint: the request endpoint, for the messages.
-        host: its HOST part.
+        host: its HOST part; None for an ``ipc://`` endpoint (this computer only).
         curve: whether the agent requires CURVE keys.
         insecure: whether the operator accepts an unauthenticated network bind.
 
@@ -60,14 +60,14 @@ def check_exposure(endpoint: str, host: str, *, curve: bool, insecure: bool) -> 
     Raises:
         ConfigError: for a non-loopback bind without keys and without ``insecure``.
     """
-    if curve or is_loopback_host(host):
+    if curve or host is None or is_loopback_host(host):
         return None
     where = "every network interface" if host in ("*", "0.0.0.0", "[::]") else f"{host}"
     if not insecure:
         raise ConfigError(
             f"{endpoint} binds {where} without CURVE keys: anyone who reaches it could move "
-            "the limbs. Give --keys DIR (limbtree keys generate DIR), bind tcp://127.0.0.1, "
-            "or pass --insecure to serve the network unauthenticated anyway"
+            "the limbs. Give --keys DIR (limbtree keys generate DIR), bind tcp://127.0.0.1 or "
+            "ipc://PATH, or pass --insecure to serve the network unauthenticated anyway"
         )
     return (
         f"WARNING: {endpoint} serves {where} WITHOUT authentication (--insecure): anyone who "

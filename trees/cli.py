@@ -160,11 +160,12 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _check_exposure(args: argparse.Namespace) -> None:
     """Refuse an exposed bind without keys before loading anything (the agent checks again)."""
-    from limbtree.transport import split_endpoint
+    from limbtree.transport.endpoint import endpoint_host
     from limbtree.transport.exposure import check_exposure
 
-    host, _ = split_endpoint(args.bind)
-    check_exposure(args.bind, host, curve=args.keys is not None, insecure=args.insecure)
+    check_exposure(
+        args.bind, endpoint_host(args.bind), curve=args.keys is not None, insecure=args.insecure
+    )
 
 
 def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
@@ -546,7 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
         "agent",
         help="serve a robot (one plant) or one of its limbs over ZeroMQ",
         description="Run an agent: the robot's limbs as one plant (or one limb with --limb); "
-        "requests on PORT, state stream on PORT+1, one topic per limb.",
+        "requests on PORT, state stream on PORT+1, one topic per limb (or, bound on "
+        "ipc://PATH for a runner on the same computer: requests on PATH, state on PATH.state).",
     )
     agent.add_argument("--robot", required=True, help="robot name (see limbtree robots)")
     agent.add_argument(
@@ -556,7 +558,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--base", metavar="X,Y,Z,QX,QY,QZ,QW",
         help="the base in the world [m, unit quaternion]; gravity acts in the world",
     )  # fmt: skip
-    agent.add_argument("--bind", required=True, metavar="tcp://HOST:PORT")
+    agent.add_argument(
+        "--bind", required=True, metavar="tcp://HOST:PORT",
+        help="where to serve: tcp://HOST:PORT, or ipc://PATH (this computer only)",
+    )  # fmt: skip
     agent.add_argument(
         "--driver", default="sim",
         help="sim (default), a driver registered under limbtree.drivers, or "
@@ -633,7 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ping",
         help="check that an agent answers; print its round trip and description",
     )
-    ping.add_argument("endpoint", metavar="ENDPOINT", help="tcp://HOST:PORT")
+    ping.add_argument("endpoint", metavar="ENDPOINT", help="tcp://HOST:PORT or ipc://PATH")
     ping.add_argument("--timeout", type=float, default=3.0, help="give up after this [s]")
     ping.add_argument("--keys", metavar="DIR", help="client keys for a CURVE agent")
     ping.set_defaults(handler=_ping)

@@ -47,7 +47,9 @@ class AgentTarget:
 
 
 def probe(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
-    """What a plain TCP connection to ``endpoint`` finds, as a sentence."""
+    """What a plain TCP (or Unix socket) connection to ``endpoint`` finds, as a sentence."""
+    if endpoint.startswith("ipc://"):
+        return _probe_ipc(endpoint[len("ipc://") :], timeout_s)
     parts = urlsplit(endpoint)
     host, port = parts.hostname, parts.port
     if parts.scheme != "tcp" or not host or port is None:
@@ -74,6 +76,24 @@ def probe(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     )
 
 
+def _probe_ipc(path: str, timeout_s: float) -> str:
+    """What a plain connection to the Unix socket at ``path`` finds, as a sentence."""
+    where = Path(path)
+    if not where.exists():
+        return f"there is no socket file {path}: no agent is bound there"
+    if not where.is_socket():
+        return f"{path} is not a socket but a file of another kind"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
+        unix.settimeout(timeout_s)
+        try:
+            unix.connect(path)
+        except ConnectionRefusedError:
+            return f"nothing listens on {path} (the socket file is left from an agent that ended)"
+        except OSError as exc:
+            return f"a connection to {path} failed: {exc.strerror or exc}"
+    return f"{path} accepts connections, but no limbtree agent answered there"
+
+
 def unreachable_message(
     target: AgentTarget, tried: str, error: object, finding: str | None = None
 ) -> str:
@@ -91,17 +111,26 @@ def unreachable_message(
         if target.keys is not None
         else "without CURVE keys"
     )
-    port = urlsplit(target.endpoint).port if target.endpoint.startswith("tcp://") else None
+    if target.endpoint.startswith("ipc://"):
+        where = (
+            f"(limbtree agent --robot {target.robot_type} --bind {target.endpoint} on this "
+            f"computer), that `limbtree ping {target.endpoint}` answers, that this user may "
+            "open the socket files (PATH and PATH.state)"
+        )
+    else:
+        port = urlsplit(target.endpoint).port
+        where = (
+            f"(limbtree agent --robot {target.robot_type} --bind tcp://ADDRESS:{port or 'PORT'} "
+            f"on the limb's computer), that `limbtree ping {target.endpoint}` answers from "
+            "here, that no firewall blocks the port and the next one (the state stream)"
+        )
     lines: Sequence[str] = [
         f"{target.who}: cannot use its agent at {target.endpoint}",
         f"  error: {error}",
         f"  tried: {tried}, {curve}",
         *([f"  found: {finding}"] if finding != "-" else []),
-        "  check: that an agent runs there "
-        f"(limbtree agent --robot {target.robot_type} --bind tcp://ADDRESS:{port or 'PORT'} "
-        f"on the limb's computer), that `limbtree ping {target.endpoint}` answers from here, "
-        "that no firewall blocks the port and the next one (the state stream), and that "
-        "the agent's --keys and the mission's keys: match (both or neither)",
+        f"  check: that an agent runs there {where}, and that the agent's --keys and the "
+        "mission's keys: match (both or neither)",
     ]
     return "\n".join(lines)
 
