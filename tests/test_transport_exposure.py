@@ -78,10 +78,10 @@ def test_an_agent_refuses_a_network_bind_without_keys_naming_keys_and_insecure()
 
 
 def test_insecure_network_bind_is_allowed_with_a_warning() -> None:
-    warning = check_exposure("tcp://0.0.0.0:5550", "0.0.0.0", curve=False, insecure=True)
+    warning = check_exposure("tcp://0.0.0.0:5550", curve=False, insecure=True)
     assert warning is not None and "WITHOUT authentication" in warning and "--keys" in warning
-    assert check_exposure("tcp://0.0.0.0:5550", "0.0.0.0", curve=True, insecure=False) is None
-    assert check_exposure("tcp://127.0.0.1:5550", "127.0.0.1", curve=False, insecure=False) is None
+    assert check_exposure("tcp://0.0.0.0:5550", curve=True, insecure=False) is None
+    assert check_exposure("tcp://127.0.0.1:5550", curve=False, insecure=False) is None
 
 
 def test_an_insecure_agent_logs_the_warning(caplog: pytest.LogCaptureFixture) -> None:

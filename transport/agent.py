@@ -42,7 +42,7 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
-from limbtree.transport.endpoint import agent_endpoints, endpoint_host
+from limbtree.transport.endpoint import agent_endpoints
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
@@ -191,9 +191,7 @@ class PlantAgent:
                 "authenticator serves the whole context): serve it in its own process"
             )
         self._request_endpoint, self._state_endpoint = agent_endpoints(bind)
-        exposed = check_exposure(
-            bind, endpoint_host(bind), curve=keys_dir is not None, insecure=insecure
-        )
+        exposed = check_exposure(bind, curve=keys_dir is not None, insecure=insecure)
         if exposed is not None:
             _log.warning(exposed)
         self._shutdown_policy = shutdown

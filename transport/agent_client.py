@@ -229,8 +229,8 @@ class AgentClient:
         # A step that found no connection when sent: :meth:`finish_step` sends it when the
         # connection comes up, within the step's own time, so a runner that steps many
         # agents waits once for all the absent ones, not once each in turn.
-        self._unsent_step: bytes | None = None
-        self._unsent_links: list[LimbClient] = []
+        # The frame, and the links of the commands riding on it.
+        self._unsent_step: tuple[bytes, list[LimbClient]] | None = None
         # Sim lockstep: commands wait for the next step and go out inside it (protocol.md 5.4).
         self._ride = commands_ride_on_steps
         self._riding: list[tuple[dict[str, Any], int, LimbClient | None]] = []
@@ -514,17 +514,16 @@ class AgentClient:
         riding = self._riding
         start = time.perf_counter()
         if not riding:
-            if not self._send(self._step_prefix + body):
-                self._unsent_step = self._step_prefix + body
-                self._unsent_links = []
+            frame = self._step_prefix + body
+            if not self._send(frame):
+                self._unsent_step = (frame, [])
             self._step_in_flight = (seq, start, timeout_s)
             return
         self._riding = []
         commands = self._packb([msg for msg, _, _ in riding])
         frame = self._step_commands_prefix + body + self._commands_key + commands
         if not self._send(frame):
-            self._unsent_step = frame
-            self._unsent_links = [link for _, _, link in riding if link is not None]
+            self._unsent_step = (frame, [link for _, _, link in riding if link is not None])
         carried = self._carried
         carried.clear()  # (refusals of an earlier step's commands came with its reply)
         for _, command_seq, link in riding:
@@ -642,7 +641,7 @@ class AgentClient:
         if self._closed:
             return
         self._closed = True
-        self._unsent_step, self._unsent_links = None, []
+        self._unsent_step = None
         for socket in (getattr(self, "_dealer", None), self._sub):
             if socket is not None:
                 socket.close(linger=0)
@@ -679,8 +678,8 @@ class AgentClient:
         if self._closed:
             raise TransportError(f"{self._where()}: this client is closed")
         unsent = self._unsent_step
-        if unsent is not None and self._send(unsent):  # the step in flight goes first
-            self._unsent_step, self._unsent_links = None, []
+        if unsent is not None and self._send(unsent[0]):  # the step in flight goes first
+            self._unsent_step = None
         if self._unsent_step is not None or not self._send(self._packb(msg)):
             if link is not None:
                 link._commands_dropped += 1
@@ -747,10 +746,10 @@ class AgentClient:
             RequestTimeoutError: when no connection came up in time (the commands riding on
                 the step count as dropped, as when a send fails at once).
         """
-        frame, self._unsent_step = self._unsent_step, None
-        links, self._unsent_links = self._unsent_links, []
-        if frame is None:
+        unsent, self._unsent_step = self._unsent_step, None
+        if unsent is None:
             return
+        frame, links = unsent
         try:
             self._send_when_connected(frame, mtype, start, timeout_s)
         except RequestTimeoutError:

@@ -76,10 +76,8 @@ def endpoint_host(endpoint: str) -> str | None:
     Raises:
         ConfigError: when the endpoint is malformed.
     """
-    agent_endpoints(endpoint)  # validates
-    if endpoint.startswith("ipc://"):
-        return None
-    return split_endpoint(endpoint)[0]
+    request, _ = agent_endpoints(endpoint)  # (validates it, naming both forms)
+    return None if request.startswith("ipc://") else split_endpoint(request)[0]
 
 
 def state_endpoint(endpoint: str) -> str:

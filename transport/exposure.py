@@ -17,6 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Final
 
+from limbtree.transport.endpoint import endpoint_host
 from limbtree.transport.errors import ConfigError
 
 SHUTDOWN_TOKEN_ENV: Final = "LIMBTREE_AGENT_TOKEN"
@@ -44,12 +45,13 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def check_exposure(endpoint: str, host: str | None, *, curve: bool, insecure: bool) -> str | None:
+def check_exposure(endpoint: str, *, curve: bool, insecure: bool) -> str | None:
     """Refuse an exposed bind without CURVE unless the operator said ``insecure``.
 
+    An ``ipc://`` endpoint serves this computer only, as a loopback address does.
+
     Args:
-        endpoint: the request endpoint, for the messages.
-        host: its HOST part; None for an ``ipc://`` endpoint (this computer only).
+        endpoint: the request endpoint (``tcp://HOST:PORT`` or ``ipc://PATH``).
         curve: whether the agent requires CURVE keys.
         insecure: whether the operator accepts an unauthenticated network bind.
 
@@ -58,8 +60,10 @@ def check_exposure(endpoint: str, host: str | None, *, curve: bool, insecure: bo
         else None.
 
     Raises:
-        ConfigError: for a non-loopback bind without keys and without ``insecure``.
+        ConfigError: for a non-loopback bind without keys and without ``insecure``, or a
+            malformed endpoint.
     """
+    host = endpoint_host(endpoint)
     if curve or host is None or is_loopback_host(host):
         return None
     where = "every network interface" if host in ("*", "0.0.0.0", "[::]") else f"{host}"

@@ -160,12 +160,9 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _check_exposure(args: argparse.Namespace) -> None:
     """Refuse an exposed bind without keys before loading anything (the agent checks again)."""
-    from limbtree.transport.endpoint import endpoint_host
     from limbtree.transport.exposure import check_exposure
 
-    check_exposure(
-        args.bind, endpoint_host(args.bind), curve=args.keys is not None, insecure=args.insecure
-    )
+    check_exposure(args.bind, curve=args.keys is not None, insecure=args.insecure)
 
 
 def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
