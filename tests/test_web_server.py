@@ -1,13 +1,17 @@
 """The web debugger's server over real HTTP on loopback: records, a live run, its control.
 
 The live run is in-process (fake limbs, ``test_run_control``'s helpers) in a thread of its
-own, the server on a free port of 127.0.0.1; the page's part is played with httpx and a
-WebSocket client.
+own, linked to its server (:mod:`limbtree.trees.web.link`) over the same pipes as
+``limbtree run --view web``; the server runs in a thread here (so that a test can give it
+fake skeletons) on a free port of 127.0.0.1. The page's part is played with httpx and a
+WebSocket client. ``test_web_link`` runs the server as the child process it is.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 import time
 
@@ -19,6 +23,8 @@ from test_web_store import LineSkeletons
 from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
+from limbtree.trees.web.child import serve_run
+from limbtree.trees.web.link import WebLink
 from limbtree.trees.web.server import (
     PROGRESS_PER_S,
     TOKEN_HEADER,
@@ -26,9 +32,7 @@ from limbtree.trees.web.server import (
     WebServer,
     check_binding,
     dumps,
-    live_state,
 )
-from limbtree.trees.web.skeleton import SkeletonLoader
 from limbtree.trees.web.store import load_record
 
 
@@ -68,20 +72,58 @@ def served_record(record):
     server.stop()
 
 
-def base(server: WebServer) -> str:
+def base(server: WebServer | WebLink) -> str:
     return f"http://127.0.0.1:{server.port}"
 
 
-def serve_live(runner, skeletons=None) -> WebServer:
-    """Serve ``runner``'s live run (started: the caller runs the runner and stops it)."""
-    state = live_state(list(runner.nodes), None)
-    if skeletons is not None:
-        state.skeletons = skeletons
-    runner.sinks.sinks.append(state.sink)
-    runner.control = state.control
-    server = WebServer(state, port=0)
-    server.start()
-    return server
+class ServerThread:
+    """A launcher for :class:`WebLink`: the live run's server in a thread of this process.
+
+    Args:
+        build: makes the skeletons (a fake, a slow one), or None for the real ones.
+    """
+
+    def __init__(self, build=None) -> None:
+        self.build = build
+        self.code: int | None = None
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, data_fd: int, control_fd: int) -> ServerThread:
+        # (the link closes its copies of these ends, as it does for a child process)
+        fds = (os.dup(data_fd), os.dup(control_fd))
+        self.thread = threading.Thread(target=self._serve, args=fds, daemon=True)
+        self.thread.start()
+        return self
+
+    def _serve(self, data_fd: int, control_fd: int) -> None:
+        try:
+            self.code = serve_run(data_fd, control_fd, build=self.build)
+        finally:
+            for fd in (data_fd, control_fd):
+                os.close(fd)
+
+    def poll(self) -> int | None:
+        assert self.thread is not None
+        return None if self.thread.is_alive() else (self.code or 0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        assert self.thread is not None
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise subprocess.TimeoutExpired("the web server's thread", timeout or 0.0)
+        return self.code or 0
+
+    def kill(self) -> None:
+        """(A thread cannot be killed; the test fails on the timeout instead.)"""
+
+
+def serve_live(runner, build=None) -> WebLink:
+    """Serve ``runner``'s live run (not started: the caller runs the runner and closes it)."""
+    link = WebLink(list(runner.nodes), None, port=0, launch=ServerThread(build), say=print)
+    link.sink.recorder = runner.recorder
+    runner.sinks.sinks.append(link.sink)
+    runner.control = link.control
+    return link
 
 
 def test_a_record_is_served_page_run_frames_and_nodes(served_record):
@@ -154,9 +196,8 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
     outcome: list[str] = []
     thread = threading.Thread(target=lambda: outcome.append(runner.run().value), daemon=True)
     try:
-        set_break = httpx.post(url + "/api/control", headers=headers, timeout=5,
-                               json={"op": "break", "node": "0.1", "on": "start"})  # fmt: skip
-        assert set_break.json()["breakpoints"] == [{"node": "0.1", "on": "start"}]
+        # (the run takes the page's requests once it runs: between ticks, or while paused)
+        runner.control.set_breakpoint("0.1", "start")
         thread.start()
         with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
             run = wait_for(
@@ -165,6 +206,13 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
             )
             hit = run["hit"]
             assert run["paused"] and hit["node"] == "0.1" and hit["on"] == "start"
+            assert run["breakpoints"] == [{"node": "0.1", "on": "start"}]
+            another = httpx.post(url + "/api/control", headers=headers, timeout=5,
+                                 json={"op": "break", "node": "0.0", "on": "failure"})  # fmt: skip
+            assert another.json()["breakpoints"] == [
+                {"node": "0.0", "on": "failure"},
+                {"node": "0.1", "on": "start"},
+            ]
             frame = httpx.get(f"{url}/api/frame/{hit['tick']}", timeout=5).json()
             assert frame["nodes"]["0.1"]["status"] == "RUNNING" and frame["nodes"]["0.1"]["ticked"]
             assert frame["nodes"]["0.0"]["status"] == "SUCCESS"
@@ -214,7 +262,7 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
         if thread.is_alive():
             runner.control.request("abort")
             thread.join(10)
-        server.stop()
+        server.close()
 
 
 LONG_WAIT = """
@@ -271,7 +319,7 @@ def test_a_live_page_gets_frames_only_when_it_asks_and_progress_a_few_times_a_se
     finally:
         runner.control.request("abort")
         thread.join(10)
-        server.stop()
+        server.close()
 
 
 def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path):
@@ -282,9 +330,8 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
         return LineSkeletons()
 
     runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=4.0)
-    server = serve_live(runner, SkeletonLoader({}, build=slow))
+    server = serve_live(runner, slow)
     url = base(server)
-    headers = {TOKEN_HEADER: server.token}
     thread = threading.Thread(target=runner.run, daemon=True)
 
     def next_frame(socket):
@@ -295,8 +342,7 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
                 return message["frame"]
 
     try:
-        httpx.post(url + "/api/control", headers=headers, timeout=5,
-                   json={"op": "break", "node": "0.1", "on": "start"})  # fmt: skip
+        runner.control.set_breakpoint("0.1", "start")
         thread.start()
         with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
             hit = wait_for(lambda: httpx.get(url + "/api/run", timeout=5).json()["hit"])
@@ -317,7 +363,7 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
         gate.set()
         runner.control.request("abort")
         thread.join(10)
-        server.stop()
+        server.close()
 
 
 def test_the_command_line_names_what_is_wrong(tmp_path, capsys):

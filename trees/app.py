@@ -33,7 +33,7 @@ from limbtree.trees.behaviours.climbing import physics_of, terrain_from_physics
 from limbtree.trees.builder import build_tree
 from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
-from limbtree.trees.control import RunControl, SharedOperator
+from limbtree.trees.control import SharedOperator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
@@ -57,11 +57,11 @@ from limbtree.trees.runner import (
     default_log_dir,
     interrupted_why,
 )
-from limbtree.trees.stream import RobotInfo, RunHeader, TickSink
+from limbtree.trees.stream import RobotInfo, TickSink
 from limbtree.trees.targets import target_problems
 
-if TYPE_CHECKING:  # the web view's imports (Starlette, uvicorn) wait for --view web
-    from limbtree.trees.web.server import WebSink
+if TYPE_CHECKING:  # the web view's imports wait for --view web
+    from limbtree.trees.web.link import WebLink
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
@@ -546,7 +546,7 @@ def _run(
                 control=web.control if web is not None else None,
             )
             if web is not None:
-                web.sink.recorder = runner.recorder  # (its maps serve the page too)
+                web.sink.recorder = runner.recorder  # (its packed maps go to the page)
                 web.prepare(runner.header())
             started.doing = "running"
             signals = started.signals
@@ -558,74 +558,46 @@ def _run(
                     outcome = runner.run()
                 _print_closing(runner, outcome, progress, view)
                 if web is not None:
-                    web.linger(keyboard)
+                    _linger(web, keyboard, progress.stream)
             finally:
                 if web is not None:
-                    web.stop()
+                    web.close()
             return outcome
-
-
-class _WebView:
-    """A live run's page: its server, sink and control (``--view web``)."""
-
-    def __init__(
-        self, options: WebOptions, node_ids: list[str], operator: Operator, stream: TextIO
-    ) -> None:
-        from limbtree.trees.web.server import WebServer, live_state
-
-        shared = operator if isinstance(operator, SharedOperator) else None
-        self.state = live_state(node_ids, shared)
-        self.options = options
-        self.stream = stream
-        self.server = WebServer(
-            self.state,
-            options.host,
-            options.port,
-            options.token,
-            token_for_reads=bool(options.token),
-        )
-        assert self.state.sink is not None and self.state.control is not None
-        self.sink: WebSink = self.state.sink
-        self.control: RunControl = self.state.control
-        self.url = self.server.start()
-
-    def prepare(self, header: RunHeader) -> None:
-        """Load the robots' descriptions for the 3D view now, before the run ticks."""
-        from limbtree.trees.web.skeleton import Skeletons
-
-        self.state.skeletons = Skeletons(
-            {name: robot.as_map() for name, robot in header.robots.items()}
-        )
-
-    def linger(self, keyboard: TerminalKeyboard) -> None:
-        """In a terminal, keep the page up after the run until Enter or Ctrl-C."""
-        if not keyboard.interactive:
-            return
-        self.state.ended.wait(3.0)
-        print(
-            f"the run is over; its page stays up at {self.url}: press Enter to quit",
-            file=self.stream,
-            flush=True,
-        )
-        with contextlib.suppress(KeyboardInterrupt, EOFError):
-            keyboard.stream.readline()
-
-    def stop(self) -> None:
-        """Send the pages the run's end and stop serving."""
-        self.server.stop()
 
 
 def _web_view(
     request: RunRequest, root: Any, operator: Operator, progress: LiveView | HeadlessProgress
-) -> _WebView:
-    """Serve the live run's page; prints its URL."""
+) -> WebLink:
+    """Serve the live run's page from a process of its own; prints its URL."""
     from limbtree.trees.identity import walk
+    from limbtree.trees.web.link import WebLink
 
     assert request.web is not None
-    node_ids = [node_id for node_id, _ in walk(root)]
-    web = _WebView(request.web, node_ids, operator, progress.stream)
+    options = request.web
+    web = WebLink(
+        [node_id for node_id, _ in walk(root)],
+        operator if isinstance(operator, SharedOperator) else None,
+        host=options.host,
+        port=options.port,
+        token=options.token,
+        say=progress.on_message,
+    )
     progress.on_message(f"web view: {web.url}")
     return web
+
+
+def _linger(web: WebLink, keyboard: TerminalKeyboard, stream: TextIO) -> None:
+    """In a terminal, keep the page up after the run until Enter or Ctrl-C."""
+    web.linger()
+    if not keyboard.interactive:
+        return
+    print(
+        f"the run is over; its page stays up at {web.url}: press Enter to quit",
+        file=stream,
+        flush=True,
+    )
+    with contextlib.suppress(KeyboardInterrupt, EOFError):
+        keyboard.stream.readline()
 
 
 def _options(request: RunRequest, mission: Mission, clock_mode: str) -> RunOptions:

@@ -132,9 +132,14 @@ class Recorder:
             self._log.close()
             self._log = None
         path = self.directory / "summary.json"
-        clean = json.loads(json.dumps(summary, default=_json_default))
-        path.write_text(json.dumps(clean, indent=2, sort_keys=False) + "\n")
+        path.write_text(json.dumps(plain_summary(summary), indent=2, sort_keys=False) + "\n")
         return path
+
+
+def plain_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary`` as plain JSON values (arrays as lists, NaN as null, paths as text)."""
+    out: dict[str, Any] = json.loads(json.dumps(summary, default=_json_default))
+    return out
 
 
 def _json_default(value: object) -> object:

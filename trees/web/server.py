@@ -9,13 +9,14 @@ A record's page is answered as soon as the record is indexed: the limbs' skeleto
 import roboticstoolbox, seconds) are made in the background from the server's start, and
 frames carry them once they are there.
 
-The run never waits for the page. :class:`WebSink`, the live run's tick-stream sink, only
-appends each snapshot to a deque (constant time, in the runner's thread); the server's own
-thread takes them in about 30 times a second, writes them into the :class:`RunStore` and
-tells each connected page what changed. Frames (the costly part, for the run's process and
-the page alike) go only to a page that asked for one, ``{"want": "frame"}``, which it does
-when it has drawn the last one: a page that cannot keep up, or is not following the run,
-gets fewer frames or none, never a slower run.
+The run never waits for the page. A live run's server is a process of its own
+(:mod:`.child`), fed the run's packed ticks through a pipe (:mod:`.link`, the run's side):
+it takes them in about 30 times a second, writes them into the :class:`RunStore` and tells
+each connected page what changed. The controls stay in the run's process: a control request
+goes to the run and is answered from there (:class:`RemoteControl`). Frames (the costly
+part, for the server and the page alike) go only to a page that asked for one,
+``{"want": "frame"}``, which it does when it has drawn the last one: a page that cannot keep
+up, or is not following the run, gets fewer frames or none, never a slower run.
 
 Security: the server binds 127.0.0.1 unless told otherwise; another address needs a token
 (``--token``, then every request needs it) or ``--insecure``. Control (pause, resume,
@@ -35,12 +36,13 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -49,16 +51,17 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from limbtree.trees.control import ControlError, RunControl, SharedOperator
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import Recorder, header_map, tick_map
-from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.store import RunStore
 from limbtree.trees.web.terrain import GroundError
 
-#: Pages get at most this many updates per second (a frame each, when they ask).
+#: The server looks at the run this many times a second (a change of the controls goes to
+#: the pages at the next look).
 UPDATES_PER_S = 30.0
+#: Frames of a live run are made at most this many times a second (a page asks for one when
+#: it drew the last; the page of ``static/`` asks at most 10 times a second itself).
+FRAMES_PER_S = 10.0
 #: Updates that only say the run moved on (ticks, events) go at most this often [1/s];
 #: a change of the controls goes at once.
 PROGRESS_PER_S = 4.0
@@ -74,47 +77,18 @@ FRAME_CPU_SHARE = 0.02
 RESEND_S = 1.0
 #: A page whose frame is not sent within this long is dropped [s].
 SEND_TIMEOUT_S = 5.0
+#: How long a control request waits for the run to take it [s] (a tick waiting for a dead
+#: agent takes up to its step's time).
+CONTROL_TIMEOUT_S = 10.0
+#: The controls of a record: nothing to control.
+NO_CONTROLS: dict[str, Any] = {
+    "control": False, "paused": False, "breakpoints": [], "hit": None, "gate": None,
+}  # fmt: skip
 
 
 def static_dir() -> Path:
     """The page's files (``index.html``, ``app.js``, the vendored libraries)."""
     return Path(str(resources.files("limbtree.trees.web") / "static"))
-
-
-class WebSink:
-    """The live run's sink: hands each snapshot to the server's thread, never waiting.
-
-    Attributes:
-        queue: what the run produced and the server has not taken yet.
-        recorder: the run's recorder, when it records: its map of each tick is taken as it
-            is (a sink after the recorder), instead of converting the tick again.
-    """
-
-    def __init__(self) -> None:
-        self.queue: deque[tuple[str, Any]] = deque()
-        self.recorder: Recorder | None = None
-
-    def on_start(self, header: RunHeader) -> None:
-        """The header, for the page's tree."""
-        self.queue.append(("start", header))
-
-    def on_tick(self, snapshot: TickSnapshot) -> None:
-        """One tick (converted later, in the server's thread, unless the record did)."""
-        last = self.recorder.last if self.recorder is not None else None
-        if last is not None and last[0] is snapshot:
-            self.queue.append(("entry", last[1:]))
-        else:
-            self.queue.append(("tick", snapshot))
-
-    def on_message(self, text: str) -> None:
-        """Messages are not shown in the page (the events are)."""
-
-    def on_pause(self, paused: bool, t: float) -> None:
-        """Pauses reach the page through the control's state and the events."""
-
-    def on_end(self, end: RunEnd) -> None:
-        """The run is over."""
-        self.queue.append(("end", end))
 
 
 @dataclass
@@ -138,30 +112,78 @@ class Page:
     sent_at: float = -math.inf
 
 
+class RemoteControl:
+    """A live run's controls, kept in the run's process: what it last said, and requests.
+
+    Args:
+        send: sends a message ``(kind, payload)`` to the run.
+
+    Attributes:
+        controls: the control state the run last sent (``/api/run``'s control fields).
+    """
+
+    def __init__(self, send: Callable[[str, Any], None]) -> None:
+        self.controls: dict[str, Any] = {**NO_CONTROLS, "control": True}
+        self._send = send
+        self._ids = 0
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+
+    async def request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Send one control request to the run and wait for its answer.
+
+        Returns:
+            The run's reply: ``controls`` (the state after it), or ``error`` and ``status``.
+
+        Raises:
+            TimeoutError: when the run did not take it within :data:`CONTROL_TIMEOUT_S`.
+        """
+        self._ids += 1
+        key = self._ids
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[key] = future
+        self._send("control", {**body, "id": key})
+        try:
+            return await asyncio.wait_for(future, CONTROL_TIMEOUT_S)
+        finally:
+            self._waiting.pop(key, None)
+
+    def on_reply(self, reply: object) -> None:
+        """The run's answer to a request."""
+        if not isinstance(reply, dict):
+            return
+        if isinstance(reply.get("controls"), dict):
+            self.controls = reply["controls"]
+        future = self._waiting.get(reply.get("id"))  # type: ignore[arg-type]
+        if future is not None and not future.done():
+            future.set_result(reply)
+
+
 @dataclass
 class PageState:
-    """What the server serves, and for a live run its control.
+    """What the server serves, and for a live run its feed and control.
 
     A record's store is there from the start; a live run's once its header came.
 
     Attributes:
         store: the run, or None until a live run's header arrives.
         live: whether a run is going on behind the page (False for a record).
-        control: the live run's control, or None.
-        operator: the live run's operator (the page can answer its gates), or None.
-        sink: the live run's sink, or None.
-        skeletons: the limbs' skeletons, made before a live run starts (loading the robot
-            descriptions takes a CPU-second that the run would otherwise share), or their
-            loader, or None (a loader of the header's robots, started at the first frame).
+        remote: the live run's controls (in the run's process), or None.
+        queue: what the run sent and the server has not taken yet: ``("start", header)``,
+            ``("tick", packed map)``, ``("end", {outcome, failure, summary})``, and
+            ``("closed", None)`` when the run's pipe closed.
+        skeletons: the limbs' skeletons (or their loader), made from the run's robots
+            before it ticks, or None (a loader of the header's robots, started at the first
+            frame).
+        build: makes skeletons from robots (None: :class:`Skeletons`; tests pass others).
         pages: each connected page's socket and what it was sent.
     """
 
     store: RunStore | None = None
     live: bool = False
-    control: RunControl | None = None
-    operator: SharedOperator | None = None
-    sink: WebSink | None = None
+    remote: RemoteControl | None = None
+    queue: deque[tuple[str, Any]] = field(default_factory=deque)
     skeletons: Skeletons | SkeletonLoader | None = None
+    build: Callable[[Mapping[str, Any]], Skeletons] | None = None
     header_seen: asyncio.Event | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     pages: dict[WebSocket, Page] = field(default_factory=dict)
@@ -170,26 +192,18 @@ class PageState:
 
     def can_control(self) -> bool:
         """Whether the run still takes control requests."""
-        return self.live and self.control is not None and not self.control.ended
+        return (
+            self.live
+            and self.remote is not None
+            and bool(self.remote.controls.get("control"))
+            and not self.ended.is_set()
+        )
 
     def controls(self) -> dict[str, Any]:
         """The live controls' state, for ``/api/run``, updates and control replies."""
-        control = self.control
-        hit = None
-        if control is not None and control.hit is not None:
-            h = control.hit
-            hit = {"node": h.node, "on": h.on.value, "tick": h.tick, "t": h.t}
-        question = self.operator.question if self.operator is not None else None
-        return {
-            "control": self.can_control(),
-            "paused": bool(control is not None and control.paused),
-            "breakpoints": [
-                {"node": b.node, "on": b.on.value}
-                for b in (control.breakpoints if control is not None else [])
-            ],
-            "hit": hit,
-            "gate": None if question is None else {"node": question[0], "prompt": question[1]},
-        }
+        if self.remote is None:
+            return NO_CONTROLS
+        return {**self.remote.controls, "control": self.can_control()}
 
 
 def _finite(value: Any) -> Any:
@@ -311,10 +325,17 @@ def make_app(
             return _error(400, 'the body must be JSON, e.g. {"op": "pause"}')
         if not isinstance(body, dict) or not isinstance(body.get("op"), str):
             return _error(400, "the body must be a JSON object with an 'op'")
+        assert state.remote is not None
         try:
-            _apply(state, body)
-        except ControlError as exc:
-            return _error(400, str(exc))
+            reply = await state.remote.request(body)
+        except TimeoutError:
+            return _error(
+                504,
+                f"the run did not take the request within {CONTROL_TIMEOUT_S:g} s (a tick "
+                "may be waiting for an agent); try again",
+            )
+        if "error" in reply:
+            return _error(int(reply.get("status") or 400), str(reply["error"]))
         return _Json(state.controls())
 
     async def stream(websocket: WebSocket) -> None:
@@ -360,26 +381,6 @@ def make_app(
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-def _apply(state: PageState, body: dict[str, Any]) -> None:
-    """One control request."""
-    assert state.control is not None
-    op = body["op"]
-    if op in ("break", "unbreak"):
-        node, on = body.get("node"), body.get("on", "start")
-        if not isinstance(node, str):
-            raise ControlError("a breakpoint needs 'node', a node id such as \"0.1\"")
-        state.control.set_breakpoint(node, str(on), enabled=op == "break")
-    elif op == "answer":
-        if state.operator is None:
-            raise ControlError("this run's gates are answered by --auto-confirm")
-        node, answer = body.get("node"), body.get("answer")
-        if not isinstance(node, str) or not isinstance(answer, bool):
-            raise ControlError("an answer needs 'node' (the gate's id) and 'answer' (true/false)")
-        state.operator.answer(node, answer)
-    else:
-        state.control.request(op)
-
-
 def _end_message(store: RunStore) -> str:
     return dumps({"type": "end", "end": store.end, "summary": store.summary})
 
@@ -407,18 +408,16 @@ async def pump(state: PageState) -> None:
     most :data:`PROGRESS_PER_S` times a second: ticks and new events), again each
     :data:`RESEND_S` (a page that missed one catches up), and with the newest frame when it
     asked for one and there is a new one. Frames (the limbs' skeletons by forward
-    kinematics, and their JSON) are the costly part, in the run's own process: they are made
-    only as often as keeps them under :data:`FRAME_CPU_SHARE` of a core, at most 30 times a
-    second, once for every page that wants it.
+    kinematics, and their JSON) are the costly part, on cores the run may be using: they are
+    made only as often as keeps them under :data:`FRAME_CPU_SHARE` of a core, at most
+    :data:`FRAMES_PER_S` times a second, once for every page that wants it.
     """
-    sink = state.sink
-    assert sink is not None
     frame: tuple[tuple[int, bool], str] = ((-1, False), "")  # the newest frame made, as JSON
     frame_due = 0.0  # when the next frame may be made [s, the loop's clock]
     period = 1.0 / UPDATES_PER_S
     loop = asyncio.get_running_loop()
     while True:
-        ended = _drain(state, sink)
+        ended = _drain(state)
         store = state.store
         if store is not None and store.ticks and state.pages:
             now = loop.time()
@@ -435,7 +434,7 @@ async def pump(state: PageState) -> None:
                 began = time.thread_time()
                 frame = (latest, dumps(store.frame(latest[0])))
                 cost = time.thread_time() - began
-                frame_due = now + max(period, cost / FRAME_CPU_SHARE)
+                frame_due = now + max(1.0 / FRAMES_PER_S, cost / FRAME_CPU_SHARE)
             for client, page in list(state.pages.items()):
                 if client in state.sending:  # a page still taking the last one skips this
                     continue
@@ -466,36 +465,42 @@ async def pump(state: PageState) -> None:
                 task = asyncio.ensure_future(_send(state, client, text))
                 state.tasks.add(task)
                 task.add_done_callback(state.tasks.discard)
-        if ended and store is not None:
-            message_end = _end_message(store)
-            await asyncio.gather(
-                *(_send(state, client, message_end) for client in list(state.pages))
-            )
+        if ended:
+            if store is not None:
+                message_end = _end_message(store)
+                await asyncio.gather(
+                    *(_send(state, client, message_end) for client in list(state.pages))
+                )
             state.ended.set()
             return
         await asyncio.sleep(period)
 
 
-def _drain(state: PageState, sink: WebSink) -> bool:
-    """Take what the run produced; True once its end was taken."""
+def _drain(state: PageState) -> bool:
+    """Take what the run sent; True once its end was taken (or its pipe closed)."""
     ended = False
-    queue = sink.queue
+    queue = state.queue
     while queue:
         kind, item = queue.popleft()
         if kind == "tick":
-            assert state.store is not None
-            state.store.add(tick_map(item))
-        elif kind == "entry":
-            assert state.store is not None
-            state.store.add(*item)
+            if state.store is not None:
+                state.store.add(msgpack.unpackb(item, raw=False, strict_map_key=False), item)
         elif kind == "start":
-            state.store = RunStore(header_map(item), skeletons=state.skeletons)
+            skeletons = state.skeletons
+            if skeletons is None:
+                skeletons = SkeletonLoader(item.get("robots") or {}, build=state.build)
+            state.store = RunStore(item, skeletons=skeletons)
             if state.header_seen is not None:
                 state.header_seen.set()
-        else:
-            end: RunEnd = item
+        elif kind == "end":
             if state.store is not None:
-                state.store.finish(end.outcome.value, end.failure, dict(end.summary))
+                state.store.finish(str(item["outcome"]), item.get("failure"), item.get("summary"))
+            ended = True
+        elif kind == "closed":  # the run's process is gone: if it said no end, it was killed
+            if state.store is not None and state.store.end is None:
+                state.store.finish(
+                    "ABORTED", "the run's process ended without closing its run (killed?)", None
+                )
             ended = True
     return ended
 
@@ -547,6 +552,7 @@ class WebServer:
         port: the port (0 picks a free one).
         token: the token; None draws one.
         token_for_reads: whether reading needs the token too.
+        on_start: awaited in the server's loop once it serves (a live run's feed).
 
     Raises:
         RunError: when the address cannot be bound (the port is taken, ...).
@@ -560,8 +566,10 @@ class WebServer:
         token: str | None = None,
         *,
         token_for_reads: bool = False,
+        on_start: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.state = state
+        self._on_start = on_start
         self.host = host
         self.token = token or secrets.token_urlsafe(16)
         self.token_for_reads = token_for_reads
@@ -612,6 +620,15 @@ class WebServer:
             if self.state.store is not None:
                 self.state.header_seen.set()
             self._pump = asyncio.ensure_future(pump(self.state))
+        if self._on_start is not None:
+            await self._on_start()
+
+    async def finish(self) -> None:
+        """Stop serving once a live run's end went to the pages (at once for a record)."""
+        if self._pump is not None:
+            with contextlib.suppress(Exception):
+                await self._pump
+        self._server.should_exit = True
 
     def start(self) -> str:
         """Serve in a background thread; returns the URL once it answers."""
@@ -643,24 +660,13 @@ class WebServer:
             self._socket.close()
 
 
-def live_state(node_ids: list[str], operator: SharedOperator | None) -> PageState:
-    """A live run's page state: its sink, control and operator."""
-    return PageState(
-        live=True,
-        control=RunControl(node_ids),
-        operator=operator,
-        sink=WebSink(),
-    )
-
-
 __all__ = [
     "DEFAULT_PORT",
     "PageState",
+    "RemoteControl",
     "WebServer",
-    "WebSink",
     "check_binding",
     "is_loopback",
-    "live_state",
     "make_app",
     "static_dir",
 ]

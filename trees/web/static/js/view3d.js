@@ -108,6 +108,7 @@ export class View3D {
     }
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.container.prepend(this.renderer.domElement);
+    this.softwareGL = softwareRenderer(this.renderer.getContext());
 
     this.scene = new THREE.Scene();
     this.scene.background = new THREE.Color("#f4f6f9");
@@ -254,9 +255,13 @@ export class View3D {
     }
   }
 
-  /** Whether drawing is slow (longer than a display frame): software rendering, no GPU. */
+  /**
+   * Whether the browser renders in software (no GPU: a headless browser, a remote desktop,
+   * a virtual machine): its WebGL driver says so, or a draw takes longer than a display
+   * frame. Its raster and compositing then cost the machine more than the page can time.
+   */
   get software() {
-    return (this.renderCost ?? 0) > FRAME_MS;
+    return this.softwareGL || (this.renderCost ?? 0) > FRAME_MS;
   }
 
   requestRender(paced = false) {
@@ -447,5 +452,16 @@ export class View3D {
     this.#grid(Math.max(2, Math.ceil(Math.max(size.x, size.y) * 1.6)), centre);
     this.axes.scale.setScalar(Math.max(1, Math.max(size.x, size.y) / 3));
     this.requestRender();
+  }
+}
+
+/** Whether a WebGL context is drawn by a software driver (SwiftShader, llvmpipe, ...). */
+function softwareRenderer(gl) {
+  try {
+    const info = gl.getExtension("WEBGL_debug_renderer_info");
+    const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+    return /swiftshader|llvmpipe|softpipe|software|microsoft basic render/i.test(name);
+  } catch {
+    return false;
   }
 }
