@@ -650,9 +650,7 @@ class WebServer:
         self._server.run(sockets=[self._socket])
 
     def stop(self, timeout_s: float = 3.0) -> None:
-        """Send the pages the run's end (a live run), then stop serving."""
-        if self.state.live and self._thread is not None and self._thread.is_alive():
-            self.state.ended.wait(timeout_s)
+        """Stop serving (a live run's server stops itself: :meth:`finish`)."""
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout_s)
