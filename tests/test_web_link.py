@@ -143,10 +143,8 @@ def test_a_server_that_falls_behind_is_dropped_and_never_holds_the_run(monkeypat
     said: list[str] = []
     link = WebLink(["0"], None, launch=Deaf(), say=said.append)
     raw = bytes(20_000)
-    began = time.monotonic()
-    for _ in range(400):  # 8 MB into a pipe nobody reads: no call waits
+    for _ in range(400):  # 8 MB into a pipe nobody reads (a waiting write would never end)
         link.tick(raw)
-    assert time.monotonic() - began < 5.0
     assert said == ["web view: it fell 4 MiB behind the run; the run goes on without it"]
     link.tick(raw)  # (dropped: nothing more is buffered)
     link.close()
