@@ -389,6 +389,37 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     assert pauses[2]["why"] == f"stepped to tick {at + 1}"
 
 
+def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasing(live_run, page):
+    """Headless Chromium draws WebGL in software (SwiftShader): the view knows it before
+    making its context (no multisampling, coarse meshes), and a following page draws the 3D
+    scene of each live frame it shows, in that frame's own animation frame."""
+    _, url, _ = live_run
+    page.goto(url)
+    follow = page.locator("#follow")
+    if not follow.is_checked():
+        follow.check()
+    page.wait_for_function("window.limbtree?.view3d?.ok === true")
+    setup = page.evaluate(
+        "() => { const v = window.limbtree.view3d; return {software: v.softwareGL, "
+        "antialias: v.renderer.getContext().getContextAttributes().antialias, "
+        "sphere: v.geometries.sphere.parameters.widthSegments}; }"
+    )
+    assert setup == {"software": True, "antialias": False, "sphere": 10}
+    # Count the draws, the live frames shown and the animation frames asked from here on.
+    page.evaluate(
+        "() => { const v = window.limbtree.view3d; window.__draws = 0; window.__shown = new Set();"
+        " window.__frames = 0; const raf = window.requestAnimationFrame.bind(window);"
+        " window.requestAnimationFrame = (f) => { window.__frames++; return raf(f); };"
+        " const render = v.renderer.render.bind(v.renderer);"
+        " v.renderer.render = (s, c) => { window.__draws++;"
+        " window.__shown.add(window.limbtree.app.shown.tick); render(s, c); }; }"
+    )
+    page.wait_for_function("window.__shown.size >= 4", timeout=30_000)
+    draws, shown, frames = page.evaluate("[window.__draws, window.__shown.size, window.__frames]")
+    assert draws == shown  # one draw per live frame shown, none between
+    assert frames <= shown + 1  # each in its frame's own animation frame (and no timing one)
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run, page):
     process, url, record = live_run  # (stdin closed: only the page can answer)

@@ -163,8 +163,8 @@ function lazyView3D(container, colourOf) {
     })
     .catch((err) => toast(`3D view unavailable: ${err.message}`));
   return {
-    update(frame) {
-      if (real) real.update(frame);
+    update(frame, inFrame = false) {
+      if (real) real.update(frame, inFrame);
       else pending = frame;
     },
     setTerrain(patch) {
@@ -209,8 +209,11 @@ function setTicks(ticks, tLast) {
 
 // ---------------------------------------------------------------- frames
 
-/** Draw a frame everywhere. Only attributes change: no layout, no scene rebuild. */
-function showFrame(frame) {
+/**
+ * Draw a frame everywhere. Only attributes change: no layout, no scene rebuild.
+ * `inFrame`: called from an animation frame's callback (the 3D view draws in it too).
+ */
+function showFrame(frame, inFrame = false) {
   if (!frame) return;
   const first = !app.shown;
   app.shown = frame;
@@ -218,7 +221,7 @@ function showFrame(frame) {
   // The first view is chosen once the statuses are known (it may centre the running node).
   if (first) tree.initialView();
   limbs.update(frame);
-  view3d.update(frame);
+  view3d.update(frame, inFrame);
   panel.setFrame(frame);
   if (!app.dragging || following()) timeline.value = frame.tick;
   $("tick-label").textContent = `tick ${frame.tick} · t = ${Number(frame.t).toFixed(2)} s`;
@@ -277,7 +280,12 @@ function queueLiveRender() {
       return;
     }
     const began = performance.now();
-    showFrame(app.latest);
+    showFrame(app.latest, true);
+    if (view3d.software()) {
+      // Its cost cannot be timed here (above): no frame more to time it.
+      setTimeout(askForFrame, LIVE_MIN_SOFTWARE_MS);
+      return;
+    }
     // The next animation frame comes once this one is laid out and painted.
     requestAnimationFrame(() => {
       const took = Math.max(0, performance.now() - began - FRAME_MS);

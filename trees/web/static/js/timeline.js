@@ -87,7 +87,11 @@ export class Timeline {
     const max = String(this.ticks - 1);
     if (this.input.max === max) return;
     this.input.max = max;
-    this.#scheduleRedraw();
+    // At once, not on the redraw timer: the range and its marks change in one frame (in a
+    // live run this is within the frame's own animation frame, see the value setter).
+    clearTimeout(this.redrawTimer);
+    this.redrawTimer = null;
+    this.#redraw();
   }
 
   /** Add events (deduplicated: the live socket and /api/run may both report one). */

@@ -14,6 +14,10 @@ const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
 const RENDER_SHARE = 0.03;     // paced draws take at most this share of the time
+// Paced draws of a software driver come at most this often [ms]: under half the live page's
+// pace for such a driver (app.js LIVE_MIN_SOFTWARE_MS), so that a draw held back once (by
+// the user's own) never holds back the next live frame's.
+const SOFTWARE_DRAW_MS = 250;
 const Y_AXIS = new THREE.Vector3(0, 1, 0);
 const GROUND_LOW = 0x4f4538;   // the terrain's colour in its hollows (a muted brown) ...
 const GROUND_HIGH = 0xc4b79e;  // ... and on its tops (a pale dust)
@@ -98,8 +102,12 @@ export class View3D {
   }
 
   #init() {
+    // A software driver draws without multisampling and with coarser spheres and cylinders:
+    // in SwiftShader, antialiasing alone doubles a draw's CPU. Ask the driver before making
+    // the renderer, since antialiasing is fixed when its context is made.
+    const software = probeSoftwareGL();
     try {
-      this.renderer = new THREE.WebGLRenderer({ antialias: true });
+      this.renderer = new THREE.WebGLRenderer({ antialias: !software });
     } catch (err) {
       this.container.append(Object.assign(document.createElement("div"), {
         className: "muted no-webgl", textContent: `3D view unavailable (${err.message})`,
@@ -108,7 +116,7 @@ export class View3D {
     }
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.container.prepend(this.renderer.domElement);
-    this.softwareGL = softwareRenderer(this.renderer.getContext());
+    this.softwareGL = software || softwareRenderer(this.renderer.getContext());
 
     this.scene = new THREE.Scene();
     this.scene.background = new THREE.Color("#f4f6f9");
@@ -127,8 +135,8 @@ export class View3D {
     this.#grid(4, new THREE.Vector3());
 
     this.geometries = {
-      cylinder: new THREE.CylinderGeometry(LINK_RADIUS, LINK_RADIUS, 1, 12),
-      sphere: new THREE.SphereGeometry(JOINT_RADIUS, 16, 12),
+      cylinder: new THREE.CylinderGeometry(LINK_RADIUS, LINK_RADIUS, 1, software ? 8 : 12),
+      sphere: new THREE.SphereGeometry(JOINT_RADIUS, software ? 10 : 16, software ? 6 : 12),
       base: new THREE.BoxGeometry(0.08, 0.08, 0.03),
     };
     this.baseMaterial = new THREE.MeshStandardMaterial({ color: 0x555b66, roughness: 0.8 });
@@ -233,13 +241,6 @@ export class View3D {
   }
 
   /**
-   * Draw on the next animation frame. Frames of a live run (`paced`) are drawn no more
-   * often than keeps drawing under RENDER_SHARE of the time: with a GPU a draw takes a
-   * millisecond and every frame is drawn; in software rendering (a headless browser, a
-   * remote desktop) one takes ~100 ms, and drawing each would take a core from the run it
-   * watches when both share a machine. The user's own orbiting is never held back.
-   */
-  /**
    * The user is dragging the scrubber: when a draw is slow (software rendering), hold
    * paced draws until `ms` after the last move, so that the tree and the panels follow the
    * scrubber at once and the 3D view catches up when it stops. A fast draw is never held.
@@ -264,7 +265,19 @@ export class View3D {
     return this.softwareGL || (this.renderCost ?? 0) > FRAME_MS;
   }
 
-  requestRender(paced = false) {
+  /**
+   * Draw on the next animation frame (or in this one, `inFrame`). Frames of a live run
+   * (`paced`) are drawn no more often than keeps drawing under RENDER_SHARE of the time:
+   * with a GPU a draw takes a millisecond and every frame is drawn. A software driver (a
+   * headless browser, a remote desktop) draws at most every SOFTWARE_DRAW_MS, and the live
+   * page asks for frames slower still: drawing each would take a core from the run it
+   * watches when both share a machine. The user's own orbiting is never held back.
+   *
+   * @param {boolean} paced  a live frame's draw (held to its pace), not the user's own move
+   * @param {boolean} inFrame  called from an animation frame's callback: draw in this frame
+   *   (a software-rendered page composites one frame for the frame's DOM and its 3D, not two)
+   */
+  requestRender(paced = false, inFrame = false) {
     if (!this.ok) return;
     const wait = paced ? this.renderDue - performance.now() : 0;
     if (wait > 0) {
@@ -276,19 +289,33 @@ export class View3D {
       }
       return;
     }
+    if (inFrame && !this.pending) {
+      this.#draw();
+      return;
+    }
     if (this.pending) return;
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
-      const began = performance.now();
-      this.renderer.render(this.scene, this.camera);
-      // The draw's real cost shows only when its frame is composited (a software-rendered
-      // canvas is read back then): measure up to the next animation frame, less one frame.
-      requestAnimationFrame(() => {
-        const took = Math.max(0, performance.now() - began - FRAME_MS);
-        this.renderCost = took;
-        this.renderDue = began + took / RENDER_SHARE;
-      });
+      this.#draw();
+    });
+  }
+
+  #draw() {
+    const began = performance.now();
+    this.renderer.render(this.scene, this.camera);
+    if (this.softwareGL) {
+      // Known to be slow, and its cost cannot be timed here (below): paced draws come at
+      // most every SOFTWARE_DRAW_MS, without a frame more to time them.
+      this.renderDue = began + SOFTWARE_DRAW_MS;
+      return;
+    }
+    // The draw's real cost shows only when its frame is composited (a software-rendered
+    // canvas is read back then): measure up to the next animation frame, less one frame.
+    requestAnimationFrame(() => {
+      const took = Math.max(0, performance.now() - began - FRAME_MS);
+      this.renderCost = took;
+      this.renderDue = began + took / RENDER_SHARE;
     });
   }
 
@@ -316,8 +343,12 @@ export class View3D {
     return limb;
   }
 
-  /** Move everything to a frame's poses. */
-  update(frame) {
+  /**
+   * Move everything to a frame's poses.
+   * @param {object} frame
+   * @param {boolean} inFrame  called from an animation frame's callback (see requestRender)
+   */
+  update(frame, inFrame = false) {
     if (!this.ok || !frame) return;
     for (const [name, data] of Object.entries(frame.limbs ?? {})) {
       const limb = this.#limb(name);
@@ -354,7 +385,7 @@ export class View3D {
       this.#scaleToScene(frame);
       this.fit();
     }
-    this.requestRender(true);
+    this.requestRender(true, inFrame);
   }
 
   /**
@@ -453,6 +484,16 @@ export class View3D {
     this.axes.scale.setScalar(Math.max(1, Math.max(size.x, size.y) / 3));
     this.requestRender();
   }
+}
+
+/** Whether this browser's WebGL is drawn in software, asked of a context made and lost at once. */
+function probeSoftwareGL() {
+  const canvas = document.createElement("canvas");
+  const gl = canvas.getContext("webgl2") ?? canvas.getContext("webgl");
+  if (!gl) return false;
+  const software = softwareRenderer(gl);
+  gl.getExtension("WEBGL_lose_context")?.loseContext();
+  return software;
 }
 
 /** Whether a WebGL context is drawn by a software driver (SwiftShader, llvmpipe, ...). */
