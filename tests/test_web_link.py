@@ -151,6 +151,44 @@ def test_a_server_that_falls_behind_is_dropped_and_never_holds_the_run(monkeypat
     assert len(said) == 1
 
 
+def test_a_pipe_left_full_is_written_again_at_the_next_tick_not_a_pump_later():
+    """Ticks go down the pipe every PUMP_S; when the pipe did not take them all (a fast run,
+    or Linux kept the pipe's default 64 KiB), the rest goes at the next tick."""
+    now = [0.0]
+    deaf = Deaf()
+    said: list[str] = []
+    link = WebLink(["0"], None, launch=deaf, say=said.append, clock=lambda: now[0])
+    assert deaf.ends is not None
+    read_end = deaf.ends[0]
+    os.set_blocking(read_end, False)
+
+    def drain() -> int:
+        taken = 0
+        while True:
+            try:
+                data = os.read(read_end, 1 << 20)
+            except BlockingIOError:
+                return taken
+            taken += len(data)
+
+    drain()  # (the config)
+    now[0] = 1.0
+    link.tick(bytes(100))
+    assert drain() > 0  # due: written
+    link.tick(bytes(100))
+    assert drain() == 0  # the clock stands: buffered until the next pump
+    now[0] = 2.0
+    link.tick(bytes(3 << 20))  # more than the pipe holds
+    assert 0 < drain() < 3 << 20
+    for _ in range(8):  # the clock stands, yet each tick writes what the pipe takes
+        link.tick(bytes(100))
+        drain()
+    link.tick(bytes(100))
+    assert drain() == 0  # all written: back to every PUMP_S
+    link.close()
+    assert said == []
+
+
 def test_a_request_the_run_does_not_take_in_time_gets_a_504(tmp_path, monkeypatch):
     monkeypatch.setattr(server_module, "CONTROL_TIMEOUT_S", 0.3)
     runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall())

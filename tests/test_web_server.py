@@ -23,6 +23,7 @@ from test_web_store import LineSkeletons
 from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
+from limbtree.trees.web import server as server_module
 from limbtree.trees.web.child import serve_run
 from limbtree.trees.web.link import WebLink
 from limbtree.trees.web.server import (
@@ -361,6 +362,29 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
             assert httpx.get(url + "/api/run", timeout=5).json()["ticks"] == ticks  # paused
     finally:
         gate.set()
+        runner.control.request("abort")
+        thread.join(10)
+        server.close()
+
+
+def test_a_page_asking_for_a_frame_wakes_the_server_at_once(tmp_path, monkeypatch):
+    """The server looks at the run a few times a second, and at once for a page's request:
+    here it would look every 1000 s, so only the request can bring the frame."""
+    monkeypatch.setattr(server_module, "UPDATES_PER_S", 0.001)
+    runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=1.0)
+    server = serve_live(runner, lambda robots: LineSkeletons())
+    runner.control.set_breakpoint("0.1", "start")  # then the run stands, its controls too
+    url = base(server)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    try:
+        thread.start()
+        hit = wait_for(lambda: httpx.get(url + "/api/run", timeout=5).json()["hit"])
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            socket.send(json.dumps({"want": "frame"}))
+            while "frame" not in (message := json.loads(socket.recv(timeout=10))):
+                assert message["type"] == "update"
+            assert message["frame"]["tick"] >= hit["tick"]
+    finally:
         runner.control.request("abort")
         thread.join(10)
         server.close()

@@ -151,6 +151,7 @@ class _Feed:
                 queue.append((kind, payload))
             elif kind == "controls" and self.state.remote is not None:
                 self.state.remote.controls = payload
+                self.state.wake()
             elif kind == "reply" and self.state.remote is not None:
                 self.state.remote.on_reply(payload)
             elif kind == "prepare":

@@ -3,8 +3,9 @@
 ``limbtree run --view web`` starts the server (:mod:`.child`) as a child process and talks
 to it over two pipes, so that the run's interpreter does nothing for the page but append
 each tick's packed map (the record's, when the run records) to a buffer that goes down the
-pipe 40 times a second, never waiting: the server's work (indexing the ticks,
-making frames, JSON, WebSockets) takes neither the run's lock (Python's GIL) nor its heap.
+pipe 10 times a second (at each tick while the pipe is full), never waiting: the server's
+work (indexing the ticks, making frames, JSON, WebSockets) takes neither the run's lock
+(Python's GIL) nor its heap.
 
 Down the data pipe (runner -> server), msgpack arrays ``[kind, payload]``: ``config``
 (where to listen, the token: never on the command line, where ``ps`` shows it), ``prepare``
@@ -40,8 +41,9 @@ from limbtree.trees.recorder import Recorder, header_map, plain_summary, tick_ma
 from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
 
 #: How often the runner writes what it buffered and reads the page's requests [s]: each
-#: write wakes the server, and a woken process takes a core from the run for a while.
-PUMP_S: Final = 0.025
+#: write wakes the server, and a woken process takes a core from the run for a while. (A
+#: write the pipe did not take whole is tried again at the next tick: see ``tick``.)
+PUMP_S: Final = 0.1
 #: A server this far behind is dropped (the run never waits for it) [bytes].
 MAX_BACKLOG_BYTES: Final = 64 << 20
 #: The pipe's capacity asked of Linux (it keeps its default, 64 KiB, if refused) [bytes].
@@ -217,8 +219,10 @@ class WebLink:
         self._out += self._packer.pack(["tick", raw])
         now = self._clock()
         if now >= self._write_due:  # (the controls go at the safe point: :meth:`pump`)
-            self._write_due = now + PUMP_S
             self._write()
+            # A pipe that was full (a busy server, or Linux kept its 64 KiB) is tried again
+            # at the next tick, so a fast run never outgrows a pipe the server keeps up with.
+            self._write_due = now + PUMP_S if not self._out else now
 
     def send(self, kind: str, payload: Any) -> None:
         """One message to the server, written at the next pump."""

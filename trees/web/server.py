@@ -11,7 +11,7 @@ frames carry them once they are there.
 
 The run never waits for the page. A live run's server is a process of its own
 (:mod:`.child`), fed the run's packed ticks through a pipe (:mod:`.link`, the run's side):
-it takes them in about 30 times a second, writes them into the :class:`RunStore` and tells
+it takes them in about 10 times a second, writes them into the :class:`RunStore` and tells
 each connected page what changed. The controls stay in the run's process: a control request
 goes to the run and is answered from there (:class:`RemoteControl`). Frames (the costly
 part, for the server and the page alike) go only to a page that asked for one,
@@ -56,9 +56,9 @@ from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.store import RunStore
 from limbtree.trees.web.terrain import GroundError
 
-#: The server looks at the run this many times a second (a change of the controls goes to
-#: the pages at the next look).
-UPDATES_PER_S = 30.0
+#: The server looks at the run this many times a second, and at once when a page asks for a
+#: frame or the run's controls change (each look wakes a process on the run's cores).
+UPDATES_PER_S = 10.0
 #: Frames of a live run are made at most this many times a second (a page asks for one when
 #: it drew the last; the page of ``static/`` asks at most 10 times a second itself).
 FRAMES_PER_S = 10.0
@@ -189,6 +189,12 @@ class PageState:
     pages: dict[WebSocket, Page] = field(default_factory=dict)
     sending: set[WebSocket] = field(default_factory=set)
     tasks: set[asyncio.Future[None]] = field(default_factory=set)
+    looked_for: asyncio.Event | None = None
+
+    def wake(self) -> None:
+        """Have :func:`pump` look now (a page asked for a frame, the controls changed)."""
+        if self.looked_for is not None:
+            self.looked_for.set()
 
     def can_control(self) -> bool:
         """Whether the run still takes control requests."""
@@ -354,6 +360,7 @@ def make_app(
                 request = _page_request(message.get("text"))
                 if request is None:
                     page.wants_frame = True
+                    state.wake()
                 else:
                     await websocket.send_text(dumps({"type": "error", "message": request}))
         except WebSocketDisconnect:
@@ -402,7 +409,11 @@ def _page_request(text: str | None) -> str | None:
 
 
 async def pump(state: PageState) -> None:
-    """The live run's stream into the store and out to the pages, about 30 times a second.
+    """The live run's stream into the store and out to the pages.
+
+    It looks :data:`UPDATES_PER_S` times a second, at once when woken (:meth:`PageState.wake`:
+    a page asks for a frame, the run's controls changed), and when a frame asked for comes
+    due.
 
     Each page gets an update when the controls changed (at once), when the run moved on (at
     most :data:`PROGRESS_PER_S` times a second: ticks and new events), again each
@@ -416,7 +427,10 @@ async def pump(state: PageState) -> None:
     frame_due = 0.0  # when the next frame may be made [s, the loop's clock]
     period = 1.0 / UPDATES_PER_S
     loop = asyncio.get_running_loop()
+    state.looked_for = woken = asyncio.Event()
     while True:
+        woken.clear()
+        wait = period
         ended = _drain(state)
         store = state.store
         if store is not None and store.ticks and state.pages:
@@ -430,11 +444,14 @@ async def pump(state: PageState) -> None:
                 (page.wants_frame or ended) and page.framed != latest
                 for page in state.pages.values()
             )
-            if wanted and frame[0] != latest and (now >= frame_due or ended):
-                began = time.thread_time()
-                frame = (latest, dumps(store.frame(latest[0])))
-                cost = time.thread_time() - began
-                frame_due = now + max(1.0 / FRAMES_PER_S, cost / FRAME_CPU_SHARE)
+            if wanted and frame[0] != latest:
+                if now >= frame_due or ended:
+                    began = time.thread_time()
+                    frame = (latest, dumps(store.frame(latest[0])))
+                    cost = time.thread_time() - began
+                    frame_due = now + max(1.0 / FRAMES_PER_S, cost / FRAME_CPU_SHARE)
+                else:
+                    wait = min(wait, frame_due - now)
             for client, page in list(state.pages.items()):
                 if client in state.sending:  # a page still taking the last one skips this
                     continue
@@ -473,7 +490,8 @@ async def pump(state: PageState) -> None:
                 )
             state.ended.set()
             return
-        await asyncio.sleep(period)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(woken.wait(), wait)
 
 
 def _drain(state: PageState) -> bool:

@@ -315,7 +315,7 @@ async function showLatestFromServer() {
 
 /** Control fields (from /api/run, a socket update or a control reply). */
 function applyState(s) {
-  // The live socket repeats these ~30 times a second: touch the page only on a change.
+  // The live socket repeats these several times a second: touch the page only on a change.
   const key = JSON.stringify([s.control, s.paused, s.breakpoints, s.gate, s.hit, app.end]);
   if (key === app.stateKey) return;
   app.stateKey = key;

@@ -46,7 +46,7 @@ export class LimbsTable {
     return entry;
   }
 
-  /** Set a cell's content only when it changed (frames come up to 30 times a second). */
+  /** Set a cell's content only when it changed (frames come up to 10 times a second). */
   #set(entry, cell, key, build) {
     if (entry.keys[cell] === key) return;
     entry.keys[cell] = key;
