@@ -16,6 +16,7 @@ import threading
 import time
 
 import httpx
+import msgpack
 import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
@@ -365,6 +366,28 @@ def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path)
         runner.control.request("abort")
         thread.join(10)
         server.close()
+
+
+def test_the_runs_controls_reach_the_page_in_order_with_the_ticks_before_them(record):
+    """A pause at a breakpoint comes after the tick it paused after: a page that sees the
+    pause (``/api/run``'s ``hit``) finds that tick in the store, however late the server
+    takes the ticks in."""
+    from limbtree.trees.web.child import _Feed
+    from limbtree.trees.web.server import RemoteControl, _drain
+
+    header, *ticks = msgpack.Unpacker(open(record / "log.msgpack", "rb"), raw=False)  # noqa: SIM115
+    state = PageState(live=True, remote=RemoteControl(lambda kind, payload: None))
+    unpacker = msgpack.Unpacker(raw=False)
+    feed = _Feed(-1, state, writer=None, unpacker=unpacker)  # type: ignore[arg-type]
+    hit = {**state.remote.controls, "paused": True, "hit": {"node": "0.1", "tick": 1}}
+    for message in (["start", header], ["tick", msgpack.packb(ticks[0])],
+                    ["tick", msgpack.packb(ticks[1])], ["controls", hit]):  # fmt: skip
+        unpacker.feed(msgpack.packb(message, use_bin_type=True))
+    feed._take()
+    assert state.remote.controls["hit"] is None  # not before the ticks are in the store
+    _drain(state)
+    assert state.store is not None and state.store.ticks == 2
+    assert state.remote.controls["hit"] == {"node": "0.1", "tick": 1}
 
 
 def test_a_page_asking_for_a_frame_wakes_the_server_at_once(tmp_path, monkeypatch):

@@ -136,6 +136,7 @@ class _Feed:
         if not data:
             asyncio.get_running_loop().remove_reader(self.fd)
             self.state.queue.append(("closed", None))
+            self.state.wake()
             self.closed.set()
             return
         self._unpacker.feed(data)
@@ -147,10 +148,12 @@ class _Feed:
             if not (isinstance(message, list) and len(message) == 2):
                 continue
             kind, payload = message
-            if kind == "tick" or kind == "start" or kind == "end":
+            if kind == "tick":
                 queue.append((kind, payload))
-            elif kind == "controls" and self.state.remote is not None:
-                self.state.remote.controls = payload
+            elif kind == "start" or kind == "end" or kind == "controls":
+                # Taken in order with the ticks before them (see _drain: a page that sees a
+                # pause at a breakpoint finds the tick it paused after in the store), at once.
+                queue.append((kind, payload))
                 self.state.wake()
             elif kind == "reply" and self.state.remote is not None:
                 self.state.remote.on_reply(payload)

@@ -169,7 +169,8 @@ class PageState:
         live: whether a run is going on behind the page (False for a record).
         remote: the live run's controls (in the run's process), or None.
         queue: what the run sent and the server has not taken yet: ``("start", header)``,
-            ``("tick", packed map)``, ``("end", {outcome, failure, summary})``, and
+            ``("tick", packed map)``, ``("controls", map)`` (applied in order with the
+            ticks), ``("end", {outcome, failure, summary})``, and
             ``("closed", None)`` when the run's pipe closed.
         skeletons: the limbs' skeletons (or their loader), made from the run's robots
             before it ticks, or None (a loader of the header's robots, started at the first
@@ -510,6 +511,9 @@ def _drain(state: PageState) -> bool:
             state.store = RunStore(item, skeletons=skeletons)
             if state.header_seen is not None:
                 state.header_seen.set()
+        elif kind == "controls":
+            if state.remote is not None:
+                state.remote.controls = item
         elif kind == "end":
             if state.store is not None:
                 state.store.finish(str(item["outcome"]), item.get("failure"), item.get("summary"))
