@@ -619,7 +619,7 @@ class WebServer:
             log_level="warning",
             lifespan="on",
             ws="websockets-sansio",
-            # Frames go to a page on this machine or a LAN 30 times a second: compressing each
+            # Frames go to a page on this machine or a LAN 10 times a second: compressing each
             # cost the run more CPU (in its own process) than everything else the view does.
             ws_per_message_deflate=False,
             timeout_graceful_shutdown=1,
