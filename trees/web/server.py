@@ -57,7 +57,8 @@ from limbtree.trees.web.store import RunStore
 from limbtree.trees.web.terrain import GroundError
 
 #: The server looks at the run this many times a second, and at once when a page asks for a
-#: frame or the run's controls change (each look wakes a process on the run's cores).
+#: frame or the run starts, ends or changes its controls (each look wakes a process on the
+#: run's cores).
 UPDATES_PER_S = 10.0
 #: Frames of a live run are made at most this many times a second (a page asks for one when
 #: it drew the last; the page of ``static/`` asks at most 10 times a second itself).
@@ -193,7 +194,7 @@ class PageState:
     looked_for: asyncio.Event | None = None
 
     def wake(self) -> None:
-        """Have :func:`pump` look now (a page asked for a frame, the controls changed)."""
+        """Have :func:`pump` look now (a page's frame; the run's start, end or controls)."""
         if self.looked_for is not None:
             self.looked_for.set()
 
@@ -413,8 +414,8 @@ async def pump(state: PageState) -> None:
     """The live run's stream into the store and out to the pages.
 
     It looks :data:`UPDATES_PER_S` times a second, at once when woken (:meth:`PageState.wake`:
-    a page asks for a frame, the run's controls changed), and when a frame asked for comes
-    due.
+    a page asks for a frame; the run starts, ends or changes its controls), and when a frame
+    asked for comes due.
 
     Each page gets an update when the controls changed (at once), when the run moved on (at
     most :data:`PROGRESS_PER_S` times a second: ticks and new events), again each
