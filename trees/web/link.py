@@ -301,8 +301,9 @@ class WebLink:
         except OSError:
             data = b""
         if not data:
-            if self._server.poll() is not None:
-                self._lose(f"its server exited (code {self._server.poll()})")
+            code = self._server.poll()
+            if code is not None:
+                self._lose(f"its server exited (code {code})")
             return others
         self._unpacker.feed(data)
         for message in self._unpacker:

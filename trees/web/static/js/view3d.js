@@ -116,7 +116,7 @@ export class View3D {
     }
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.container.prepend(this.renderer.domElement);
-    this.softwareGL = software || softwareRenderer(this.renderer.getContext());
+    this.softwareGL = software;
 
     this.scene = new THREE.Scene();
     this.scene.background = new THREE.Color("#f4f6f9");
