@@ -167,8 +167,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds, no sweep")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per core figure")
     parser.add_argument("--cycles", type=int, default=1, help="gait cycles per mission run")
-    parser.add_argument("--sweep-runs", type=int, default=4, help="runs in each timed sweep")
+    parser.add_argument(
+        "--sweep-runs", type=int, default=4, help="runs in each timed sweep (0: no sweep)"
+    )
     args = parser.parse_args()
+    if args.sweep_runs < 0:
+        parser.error(f"--sweep-runs must be 0 (no sweep) or more, not {args.sweep_runs}")
     rounds = args.rounds or (2 if args.quick else 5)
 
     print(f"{'planning one swing (HubRobo, fractal terrain)':<46} {'best [ms]':>10} "
@@ -189,7 +193,7 @@ def main() -> None:
             f"   (target {TARGET_REAL_TIME:.0f}x: {mark})"
         )
 
-    if args.quick:
+    if args.quick or args.sweep_runs == 0:
         return
     print()
     one = sweep_wall(1, args.sweep_runs)
