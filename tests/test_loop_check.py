@@ -10,7 +10,7 @@ import pytest
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.cli import main
 from limbtree.trees.mission import load_mission
-from limbtree.trees.mission.loops import loop_warnings
+from limbtree.trees.mission.loops import loop_warnings, mission_warnings
 
 MISSIONS = Path(__file__).resolve().parent / "missions"
 
@@ -105,3 +105,90 @@ def test_a_single_absolute_waypoint_depends_on_the_start_and_gets_no_warning(
       loop: true
     """
     assert _warnings(tmp_path, tree) == []
+
+
+# ---- moves that pass over a whole segment (looping or not)
+
+SQUARE = Path(__file__).resolve().parent.parent / "missions" / "square_sync.yaml"
+
+
+def _skips(tmp_path: Path, tree: str) -> list[str]:
+    path = tmp_path / "skips.yaml"
+    path.write_text(HEADER + textwrap.indent(textwrap.dedent(tree), "  "))
+    mission = load_mission(path, robots=robot_catalogue())
+    return [str(w) for w in mission_warnings(mission)]
+
+
+def test_check_warns_when_the_square_fits_inside_the_hypersphere_of_its_centre(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # p_e 150 mm: every corner of the 200 mm square is within reach of the centre, so the
+    # clamp commands the end (the centre) at once and the square is never traced.
+    assert main(["check", str(SQUARE), "--set", "p_e_mm=150"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    (warning,) = out[1:]
+    assert warning.startswith(f"{SQUARE}:24:3: warning: node 0: waypoints 1 and 2 both lie")
+    assert "around the limbs' start (0.67 of p_e / r_e)" in warning
+    assert "never commanded" in warning and "p_e_mm" in warning
+    assert main(["check", str(SQUARE)]) == 0  # the mission's own 20 mm: no warning
+    assert capsys.readouterr().out.count("warning") == 0
+
+
+def test_a_segment_between_two_far_waypoints_gets_no_skip_warning(tmp_path: Path) -> None:
+    tree = """
+    sync_move:
+      limbs: [arm]
+      waypoints: [{translation_mm: [5, 0, 0]}, {translation_mm: [60, 0, 0]}]
+    """
+    assert _skips(tmp_path, tree) == []
+
+
+def test_an_excursion_inside_the_hypersphere_is_named_with_its_waypoints(tmp_path: Path) -> None:
+    tree = """
+    sync_move:
+      limbs: [arm]
+      waypoints:
+        - {translation_mm: [100, 0, 0]}
+        - {translation_mm: [105, 0, 0]}
+        - {translation_mm: [100, 0, 0]}
+    """
+    # The limbs at waypoint 1: waypoints 2 and 3 are 5 and 0 mm away (p_e 20 mm).
+    (warning,) = _skips(tmp_path, tree)
+    assert "node 0: waypoints 2 and 3 both lie inside the hypersphere around waypoint 1" in (
+        warning
+    )
+    absolute = tree.replace("limbs: [arm]\n", "limbs: [arm]\n      frame: absolute\n")
+    (warning,) = _skips(tmp_path, absolute)
+    assert "waypoints 2 and 3 both lie inside the hypersphere around waypoint 1" in warning
+
+
+def test_a_loop_inside_its_hypersphere_gets_one_warning_not_two(tmp_path: Path) -> None:
+    tree = """
+    sync_move:
+      limbs: [arm]
+      waypoints: [{translation_mm: [5, 0, 0]}, {translation_mm: [0, 0, 0]}]
+      loop: true
+    """
+    (warning,) = _skips(tmp_path, tree)
+    assert "loops over segments that all lie inside" in warning
+
+
+def test_run_prints_the_warning_before_it_starts(tmp_path: Path) -> None:
+    import io
+
+    from limbtree.trees.app import RunRequest, run_mission
+    from limbtree.trees.runner import RunOutcome
+
+    out = io.StringIO()
+    outcome = run_mission(
+        RunRequest(
+            mission=SQUARE,
+            overrides={"p_e_mm": "150"},
+            headless=True,
+            record=tmp_path / "run",
+        ),
+        out=out,
+    )
+    assert outcome is RunOutcome.SUCCESS
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith(f"{SQUARE}:24:3: warning: node 0: waypoints 1 and 2 both lie")

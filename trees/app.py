@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import zmq
 
@@ -44,6 +45,7 @@ from limbtree.trees.limbs import BasePoses, LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
 from limbtree.trees.mission.errors import MissionError
+from limbtree.trees.mission.loops import mission_warnings
 from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
 from limbtree.trees.reach import reach_problems
@@ -383,8 +385,46 @@ def _robots_info(mission: Mission, handles: Mapping[str, LimbHandle]) -> dict[st
     }
 
 
+#: The files of a run's record in its directory (``docs/record.md``).
+RECORD_FILES: Final = ("summary.json", "log.msgpack")
+
+
+def prepare_record_dir(directory: Path) -> None:
+    """Make ``--record``'s directory, refusing one that holds a record already.
+
+    A second run into the same directory would replace the first's summary and log and
+    leave its agents' output and report plots beside the new ones: a mix no one could
+    read. ``limbtree sweep`` clears a run's directory itself before running it again.
+
+    Raises:
+        RunError: the path is a file, holds a record, or cannot be made or written to;
+            the message says what to do instead.
+    """
+    where = f"--record {directory}"
+    if directory.exists() and not directory.is_dir():
+        raise RunError(
+            f"{where}: that is a file, not a directory; give the directory the record goes "
+            "into (it is made when missing)"
+        )
+    old = [name for name in RECORD_FILES if (directory / name).exists()]
+    if old:
+        raise RunError(
+            f"{where}: it already holds a run's record ({', '.join(old)}); a new run would "
+            "overwrite it and leave that run's other files beside the new ones. Give a new "
+            f"directory, or remove this one first (rm -r {directory})"
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(
+            f"{where}: cannot make the directory ({exc.strerror or exc}); give one you can write to"
+        ) from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise RunError(f"{where}: the directory is not writable; give one you can write to")
+
+
 def run_mission(
-    request: RunRequest, out: TextIO = sys.stdout, stdin: TextIO | None = None
+    request: RunRequest, out: TextIO | None = None, stdin: TextIO | None = None
 ) -> RunOutcome:
     """Run a mission file end to end; returns how it ended.
 
@@ -394,7 +434,7 @@ def run_mission(
 
     Args:
         request: the flags.
-        out: where progress goes.
+        out: where progress goes (``sys.stdout`` when None).
         stdin: the operator's input (keys from a terminal, or ``p`` / ``r`` / ``a`` lines);
             ``sys.stdin`` when None.
 
@@ -403,8 +443,11 @@ def run_mission(
         RunError: an agent could not be started or reached, or describes another robot, or
             an operator gate has no one to answer it (nothing was started).
     """
+    out = sys.stdout if out is None else out  # (read now: a caller may have replaced it)
     registry = default_registry()
     mission = load(request.mission, request.overrides, request.seed, registry)
+    for warning in mission_warnings(mission):
+        print(warning, file=out)
     clock_mode = request.clock or mission.clock
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
@@ -415,6 +458,8 @@ def run_mission(
         check_binding(request.web.host, request.web.token, request.web.insecure)
     if not request.auto_confirm and request.web is None:  # (the page can answer them)
         check_operator(mission, keyboard.interactive)
+    if request.record is not None:  # (made only once every other check has passed)
+        prepare_record_dir(request.record)
     remote = [robot for robot in mission.robots if not robot.simulated]
     if clock_mode == "sim" and remote:
         names = ", ".join(robot.name for robot in remote)

@@ -224,6 +224,28 @@ def _speed(text: str) -> float | None:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port wants a whole number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"--port must be 0 to 65535 (0 picks a free one), got {text!r}"
+        )
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed wants a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed must be 0 or more, got {text!r}")
+    return value
+
+
 def _web_options(args: argparse.Namespace) -> WebOptions:
     from limbtree.trees.app import WebOptions
     from limbtree.trees.web.server import DEFAULT_PORT
@@ -287,7 +309,7 @@ def _view(args: argparse.Namespace) -> int:
 def _add_web_flags(parser: argparse.ArgumentParser, port_default: int | None) -> None:
     from_port = "8765" if port_default is None else str(port_default)
     parser.add_argument(
-        "--port", type=int, default=port_default, metavar="P",
+        "--port", type=_port, default=port_default, metavar="P",
         help=f"the web page's port (default {from_port}; 0 picks a free one)",
     )  # fmt: skip
     parser.add_argument(
@@ -318,7 +340,7 @@ def _count(n: int, noun: str) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from limbtree.trees.app import load
-    from limbtree.trees.mission.loops import loop_warnings
+    from limbtree.trees.mission.loops import mission_warnings
 
     mission = load(Path(args.mission), _overrides(args.set))
     _check_fault_clock(mission)
@@ -328,7 +350,7 @@ def _check(args: argparse.Namespace) -> int:
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
         f"{_faults_text(mission)}"
     )
-    for warning in loop_warnings(mission):
+    for warning in mission_warnings(mission):
         print(warning)
     return 0
 
@@ -444,7 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=_speed, default=None, metavar="X|max",
         help="sim clock pace: X times real time, or max (default) for as fast as possible",
     )  # fmt: skip
-    run.add_argument("--seed", type=int, default=0, help="seed of simulated noise and faults")
+    run.add_argument(
+        "--seed", type=_seed, default=0, help="seed of simulated noise and faults (0 or more)"
+    )
     run.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE",
         help="override a mission parameter (repeatable)",
@@ -581,7 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     agent.add_argument("--clock", choices=["real", "sim"], default="real")
     agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
-    agent.add_argument("--seed", type=int, default=0, help="seed of simulated noise")
+    agent.add_argument("--seed", type=_seed, default=0, help="seed of simulated noise (0 or more)")
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
     agent.add_argument(
         "--parent-pid", type=int, metavar="PID",

@@ -1,4 +1,4 @@
-"""``limbtree check``'s warning about looping moves whose lap fits inside the hypersphere.
+"""``limbtree check``'s warnings about moves whose waypoints lie inside their hypersphere.
 
 A looping ``sync_move`` whose every segment is no longer than its hypersphere (``p_e`` on
 position, ``r_e`` on rotation, stacked over the limbs by ``norm``: seed 000 eqs. 7, 9) lets the
@@ -6,6 +6,13 @@ clamp reach each waypoint at once. The move then goes round up to one lap per ti
 more: see :class:`~limbtree.skills.SyncConfig`), and its command jumps from waypoint to
 waypoint instead of leading the limbs along the path. That mission is legal and its ticks
 end, so ``check`` warns instead of refusing it.
+
+The same clamp passes over a whole segment of any move, looping or not, whose two ends
+both lie inside the hypersphere around the waypoint before them (or the limbs' start): from
+there it commands the furthest point of the path within ``p_e``, beyond the segment, which
+is then never commanded. ``p_e_mm=150`` on the 200 mm square of ``square_sync.yaml`` puts
+every corner within reach of the centre: the move commands the end (the centre) at once and
+succeeds in one tick without tracing the square. ``check`` and ``run`` warn about it.
 """
 
 from __future__ import annotations
@@ -54,6 +61,87 @@ class LoopWarning:
         )
 
 
+@dataclass(frozen=True)
+class SkipWarning:
+    """A move that passes over a segment: both its ends are inside the hypersphere of a point.
+
+    Attributes:
+        node_id: the node's id (path of child indices from the root ``0``).
+        location: where the node is written.
+        origin: the point they are near: ``the limbs' start`` or ``waypoint N`` (1-based).
+        first: the skipped segment's first waypoint (1-based; its second is the next one).
+        distance: the further of the two ends from ``origin``, in hypersphere radii.
+    """
+
+    node_id: str
+    location: Location
+    origin: str
+    first: int
+    distance: float
+
+    def __str__(self) -> str:
+        where = self.location
+        return (
+            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"waypoints {self.first} and {self.first + 1} both lie inside the hypersphere "
+            f"around {self.origin} ({self.distance:.2f} of p_e / r_e): from there the clamp "
+            f"commands the furthest point of the path within p_e, so the segment between "
+            f"them is never commanded and the limbs do not trace it (seed 000's clamp only "
+            f"cuts a path that leaves p_e of where the limbs are); make p_e_mm / r_e_deg "
+            f"smaller than the waypoints' spacing, or the waypoints further apart"
+        )
+
+
+def mission_warnings(mission: Mission) -> list[LoopWarning | SkipWarning]:
+    """What ``check`` and ``run`` warn about, one warning per node, loops first.
+
+    Looping moves inside their hypersphere, and moves that pass over a segment.
+    """
+    looping = loop_warnings(mission)
+    warned = {w.node_id for w in looping}
+    skips = [w for w in skip_warnings(mission) if w.node_id not in warned]
+    return [*looping, *skips]
+
+
+def skip_warnings(mission: Mission) -> list[SkipWarning]:
+    """Every move of ``mission`` that passes over a whole segment (the first one per node)."""
+    warnings = []
+    for node_id, node in _with_ids(mission.root, "0"):
+        if node.type not in LOOPING_TYPES:
+            continue
+        found = skipped_segment(node.params)
+        if found is not None:
+            origin, first, distance = found
+            warnings.append(SkipWarning(node_id, node.location, origin, first, distance))
+    return warnings
+
+
+def skipped_segment(params: Mapping[str, Any]) -> tuple[str, int, float] | None:
+    """The first segment a move passes over, or None.
+
+    A segment is passed over when both its ends lie inside the hypersphere around the
+    point before it (the waypoint before, or the limbs' start for relative waypoints).
+
+    Args:
+        params: the node's model parameters (SI: ``p_e`` [m], ``r_e`` [rad]).
+
+    Returns:
+        ``(origin, first, distance)`` as in :class:`SkipWarning`, or None.
+    """
+    limbs, points, metrics, norm = _geometry(params)
+    relative = params.get("frame", "relative") == "relative"
+    labels = [f"waypoint {i + 1}" for i in range(len(points))]
+    if relative:  # the start is known: each limb where it is, offset 0
+        points.insert(0, tuple(Pose() for _ in limbs))
+        labels.insert(0, "the limbs' start")
+    number = 0 if relative else 1  # points[i] is waypoint i + number (1-based)
+    for k in range(len(points) - 2):
+        near = [stacked_distance(points[k], points[j], metrics, ord=norm) for j in (k + 1, k + 2)]
+        if max(near) <= _INSIDE:
+            return labels[k], k + 1 + number, max(near)
+    return None
+
+
 def loop_warnings(mission: Mission) -> list[LoopWarning]:
     """Every looping move of ``mission`` whose lap lies inside its hypersphere."""
     warnings = []
@@ -77,25 +165,32 @@ def longest_loop_segment(params: Mapping[str, Any]) -> float | None:
     Args:
         params: the node's model parameters (SI: ``p_e`` [m], ``r_e`` [rad]).
     """
+    limbs, points, metrics, norm = _geometry(params)
+    if len(points) == 1:
+        if params.get("frame", "relative") != "relative":
+            return None
+        points.insert(0, tuple(Pose() for _ in limbs))
+    lap = list(zip(points, points[1:] + points[:1], strict=True))
+    return max(stacked_distance(a, b, metrics, ord=norm) for a, b in lap)
+
+
+def _geometry(
+    params: Mapping[str, Any],
+) -> tuple[Sequence[str], list[tuple[Pose, ...]], list[SE3Metric], float]:
+    """A move's limbs, waypoints (one pose per limb), per-limb metrics and stacking norm."""
     limbs: Sequence[str] = tuple(params["limbs"])
     relative = params.get("frame", "relative") == "relative"
     points = [
         tuple(_point(waypoint[limb], relative) for limb in limbs)
         for waypoint in params["waypoints"]
     ]
-    if len(points) == 1:
-        if not relative:
-            return None
-        points.insert(0, tuple(Pose() for _ in limbs))
     metrics = [
         SE3Metric(
             _per_limb(params.get("p_e", 0.02), limb), _per_limb(params.get("r_e", math.inf), limb)
         )
         for limb in limbs
     ]
-    norm = float(params.get("norm", math.inf))
-    lap = list(zip(points, points[1:] + points[:1], strict=True))
-    return max(stacked_distance(a, b, metrics, ord=norm) for a, b in lap)
+    return limbs, points, metrics, float(params.get("norm", math.inf))
 
 
 def _point(values: Sequence[float], relative: bool) -> Pose:
@@ -113,4 +208,13 @@ def _with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
     return out
 
 
-__all__ = ["LOOPING_TYPES", "LoopWarning", "longest_loop_segment", "loop_warnings"]
+__all__ = [
+    "LOOPING_TYPES",
+    "LoopWarning",
+    "SkipWarning",
+    "longest_loop_segment",
+    "loop_warnings",
+    "mission_warnings",
+    "skip_warnings",
+    "skipped_segment",
+]

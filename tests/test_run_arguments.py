@@ -1,0 +1,84 @@
+"""``limbtree run`` refuses bad arguments before it starts anything, with no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.cli import main
+
+SQUARE = str(Path(__file__).resolve().parent.parent / "missions" / "square_sync.yaml")
+
+
+def _record(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def test_a_record_is_never_overwritten_by_a_second_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "rec"
+    record.mkdir()
+    (record / "summary.json").write_text(json.dumps({"outcome": "SUCCESS"}))
+    (record / "log.msgpack").write_bytes(b"\x92\x01\x02")
+    (record / "grip_forces.png").write_bytes(b"png")
+    before = _record(record)
+    assert main(["run", SQUARE, "--headless", "--record", str(record)]) == 1
+    err = capsys.readouterr().err
+    assert f"--record {record}: it already holds a run's record (summary.json, log.msgpack)" in (
+        err
+    )
+    assert f"rm -r {record}" in err and "Traceback" not in err
+    assert _record(record) == before
+    assert sorted(p.name for p in record.iterdir()) == sorted(before)  # no agents/ either
+
+
+def test_a_record_directory_with_other_files_only_is_used(tmp_path: Path) -> None:
+    # (limbtree sweep writes its run.log there first; a fresh directory is made.)
+    record = tmp_path / "rec"
+    record.mkdir()
+    (record / "notes.txt").write_text("mine")
+    assert main(["run", SQUARE, "--headless", "--record", str(record)]) == 0
+    assert (record / "summary.json").exists() and (record / "notes.txt").read_text() == "mine"
+    made = tmp_path / "new" / "deeper"
+    assert main(["run", SQUARE, "--headless", "--record", str(made)]) == 0
+    assert json.loads((made / "summary.json").read_text())["outcome"] == "SUCCESS"
+
+
+@pytest.mark.parametrize("kind", ["file", "under a file"])
+def test_a_record_path_that_cannot_be_a_directory_is_named(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "taken"
+    file.write_text("x")
+    target = file if kind == "file" else file / "rec"
+    assert main(["run", SQUARE, "--headless", "--record", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"--record {target}: " in err and "Traceback" not in err
+    expected = "that is a file, not a directory" if kind == "file" else "cannot make the directory"
+    assert expected in err
+    assert file.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", SQUARE, "--seed", "-1"], "--seed must be 0 or more, got '-1'"),
+        (["run", SQUARE, "--seed", "one"], "--seed wants a whole number, got 'one'"),
+        (
+            ["run", SQUARE, "--view", "web", "--port", "99999"],
+            "--port must be 0 to 65535 (0 picks a free one), got '99999'",
+        ),
+        (["run", SQUARE, "--view", "web", "--port", "-1"], "--port must be 0 to 65535"),
+        (["view", ".", "--port", "70000"], "--port must be 0 to 65535"),
+    ],
+)
+def test_bad_numbers_are_refused_by_the_parser(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
