@@ -282,3 +282,16 @@ def test_a_recovery_breakpoint_fires_when_the_skills_mode_turns_to_recovering():
     assert control.observe(3, 0.3, running, mode("recovering")) is None  # still recovering
     assert control.observe(4, 0.4, running, mode("nominal")) is None
     assert control.observe(5, 0.5, running, mode("recovering")) is not None  # again
+
+
+def test_the_pages_unknown_operation_lists_every_operation_the_page_may_send():
+    from limbtree.trees.web.link import PAGE_OPS, apply_control
+
+    control = RunControl(["0", "0.0"])
+    with pytest.raises(ControlError) as error:
+        apply_control(control, None, {"op": "bogus"})
+    text = str(error.value)
+    assert text.startswith("unknown operation 'bogus'; use one of pause")
+    for op in ("pause", "resume", "abort", "step", "break", "unbreak", "answer"):
+        assert op in PAGE_OPS and op in text
+    apply_control(control, None, {"op": "pause"})  # a run operation still goes through

@@ -245,6 +245,7 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
 
             bad = httpx.post(url + "/api/control", headers=headers, json={"op": "fly"}, timeout=5)
             assert bad.status_code == 400 and "unknown operation 'fly'" in bad.json()["error"]
+            assert "break, unbreak, answer" in bad.json()["error"]  # (the page's ops too)
             no_node = httpx.post(url + "/api/control", headers=headers, timeout=5,
                                  json={"op": "break", "node": "7"})  # fmt: skip
             assert no_node.status_code == 400 and "no node '7'" in no_node.json()["error"]

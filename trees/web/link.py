@@ -35,7 +35,7 @@ from typing import Any, Final, Protocol
 
 import msgpack
 
-from limbtree.trees.control import ControlError, RunControl, SharedOperator
+from limbtree.trees.control import ControlError, ControlOp, RunControl, SharedOperator
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import Recorder, header_map, plain_summary, tick_map
 from limbtree.trees.stream import RunEnd, RunHeader, TickSnapshot
@@ -119,8 +119,15 @@ def apply_control(
         if not isinstance(node, str) or not isinstance(answer, bool):
             raise ControlError("an answer needs 'node' (the gate's id) and 'answer' (true/false)")
         operator.answer(node, answer)
-    else:
+    elif op in _RUN_OPS:
         control.request(str(op))
+    else:
+        raise ControlError(f"unknown operation {op!r}; use one of {', '.join(PAGE_OPS)}")
+
+
+_RUN_OPS: Final = tuple(o.value for o in ControlOp)
+#: Every ``op`` a control request of the page may carry.
+PAGE_OPS: Final = (*_RUN_OPS, "break", "unbreak", "answer")
 
 
 class WebLink:
