@@ -162,6 +162,17 @@ def test_bad_records_get_clear_errors(tmp_path):
     (tmp_path / "summary.json").write_text("{")
     with pytest.raises(RunError, match=r"summary.json is damaged"):
         load_record(tmp_path)
+    (tmp_path / "summary.json").unlink()
+    ticks = [tick(i, {"0": "RUNNING"}) for i in range(4)]
+    head = write_log(tmp_path, [HEADER, *ticks[:2]])
+    data = write_log(tmp_path, [HEADER, *ticks])
+    (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
+    with pytest.raises(RunError) as damaged:  # msgpack's own text is empty: say what it is
+        load_record(tmp_path)
+    assert str(damaged.value).endswith("log.msgpack is damaged: bytes there are not msgpack "
+                                       "(FormatError)")  # fmt: skip
+    with pytest.raises(RunError, match=r"missing: no such directory \(give the directory"):
+        load_record(tmp_path / "missing")
 
 
 def test_a_layout_1_record_gets_a_stand_in_tree_of_its_node_names(data_dir):

@@ -152,6 +152,13 @@ def _json_default(value: object) -> object:
     return str(value)
 
 
+def damage_text(exc: BaseException) -> str:
+    """Why msgpack could not read a log on, for a message (its own text can be empty)."""
+    text = str(exc).strip()
+    kind = type(exc).__name__
+    return f"{text} ({kind})" if text else f"bytes there are not msgpack ({kind})"
+
+
 def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, Any]]]:
     """A ``log.msgpack``'s header map (None for a layout 1 log) and an iterator of its ticks.
 
@@ -170,7 +177,7 @@ def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, A
         first = next(unpacker, None)
     except (msgpack.exceptions.ExtraData, ValueError) as exc:
         handle.close()
-        raise RunError(f"{path} is damaged: {exc}") from None
+        raise RunError(f"{path} is damaged: {damage_text(exc)}") from None
     header: dict[str, Any] | None = None
     if isinstance(first, dict) and first.get("kind") == "header":
         version = first.get("v")
@@ -191,7 +198,7 @@ def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, A
             for entry in unpacker:
                 yield _tick(path, entry)
         except (msgpack.exceptions.ExtraData, ValueError) as exc:
-            raise RunError(f"{path} is damaged: {exc}") from None
+            raise RunError(f"{path} is damaged: {damage_text(exc)}") from None
         finally:
             handle.close()
 

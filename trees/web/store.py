@@ -33,7 +33,7 @@ import msgpack
 
 from limbtree.transport.driver import Health
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import READABLE_VERSIONS
+from limbtree.trees.recorder import READABLE_VERSIONS, damage_text
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
 
@@ -520,6 +520,8 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
     import json
 
     log = directory / "log.msgpack"
+    if not directory.exists():
+        raise RunError(f"{directory}: no such directory (give the directory --record wrote)")
     if not log.is_file():
         hint = " (give the directory --record wrote)" if directory.is_dir() else ""
         raise RunError(f"{directory}: no log.msgpack here{hint}")
@@ -529,7 +531,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
         try:
             summary = json.loads(summary_path.read_text())
         except (OSError, ValueError) as exc:
-            raise RunError(f"{summary_path} is damaged: {exc}") from None
+            raise RunError(f"{summary_path} is damaged: {damage_text(exc)}") from None
     data = log.read_bytes()
     view = memoryview(data)  # each tick's bytes are a slice of it, not a copy
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
@@ -558,7 +560,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             else:
                 store.add(entry, raw)
     except (msgpack.exceptions.ExtraData, ValueError) as exc:
-        raise RunError(f"{log} is damaged: {exc}") from None
+        raise RunError(f"{log} is damaged: {damage_text(exc)}") from None
     # (a truncated last tick, the log of a killed run, is simply not yielded)
     if store is None:  # layout 1: no header
         store = _v1_store(summary, pending)  # (no robots: no skeletons)
