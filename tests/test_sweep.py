@@ -395,6 +395,12 @@ def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
     assert main([*args, "--metric", "grip.peak_n"]) == 1
     err = capsys.readouterr().err
     assert "--metric grip.peak_n: no run has that figure; the numeric columns: sim_time_s" in err
+    # The same sweep with its --set flags the other way round keeps the same runs: folders
+    # are named in the mission's order of its parameters, not the command line's.
+    swapped = ["sweep", mission, "--set", "tag=a", "--set", "wait_s=0.1,0.3", "--out", str(out)]
+    assert main(swapped) == 0
+    assert "2 kept from before" in capsys.readouterr().out
+    assert not [p.name for p in out.iterdir() if p.name.startswith("tag=")]  # no new folders
 
 
 @pytest.mark.slow

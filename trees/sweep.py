@@ -298,11 +298,14 @@ def plan_sweep(
     settings: Sequence[Setting],
     seeds: Sequence[int] = (0,),
     clock: str | None = None,
+    naming: Sequence[str] | None = None,
 ) -> SweepPlan:
     """The product of the settings' values and the seeds, each run named from its settings.
 
-    A run's directory is ``NAME=VALUE,NAME=VALUE`` over the ``--set`` settings, then
-    ``seed=N`` when several seeds are swept (``run`` when there is nothing to name it by).
+    A run's directory is ``NAME=VALUE,NAME=VALUE`` over the ``--set`` settings, in the order
+    of ``naming`` (the mission's parameters, for ``limbtree sweep``: the same sweep written
+    with its ``--set`` flags in another order then finds, and keeps, the same folders; the
+    command line's order when None), then ``seed=N`` when several seeds are swept (``run`` when there is nothing to name it by).
     Integers of one setting are zero-padded to one width, so the folders sort in order;
     characters other than letters, digits and ``._+-`` become ``_``, and a name that would
     then be ambiguous, or a long value, gets a short hash of the value.
@@ -320,11 +323,13 @@ def plan_sweep(
                 "column is the runs' seed)"
             )
     parts = [_name_parts(s.name, s.values) for s in settings]
+    rank = {name: i for i, name in enumerate(naming or ())}
+    order = sorted(range(len(settings)), key=lambda i: rank.get(settings[i].name, len(rank)))
     seed_parts = _name_parts("seed", [str(seed) for seed in seeds]) if len(seeds) > 1 else None
     runs: list[PlannedRun] = []
     for combination in itertools.product(*(range(len(s.values)) for s in settings)):
         pairs = tuple((s.name, s.values[i]) for s, i in zip(settings, combination, strict=True))
-        label = [p[i] for p, i in zip(parts, combination, strict=True)]
+        label = [parts[k][combination[k]] for k in order]
         for k, seed in enumerate(seeds):
             name = ",".join(label + ([seed_parts[k]] if seed_parts else [])) or "run"
             runs.append(PlannedRun(name, pairs, seed))
@@ -1644,6 +1649,8 @@ def sweep(request: SweepRequest, stream: TextIO | None = None) -> SweepReport:
     )
     by = check_by(request.by, plan) if request.by is not None else plan.default_by()
     mission = check_plan(plan)
+    # The folders are named in the mission's order of its parameters (see plan_sweep).
+    plan = plan_sweep(plan.mission, plan.settings, plan.seeds, plan.clock, list(mission.parameters))
     out = request.out or Path("runs") / f"sweep-{request.mission.stem}"
     backend: Backend
     if request.ray is not None:
