@@ -305,7 +305,8 @@ def plan_sweep(
     A run's directory is ``NAME=VALUE,NAME=VALUE`` over the ``--set`` settings, in the order
     of ``naming`` (the mission's parameters, for ``limbtree sweep``: the same sweep written
     with its ``--set`` flags in another order then finds, and keeps, the same folders; the
-    command line's order when None), then ``seed=N`` when several seeds are swept (``run`` when there is nothing to name it by).
+    command line's order when None), then ``seed=N`` when several seeds are swept (``run``
+    when there is nothing to name it by).
     Integers of one setting are zero-padded to one width, so the folders sort in order;
     characters other than letters, digits and ``._+-`` become ``_``, and a name that would
     then be ambiguous, or a long value, gets a short hash of the value.
