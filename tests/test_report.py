@@ -469,3 +469,18 @@ def test_the_skill_plot_shows_tracking_per_limb_not_a_flat_clamp_distance(tmp_pa
     assert {line.get_label() for line in tracking_axes.lines} >= {"heavy", "light"}
     assert progress_axes.get_ylabel() == "waypoint reached"
     assert not tracking_axes.yaxis.get_major_formatter().get_useOffset()
+
+
+def test_a_killed_runs_text_takes_the_mission_seed_clock_and_node_types_from_the_header(
+    tmp_path,
+):
+    from limbtree.trees.report.text import summary_text
+
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    run = read_run(directory / "log.msgpack")
+    text = summary_text(directory, None, run, [], [])
+    line = {row.split("  ")[1].strip(): row for row in text.splitlines() if row.startswith("  ")}
+    assert "square_test (missions/square_test.yaml)" in line["mission"]
+    assert line["seed, clock"].split()[-2:] == ["7,", "sim"]
+    node = next(row for row in text.splitlines() if row.strip().startswith("0.0 ")).split()
+    assert node[:3] == ["0.0", "Square", "sync_move"]

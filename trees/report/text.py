@@ -71,9 +71,15 @@ def summary_text(
     lines = [f"Run record {directory}"]
     lines += [f"  ! {note}" for note in notes]
     disruptions = run.disruptions()
-    mission = s.get("mission", "?")
-    if s.get("mission_file"):
-        mission = f"{mission} ({s['mission_file']})"
+    # A killed run has no summary: what the log's header says (layout 2) stands in.
+    header: Mapping[str, Any] = run.header or {}
+
+    def said(key: str, default: Any) -> Any:
+        return s.get(key, header.get(key, default))
+
+    mission = said("mission", "?")
+    if said("mission_file", None):
+        mission = f"{mission} ({said('mission_file', None)})"
     sim_time = s.get("sim_time_s", run.t_last if run.ticks else None)
     wall = s.get("wall_time_s")
     timing = _num(sim_time, ".2f", " s")
@@ -94,7 +100,7 @@ def summary_text(
     rows: list[tuple[str, ...]] = [
         ("mission", str(mission)),
         ("outcome", str(s.get("outcome", "unknown (no summary)"))),
-        ("seed, clock", f"{s.get('seed', '-')}, {s.get('clock', '-')}"),
+        ("seed, clock", f"{said('seed', '-')}, {said('clock', '-')}"),
         ("time", timing),
         ("ticks", ticks),
         ("faults", f"{injected} injected, {recovered} recovered"),
@@ -224,7 +230,9 @@ def _node_rows(nodes: Any, run: RunLog) -> list[tuple[str, str, Mapping[str, Any
     by_label = {label: node_id for node_id, label in run.labels.items()}
     for label in run.node_ticks:
         if label not in known:
-            rows.append((by_label.get(label, ""), label, {}))
+            node_id = by_label.get(label, "")
+            kind = run.nodes.get(node_id, {}).get("type")  # (the header's, layout 2)
+            rows.append((node_id, label, {} if kind is None else {"type": kind}))
     return rows
 
 
