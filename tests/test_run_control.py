@@ -251,7 +251,7 @@ def test_a_gate_no_one_can_answer_is_refused_naming_it_and_auto_confirm():
     with pytest.raises(RunError) as error:
         check_operator(mission, interactive=False)
     text = str(error.value)
-    assert "--auto-confirm" in text
+    assert "--auto-confirm" in text and "--view web to answer them in the web page" in text
     assert (
         'self_assembly_minimal.yaml:36:9: operator_gate "Operator gate" asks '
         '"limb in its safe pose: start the alignment?"'

@@ -140,6 +140,13 @@ def test_q_aborts_and_the_limbs_hold(tmp_path):
     assert links["a"].commands[-1][0].value == "hold"
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "ABORTED"
+    assert "limbs hold, record closed" in _out
+
+
+def test_an_abort_without_a_record_says_only_that_the_limbs_hold(tmp_path):
+    outcome, _runner, _links, out = run(tmp_path, SQUARE, keys=Keys({20: "q"}), record=False)
+    assert outcome is RunOutcome.ABORTED
+    assert "limbs hold" in out and "record" not in out
 
 
 def test_space_pauses_without_ticking(tmp_path):

@@ -738,8 +738,8 @@ def check_operator(mission: Mission, interactive: bool) -> None:
     )
     raise RunError(
         f"no one can answer the mission's operator gates: stdin is not a terminal (or is "
-        "closed). Run with --auto-confirm to pass them by themselves, or from a terminal to "
-        f"answer them with y / n.\n{listed}"
+        "closed). Run with --auto-confirm to pass them by themselves, with --view web to "
+        f"answer them in the web page, or from a terminal to answer them with y / n.\n{listed}"
     )
 
 

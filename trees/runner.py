@@ -622,7 +622,8 @@ class Runner:
     def _abort(self, why: str) -> None:
         self.outcome = RunOutcome.ABORTED
         self._abort_reason = why
-        self._message(f"t={self.t:7.2f} s  {why}: limbs hold, record closed")
+        closed = ", record closed" if self.recorder is not None else ""
+        self._message(f"t={self.t:7.2f} s  {why}: limbs hold{closed}")
 
     def _record_abort(self) -> None:
         """One last map for the record: the ``aborted`` event (and any pause not yet logged).
