@@ -224,26 +224,26 @@ def _speed(text: str) -> float | None:
     return value
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--port wants a whole number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(
-            f"--port must be 0 to 65535 (0 picks a free one), got {text!r}"
-        )
-    return value
+def _whole_number(
+    flag: str, low: int, high: int | None = None, note: str = ""
+) -> Callable[[str], int]:
+    """An argparse type for ``flag``: a whole number from ``low`` to ``high`` (or more)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} wants a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"{low} or more" if high is None else f"{low} to {high}"
+            raise argparse.ArgumentTypeError(f"{flag} must be {span}{note}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed wants a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--seed must be 0 or more, got {text!r}")
-    return value
+_port = _whole_number("--port", 0, 65535, " (0 picks a free one)")
+_seed = _whole_number("--seed", 0)
 
 
 def _web_options(args: argparse.Namespace) -> WebOptions:
