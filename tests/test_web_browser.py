@@ -166,6 +166,31 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
         server.stop()
 
 
+def test_a_record_damaged_part_way_shows_the_ticks_before_the_damage_and_says_so(tmp_path, page):
+    record = tmp_path / "damaged"
+    big_record(record, 12)
+    data = (record / "log.msgpack").read_bytes()
+    log = msgpack.Unpacker()
+    log.feed(data)
+    for _ in range(1 + 6):  # the header and 6 ticks
+        next(log)
+    cut = log.tell()
+    (record / "log.msgpack").write_bytes(data[:cut] + b"\xc1" * 8 + data[cut + 8 :])
+    server = serve(record)
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "document.querySelector('#run-state')?.textContent === 'damaged record'"
+        )
+        state = page.locator("#run-state")
+        assert state.get_attribute("data-state") == "incomplete"
+        title = state.get_attribute("title") or ""
+        assert title.startswith("the log is damaged after tick 6: ") and "FormatError" in title
+        assert page.locator("input#timeline").get_attribute("max") == "5"
+    finally:
+        server.stop()
+
+
 def big_record(directory: Path, count: int) -> list[str]:
     """A record whose tree has ``count`` nodes: a root over sequences of waits."""
     children = []

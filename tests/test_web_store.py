@@ -167,10 +167,20 @@ def test_bad_records_get_clear_errors(tmp_path):
     head = write_log(tmp_path, [HEADER, *ticks[:2]])
     data = write_log(tmp_path, [HEADER, *ticks])
     (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
-    with pytest.raises(RunError) as damaged:  # msgpack's own text is empty: say what it is
+    store = load_record(tmp_path)  # read up to the damage, as limbtree report does
+    assert store.ticks == 2
+    assert store.damage is not None and store.damage.startswith("the log is damaged after tick 2")
+    # (msgpack's own text is empty: say what it is)
+    assert store.damage.endswith(
+        "log.msgpack is damaged: bytes there are not msgpack (FormatError)"
+    )
+    head = write_log(tmp_path, [HEADER])
+    (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
+    with pytest.raises(RunError, match=r"is damaged: bytes there are not msgpack"):
+        load_record(tmp_path)  # damaged before its first tick: nothing to show
+    (tmp_path / "log.msgpack").write_bytes(b"")
+    with pytest.raises(RunError, match=r"no complete tick and there is no summary.json"):
         load_record(tmp_path)
-    assert str(damaged.value).endswith("log.msgpack is damaged: bytes there are not msgpack "
-                                       "(FormatError)")  # fmt: skip
     with pytest.raises(RunError, match=r"missing: no such directory \(give the directory"):
         load_record(tmp_path / "missing")
 

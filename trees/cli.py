@@ -290,6 +290,8 @@ def _view(args: argparse.Namespace) -> int:
     check_binding(args.host, args.token, args.insecure)
     directory = Path(args.dir)
     store = load_record(directory)
+    if store.damage is not None:
+        print(f"limbtree view: note: {store.damage}; showing the ticks before it", flush=True)
     server = WebServer(
         PageState(store=store),
         args.host,

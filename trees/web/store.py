@@ -153,6 +153,8 @@ class RunStore:
         self._index_tree(self.header.get("tree") or v1_tree(str(header.get("mission", "")), []))
         self.end: dict[str, Any] | None = None
         self.summary: dict[str, Any] | None = None
+        #: Why a recorded log stops early (damaged part way): the ticks before it are here.
+        self.damage: str | None = None
 
     # -- building -----------------------------------------------------------------------------
 
@@ -426,6 +428,7 @@ class RunStore:
             "events": self.events,
             "end": self.end,
             "summary": self.summary,
+            "damage": self.damage,
         }
 
     def events_since(self, count: int) -> list[dict[str, Any]]:
@@ -513,9 +516,12 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             loader of the header's robots, started when the server starts or at the first
             frame (not while the record is indexed: both would share one interpreter).
 
+    A log damaged part way is read up to the damage (``damage`` says where and why), as
+    ``limbtree report`` does.
+
     Raises:
-        RunError: naming the directory and what is wrong (no log, a damaged one, a layout
-            this limbtree cannot read).
+        RunError: naming the directory and what is wrong (no log, one damaged before its
+            first tick, an empty one without a summary, a layout this limbtree cannot read).
     """
     import json
 
@@ -560,8 +566,16 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             else:
                 store.add(entry, raw)
     except (msgpack.exceptions.ExtraData, ValueError) as exc:
-        raise RunError(f"{log} is damaged: {damage_text(exc)}") from None
+        damage = f"{log} is damaged: {damage_text(exc)}"
+        if store is None or not store.ticks:  # nothing worth showing before it
+            raise RunError(damage) from None
+        store.damage = f"the log is damaged after tick {store.ticks}: {damage}"  # (as report)
     # (a truncated last tick, the log of a killed run, is simply not yielded)
+    if store is None and not pending and summary is None:
+        raise RunError(
+            f"{log} has no complete tick and there is no summary.json: the run recorded "
+            "nothing to show"
+        )
     if store is None:  # layout 1: no header
         store = _v1_store(summary, pending)  # (no robots: no skeletons)
     if summary is not None:

@@ -18,6 +18,7 @@ const app = {
   ticks: 0,
   tLast: 0,
   end: null,
+  damage: null,         // why a recorded log stops early (the ticks before it are shown)
   control: false,
   paused: false,
   breakpoints: [],
@@ -198,6 +199,7 @@ function applyRun(run) {
   setTicks(run.ticks ?? 0, run.t_last ?? 0);
   timeline.addEvents(run.events ?? []);
   app.end = run.end ?? null;
+  app.damage = run.damage ?? null;   // a record whose log is damaged part way
   applyState(run);
 }
 
@@ -347,6 +349,11 @@ function renderRunState() {
     key = app.paused ? "paused" : "running";
     text = app.paused ? "paused" : "running";
     state.title = "";
+  }
+  if (app.damage && !live()) {
+    key = "incomplete";
+    text = app.end ? `${text}, log damaged` : "damaged record";
+    state.title = `${app.damage}: the page shows the ticks before it`;
   }
   state.dataset.state = key;
   state.textContent = text;
