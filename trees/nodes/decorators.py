@@ -92,7 +92,7 @@ REPEAT: Final = NodeSpec(
             "times",
             Integer(1, forever=True),
             "forever",
-            "how many successes; forever (model: None) never stops",
+            "how many successes; forever never stops",
         ),
     ),
     (1, 1),
