@@ -484,3 +484,16 @@ def test_a_killed_runs_text_takes_the_mission_seed_clock_and_node_types_from_the
     assert line["seed, clock"].split()[-2:] == ["7,", "sim"]
     node = next(row for row in text.splitlines() if row.strip().startswith("0.0 ")).split()
     assert node[:3] == ["0.0", "Square", "sync_move"]
+
+
+def test_an_aborted_runs_extra_log_map_is_named_as_the_aborts(tmp_path):
+    from limbtree.trees.report.text import summary_text
+
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    run = read_run(directory / "log.msgpack")
+    aborted = {"outcome": "ABORTED", "ticks": run.ticks - 1}
+    assert f"(log: {run.ticks} ticks, the last one the abort's," in summary_text(
+        directory, aborted, run, [], []
+    )
+    finished = {"outcome": "SUCCESS", "ticks": run.ticks}
+    assert "abort's" not in summary_text(directory, finished, run, [], [])

@@ -89,7 +89,10 @@ def summary_text(
             timing += f" ({float(sim_time) / float(wall):.1f}x real time)"
     ticks = f"{s['ticks']}" if "ticks" in s else "-"
     if run.ticks:
-        ticks += f" (log: {run.ticks} ticks, t = {run.t_first:.2f} .. {run.t_last:.2f} s)"
+        # An aborted run's log ends with one map more, the abort's, at the last tick's time.
+        abort = s.get("outcome") == "ABORTED" and run.ticks == s.get("ticks", -2) + 1
+        last = ", the last one the abort's" if abort else ""
+        ticks += f" (log: {run.ticks} ticks{last}, t = {run.t_first:.2f} .. {run.t_last:.2f} s)"
     injected = s.get("faults_injected", len(disruptions))
     recovered = s.get("faults_recovered", sum(d.recovered is not None for d in disruptions))
     recoveries = s.get("recoveries", sum(k.recoveries for k in run.skills.values()))
