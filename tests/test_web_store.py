@@ -181,6 +181,16 @@ def test_bad_records_get_clear_errors(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(b"")
     with pytest.raises(RunError, match=r"no complete tick and there is no summary.json"):
         load_record(tmp_path)
+    write_log(tmp_path, [HEADER])  # a header and not one tick: the same
+    with pytest.raises(RunError, match=r"no complete tick and there is no summary.json"):
+        load_record(tmp_path)
+    # A layout 1 log (no header) damaged part way is read up to the damage too.
+    head = write_log(tmp_path, ticks[:2])
+    data = write_log(tmp_path, ticks)
+    (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
+    store = load_record(tmp_path)
+    assert store.ticks == 2 and store.header["v"] == 1
+    assert store.damage is not None and store.damage.startswith("the log is damaged after tick 2")
     with pytest.raises(RunError, match=r"missing: no such directory \(give the directory"):
         load_record(tmp_path / "missing")
 

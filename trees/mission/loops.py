@@ -128,8 +128,7 @@ def skipped_segment(params: Mapping[str, Any]) -> tuple[str, int, float] | None:
     Returns:
         ``(origin, first, distance)`` as in :class:`SkipWarning`, or None.
     """
-    limbs, points, metrics, norm = _geometry(params)
-    relative = params.get("frame", "relative") == "relative"
+    limbs, points, metrics, norm, relative = _geometry(params)
     labels = [f"waypoint {i + 1}" for i in range(len(points))]
     if relative:  # the start is known: each limb where it is, offset 0
         points.insert(0, tuple(Pose() for _ in limbs))
@@ -165,9 +164,9 @@ def longest_loop_segment(params: Mapping[str, Any]) -> float | None:
     Args:
         params: the node's model parameters (SI: ``p_e`` [m], ``r_e`` [rad]).
     """
-    limbs, points, metrics, norm = _geometry(params)
+    limbs, points, metrics, norm, relative = _geometry(params)
     if len(points) == 1:
-        if params.get("frame", "relative") != "relative":
+        if not relative:
             return None
         points.insert(0, tuple(Pose() for _ in limbs))
     lap = list(zip(points, points[1:] + points[:1], strict=True))
@@ -176,8 +175,13 @@ def longest_loop_segment(params: Mapping[str, Any]) -> float | None:
 
 def _geometry(
     params: Mapping[str, Any],
-) -> tuple[Sequence[str], list[tuple[Pose, ...]], list[SE3Metric], float]:
-    """A move's limbs, waypoints (one pose per limb), per-limb metrics and stacking norm."""
+) -> tuple[Sequence[str], list[tuple[Pose, ...]], list[SE3Metric], float, bool]:
+    """A move's geometry as the clamp sees it.
+
+    Returns:
+        The limbs, the waypoints (one pose per limb), each limb's metric, the stacking norm,
+        and whether the waypoints are offsets from the limbs' start (``frame: relative``).
+    """
     limbs: Sequence[str] = tuple(params["limbs"])
     relative = params.get("frame", "relative") == "relative"
     points = [
@@ -190,7 +194,7 @@ def _geometry(
         )
         for limb in limbs
     ]
-    return limbs, points, metrics, float(params.get("norm", math.inf))
+    return limbs, points, metrics, float(params.get("norm", math.inf)), relative
 
 
 def _point(values: Sequence[float], relative: bool) -> Pose:

@@ -537,7 +537,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
         try:
             summary = json.loads(summary_path.read_text())
         except (OSError, ValueError) as exc:
-            raise RunError(f"{summary_path} is damaged: {damage_text(exc)}") from None
+            raise RunError(f"{summary_path} is damaged: {exc}") from None
     data = log.read_bytes()
     view = memoryview(data)  # each tick's bytes are a slice of it, not a copy
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
@@ -545,6 +545,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
     store: RunStore | None = None
     pending: list[tuple[dict[str, Any], memoryview]] = []
     start = 0
+    damage: str | None = None
     try:
         for entry in unpacker:
             end = unpacker.tell()
@@ -567,17 +568,19 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
                 store.add(entry, raw)
     except (msgpack.exceptions.ExtraData, ValueError) as exc:
         damage = f"{log} is damaged: {damage_text(exc)}"
-        if store is None or not store.ticks:  # nothing worth showing before it
-            raise RunError(damage) from None
-        store.damage = f"the log is damaged after tick {store.ticks}: {damage}"  # (as report)
     # (a truncated last tick, the log of a killed run, is simply not yielded)
-    if store is None and not pending and summary is None:
-        raise RunError(
-            f"{log} has no complete tick and there is no summary.json: the run recorded "
-            "nothing to show"
-        )
+    if not (pending or (store is not None and store.ticks)):  # not one tick to show
+        if damage is not None:
+            raise RunError(damage)
+        if summary is None:  # (as limbtree report)
+            raise RunError(
+                f"{log} has no complete tick and there is no summary.json: the run recorded "
+                "nothing to show"
+            )
     if store is None:  # layout 1: no header
         store = _v1_store(summary, pending)  # (no robots: no skeletons)
+    if damage is not None:  # (worded as limbtree report words it)
+        store.damage = f"the log is damaged after tick {store.ticks}: {damage}"
     if summary is not None:
         store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
         store.timing_from_summary(summary)
