@@ -7,6 +7,7 @@ no agent process and no temporary folder.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -182,3 +183,42 @@ def test_run_with_gates_and_stdin_not_a_terminal_exits_before_starting_anything(
     assert "--auto-confirm" in done.stderr
     assert done.stderr.count('operator_gate "Operator gate" asks') == 3
     assert not (tmp_path / "rec").exists()
+
+
+@pytest.mark.parametrize("during", ["building the tree", "opening the record"])
+def test_a_signal_before_the_first_tick_leaves_a_whole_record(tmp_path, monkeypatch, during):
+    """SIGTERM noted after the agents answered but before the first tick: header, abort, summary.
+
+    (The runner opens its log when it is made; a signal noted before its first tick once
+    left that log empty and no summary.)
+    """
+    from limbtree.trees import app
+    from limbtree.trees.stream import RunOutcome
+
+    sent: list[int] = []
+
+    def signalled(original):
+        def wrapper(*args, **kwargs):
+            made = original(*args, **kwargs)
+            if not sent:  # (the aborted run's record builds its tree again)
+                sent.append(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)  # noted only: the run stops at a safe point
+            return made
+
+        return wrapper
+
+    target = "build_tree" if during == "building the tree" else "Runner"
+    monkeypatch.setattr(app, target, signalled(getattr(app, target)))
+    mission = tmp_path / "long_wait.yaml"
+    mission.write_text(MISSION)
+    record = tmp_path / "rec"
+    out = io.StringIO()
+    request = app.RunRequest(mission=mission, headless=True, record=record)
+    assert app.run_mission(request, out) is RunOutcome.ABORTED
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED", out.getvalue()
+    assert summary["failure"].startswith("interrupted (SIGTERM)"), summary["failure"]
+    header = read_header(record / "log.msgpack")
+    assert header is not None and header["tree"]["type"] == "wait"
+    (last,) = list(read_log(record / "log.msgpack"))
+    assert [e["kind"] for e in last["events"]] == ["aborted"]

@@ -566,6 +566,8 @@ def _run(
                 ScheduledFault(f.at_s, f.limb, f.kind, f.duration_s, dict(f.params))
                 for f in mission.faults
             ]
+            if started.signals is not None:  # (before the runner opens its record)
+                started.signals.check()
             sinks: list[TickSink] = [progress]
             web = _web_view(request, root, operator, progress) if request.web else None
             if web is not None:
@@ -593,11 +595,12 @@ def _run(
             if web is not None:
                 web.sink.recorder = runner.recorder  # (its packed maps go to the page)
                 web.prepare(runner.header())
+            # From here a signal is the runner's to act on: it stops before its first tick
+            # (or between two), records the abort and closes the record it opened.
             started.doing = "running"
             signals = started.signals
             if signals is not None:
-                signals.check()
-                runner.signalled = lambda: signals.received  # it stops between two ticks
+                runner.signalled = lambda: signals.received
             try:
                 with keyboard.raw():
                     outcome = runner.run()
