@@ -310,6 +310,33 @@ def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):
         leave(page, server)
 
 
+def test_a_draw_already_coming_is_not_followed_by_a_held_one_of_the_same_scene(tmp_path, page):
+    """A live frame's draw held to its pace (software rendering) is dropped when another
+    draw (the camera fitted to newly made skeletons) shows the scene first: one draw, not
+    two of the same frame."""
+    server = serve(arm_on_terrain(tmp_path / "arm"))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        page.wait_for_function("window.limbtree.app.shown?.skeletons === 'ready'")
+        draws = page.evaluate(
+            """async () => {
+              const v = window.limbtree.view3d;
+              let draws = 0;
+              const render = v.renderer.render.bind(v.renderer);
+              v.renderer.render = (s, c) => { draws++; render(s, c); };
+              v.renderDue = performance.now() + 300;   // paced draws held for 300 ms
+              v.requestRender();                       // as fitting the camera asks
+              v.update(v.lastFrame);                   // the frame's own, paced
+              await new Promise((resolve) => setTimeout(resolve, 700));
+              return draws;
+            }"""
+        )
+        assert draws == 1
+    finally:
+        leave(page, server)
+
+
 def test_skeletons_made_after_the_page_opened_are_drawn_without_a_reload(tmp_path, page):
     gate = threading.Event()
 
@@ -441,6 +468,8 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
         "sphere: v.geometries.sphere.parameters.widthSegments}; }"
     )
     assert setup == {"software": True, "antialias": False, "sphere": 10}
+    # The scene settled: its skeletons came (their arrival fits the camera: a draw of its own).
+    page.wait_for_function("window.limbtree.app.shown?.skeletons === 'ready'", timeout=30_000)
     # Count the draws, the live frames shown and the animation frames asked from here on.
     page.evaluate(
         "() => { const v = window.limbtree.view3d; window.__draws = 0; window.__shown = new Set();"

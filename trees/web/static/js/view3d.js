@@ -279,6 +279,7 @@ export class View3D {
    */
   requestRender(paced = false, inFrame = false) {
     if (!this.ok) return;
+    if (this.pending) return;   // a draw is coming: it shows the scene as it is then
     const wait = paced ? this.renderDue - performance.now() : 0;
     if (wait > 0) {
       if (!this.deferred) {
@@ -289,11 +290,10 @@ export class View3D {
       }
       return;
     }
-    if (inFrame && !this.pending) {
+    if (inFrame) {
       this.#draw();
       return;
     }
-    if (this.pending) return;
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
@@ -302,6 +302,11 @@ export class View3D {
   }
 
   #draw() {
+    // This draw shows the latest scene: a paced draw held for later has nothing left to show.
+    if (this.deferred) {
+      clearTimeout(this.deferred);
+      this.deferred = null;
+    }
     const began = performance.now();
     this.renderer.render(this.scene, this.camera);
     if (this.softwareGL) {
