@@ -82,3 +82,24 @@ def test_bad_numbers_are_refused_by_the_parser(
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_stop_with_that_is_not_a_process_id_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIMBTREE_STOP_WITH", "sweep")
+    assert main(["run", SQUARE, "--headless", "--record", str(tmp_path / "rec")]) == 1
+    err = capsys.readouterr().err
+    assert "LIMBTREE_STOP_WITH='sweep': it must be a process id" in err
+    assert "Traceback" not in err and not (tmp_path / "rec").exists()
+
+
+def test_a_record_directory_another_run_is_writing_is_refused(tmp_path: Path) -> None:
+    from limbtree.trees.errors import RunError
+    from limbtree.trees.recorder import Recorder
+
+    first = Recorder(tmp_path / "rec")
+    with pytest.raises(RunError, match="another limbtree run is writing its record there"):
+        Recorder(tmp_path / "rec")
+    first.close({"outcome": "SUCCESS"})
+    Recorder(tmp_path / "rec").close({"outcome": "SUCCESS"})  # (the lock went with the close)

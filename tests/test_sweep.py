@@ -15,6 +15,7 @@ import csv
 import io
 import itertools
 import json
+import os
 import shutil
 import signal
 import socket
@@ -26,8 +27,10 @@ from pathlib import Path
 import pytest
 
 from limbtree.trees.cli import main
-from limbtree.trees.recorder import read_header
+from limbtree.trees.interrupts import STOP_WITH_ENV
+from limbtree.trees.recorder import lock_record_dir, read_header
 from limbtree.trees.sweep import (
+    Finished,
     PlannedRun,
     RunResult,
     RunStatus,
@@ -47,6 +50,7 @@ from limbtree.trees.sweep import (
     parse_settings,
     parse_values,
     plan_sweep,
+    run_sweep,
     sweep,
     sweep_table,
 )
@@ -462,6 +466,38 @@ def test_ctrl_c_aborts_the_runs_in_progress_and_marks_their_rows(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
+def test_the_runs_of_a_killed_sweep_abort_by_themselves(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
+               "wait_s=100000", "--seed", "0..1", "--jobs", "2", "--out", str(out)]  # fmt: skip
+    sweep_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    summaries = [out / f"wait_s=100000,seed={seed}" / "summary.json" for seed in (0, 1)]
+    try:
+        logs = [summary.with_name("log.msgpack") for summary in summaries]
+        deadline = time.monotonic() + 90
+        while not all(log.exists() and log.stat().st_size > 1000 for log in logs):
+            assert time.monotonic() < deadline, "the runs did not start ticking"
+            time.sleep(0.2)
+        sweep_process.kill()  # SIGKILL: the sweep cannot stop its runs
+        sweep_process.wait()
+        while not all(summary.exists() for summary in summaries):
+            assert time.monotonic() < deadline + 30, "the runs of the killed sweep went on"
+            time.sleep(0.2)
+    finally:
+        if sweep_process.poll() is None:
+            sweep_process.kill()
+            sweep_process.wait()
+    for summary in summaries:
+        ended = json.loads(summary.read_text())
+        assert (ended["outcome"], ended["failure"]) == (
+            "ABORTED",
+            "interrupted (its sweep ended)",
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_a_run_whose_agent_cannot_be_reached_is_an_error_row(tmp_path):
     unreachable = f"tcp://127.0.0.1:{free_port()}"
     request = SweepRequest(
@@ -577,7 +613,56 @@ def test_local_runs_share_the_cores_among_their_agents(tmp_path, monkeypatch, co
     assert backend.capacity(jobs) == jobs
     backend.submit(sweep.Job(0, tmp_path, ()))
     assert seen[0][launcher.PROCESSES_ENV] == each
+    # Each run aborts by itself once the sweep is gone.
+    assert seen[0][STOP_WITH_ENV] == str(os.getpid())
     # A count the user set stands.
     monkeypatch.setenv(launcher.PROCESSES_ENV, "3")
     backend.submit(sweep.Job(1, tmp_path, ()))
-    assert seen[1] is None
+    assert seen[1][launcher.PROCESSES_ENV] == "3"
+
+
+class Immediate:
+    """A backend whose runs end at once (exit 0, no record): it notes what it was given."""
+
+    description = "nowhere"
+
+    def __init__(self) -> None:
+        self.submitted: list[int] = []
+        self._done: list[Finished] = []
+
+    def capacity(self, jobs):
+        return 1
+
+    def submit(self, job):
+        self.submitted.append(job.index)
+        self._done.append(Finished(job.index, 0, ""))
+
+    def wait(self, timeout_s):
+        done, self._done = self._done, []
+        return done
+
+    def stop(self, grace_s, signum=signal.SIGINT):
+        return []
+
+    def close(self):
+        pass
+
+
+def test_a_run_folder_another_run_is_writing_is_left_alone_and_is_an_error_row(tmp_path):
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1,0.3"]), (0,))
+    out = tmp_path / "out"
+    busy = out / plan.runs[0].name
+    busy.mkdir(parents=True)
+    (busy / "log.msgpack").write_bytes(b"a run still going")
+    lock = lock_record_dir(busy)  # (as a run a killed sweep left going holds it)
+    assert lock is not None
+    try:
+        backend = Immediate()
+        result = run_sweep(plan, out, backend=backend, stream=io.StringIO())
+    finally:
+        os.close(lock)
+    assert backend.submitted == [1]
+    first = result.results[0]
+    assert first.status is RunStatus.ERROR
+    assert "a run is still writing its record there" in (first.message or "")
+    assert (busy / "log.msgpack").read_bytes() == b"a run still going"

@@ -29,6 +29,7 @@ from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.transport import AgentClient, ping_endpoint
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
+from limbtree.transport.orphan import watch_parent
 from limbtree.transport.plant import BaseState
 from limbtree.trees.behaviours.climbing import physics_of, terrain_from_physics
 from limbtree.trees.builder import build_tree
@@ -39,7 +40,7 @@ from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard,
 from limbtree.trees.errors import RunError
 from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info, world_of
-from limbtree.trees.interrupts import AbortSignals, signals_abort
+from limbtree.trees.interrupts import SWEEP_ENDED, AbortSignals, signals_abort
 from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
 from limbtree.trees.limbs import BasePoses, LimbHandle
 from limbtree.trees.lockstep import PlantAgent
@@ -151,6 +152,8 @@ class RunRequest:
     headless: bool = False
     auto_confirm: bool = False
     web: WebOptions | None = None
+    #: A process whose end aborts the run (a sweep's: ``LIMBTREE_STOP_WITH``), or None.
+    stop_with: int | None = None
 
 
 @dataclass
@@ -491,6 +494,8 @@ def run_mission(
     try:
         with signals_abort() as signals:
             started.signals = signals
+            if request.stop_with is not None:
+                stop_with_process(request.stop_with, signals)
             log_dir = default_log_dir(request.record)
             return _run(
                 request, mission, registry, clock_mode, keyboard, progress, view, operator,
@@ -508,6 +513,20 @@ def run_mission(
     finally:
         if not keep_logs and log_dir is not None:
             shutil.rmtree(log_dir, ignore_errors=True)
+
+
+#: How long a run whose sweep is gone may take to abort and close its record [s], after
+#: which its process ends (with status 3, as an orphaned agent's).
+ORPHANED_RUN_GRACE_S = 30.0
+
+
+def stop_with_process(pid: int, signals: AbortSignals) -> None:
+    """Abort the run, as SIGTERM would, once process ``pid`` (the sweep that started it) ends.
+
+    A sweep killed with SIGKILL cannot stop its runs; without this they would go on writing
+    into folders that the sweep's next attempt clears and runs again.
+    """
+    watch_parent(pid, lambda: signals.note(SWEEP_ENDED), grace_s=ORPHANED_RUN_GRACE_S)
 
 
 @dataclass

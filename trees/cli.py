@@ -8,6 +8,7 @@ clear line (or ``file:line:column`` lines for missions) and exits non-zero.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -278,9 +279,25 @@ def _run(args: argparse.Namespace) -> int:
             headless=args.headless,
             auto_confirm=args.auto_confirm,
             web=_web_options(args) if args.view == "web" else None,
+            stop_with=_stop_with(),
         )
     )
     return 0 if outcome is RunOutcome.SUCCESS else 1
+
+
+def _stop_with() -> int | None:
+    """The process id in ``LIMBTREE_STOP_WITH`` (a sweep sets it for its runs), or None."""
+    from limbtree.trees.interrupts import STOP_WITH_ENV
+
+    text = os.environ.get(STOP_WITH_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) <= 0:
+        raise LimbtreeError(
+            f"{STOP_WITH_ENV}={text!r}: it must be a process id (a sweep sets it for its "
+            "runs); unset it"
+        )
+    return int(text)
 
 
 def _view(args: argparse.Namespace) -> int:

@@ -31,6 +31,13 @@ class RunInterrupted(KeyboardInterrupt):
         self.signal_name = signal_name
 
 
+#: The environment variable a sweep sets for each ``limbtree run`` it starts: the sweep's
+#: process id. The run aborts, as on SIGTERM, once that process is gone (a sweep killed with
+#: SIGKILL must not leave runs writing into folders its next attempt clears).
+STOP_WITH_ENV = "LIMBTREE_STOP_WITH"
+#: The cause an orphaned sweep run records: ``interrupted (its sweep ended)``.
+SWEEP_ENDED = "its sweep ended"
+
 #: The signals that abort a run: SIGINT (Ctrl-C), SIGTERM (``kill``), SIGHUP (the terminal
 #: closed).
 ABORT_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -53,8 +60,15 @@ class AbortSignals:
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler: note the first signal."""
+        self.note("Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name)
+
+    def note(self, why: str) -> None:
+        """Stop the run at its next safe point as a signal would (``why`` names the cause).
+
+        Thread-safe: a watcher thread calls it when the sweep that started the run is gone.
+        """
         if self.received is None:
-            self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+            self.received = why
 
     def check(self) -> None:
         """A safe point: stop here if a signal came.
@@ -86,4 +100,11 @@ def signals_abort(signals: Sequence[signal.Signals] = ABORT_SIGNALS) -> Iterator
             signal.signal(sig, old)
 
 
-__all__ = ["ABORT_SIGNALS", "AbortSignals", "RunInterrupted", "signals_abort"]
+__all__ = [
+    "ABORT_SIGNALS",
+    "STOP_WITH_ENV",
+    "SWEEP_ENDED",
+    "AbortSignals",
+    "RunInterrupted",
+    "signals_abort",
+]

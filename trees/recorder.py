@@ -8,8 +8,10 @@ documents every field of layout 2, and of layout 1 that readers still accept.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -75,22 +77,61 @@ def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
     }
 
 
+def lock_record_dir(directory: Path) -> int | None:
+    """Take the record directory's lock (``flock`` on the directory); its descriptor.
+
+    A run holds it while it writes its record, so that nothing else writes there meanwhile
+    (a second run given the same ``--record``, or a sweep clearing the folder of a run an
+    earlier, killed attempt left going). Close the descriptor to release it.
+
+    Returns:
+        The descriptor holding the lock, or None when another process holds it.
+
+    Raises:
+        OSError: the directory cannot be opened.
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 class Recorder:
     """Writes one run's record into a directory; a sink of the tick stream.
+
+    The recorder holds the directory's lock (:func:`lock_record_dir`) until it is closed.
 
     Args:
         directory: where to write; created if needed.
 
     Raises:
-        RunError: if the directory cannot be created or written.
+        RunError: if the directory cannot be created or written, or another run is writing
+            its record there.
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            lock = lock_record_dir(self.directory)
+        except OSError as exc:
+            raise RunError(f"cannot write the run record in {self.directory}: {exc}") from None
+        if lock is None:
+            raise RunError(
+                f"{self.directory}: another limbtree run is writing its record there; wait "
+                "for it to end, or give another --record"
+            )
+        self._lock: int | None = lock
+        try:
             self._log: IO[bytes] | None = open(self.directory / "log.msgpack", "wb")  # noqa: SIM115
         except OSError as exc:
+            self._unlock()
             raise RunError(f"cannot write the run record in {self.directory}: {exc}") from None
         self._packer = msgpack.Packer(use_bin_type=True)
         #: The last tick written: its snapshot, its map and the map packed (the web view
@@ -132,8 +173,16 @@ class Recorder:
             self._log.close()
             self._log = None
         path = self.directory / "summary.json"
-        path.write_text(json.dumps(plain_summary(summary), indent=2, sort_keys=False) + "\n")
+        try:
+            path.write_text(json.dumps(plain_summary(summary), indent=2, sort_keys=False) + "\n")
+        finally:
+            self._unlock()
         return path
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
 
 def plain_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,8 +50,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 
 from limbtree.trees.errors import TreesError
-from limbtree.trees.interrupts import signals_abort
+from limbtree.trees.interrupts import STOP_WITH_ENV, signals_abort
 from limbtree.trees.launcher import PROCESSES_ENV, agent_processes
+from limbtree.trees.recorder import lock_record_dir
 
 if TYPE_CHECKING:
     from limbtree.trees.mission import Mission
@@ -552,16 +553,16 @@ class LocalBackend:
 
         Each run's sim-clock agents share the machine's cores with the other runs' (one
         process per core and run, ``LIMBTREE_AGENT_PROCESSES``, unless it is set already).
+        Each run aborts by itself if this process dies (``LIMBTREE_STOP_WITH``).
         """
         output = job.directory / OUTPUT_FILE
         command = [
             *self.command, "run", str(self.mission), *job.arguments,
             "--record", str(job.directory),
         ]  # fmt: skip
-        env = None
+        env = {**os.environ, STOP_WITH_ENV: str(os.getpid())}
         if PROCESSES_ENV not in os.environ:
-            share = max(1, agent_processes() // self._jobs)
-            env = {**os.environ, PROCESSES_ENV: str(share)}
+            env[PROCESSES_ENV] = str(max(1, agent_processes() // self._jobs))
         with output.open("wb") as sink:
             try:
                 process = subprocess.Popen(
@@ -788,6 +789,16 @@ def _submit(plan: SweepPlan, out: Path, index: int, backend: Backend) -> RunResu
     directory = out / run.name
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        lock = lock_record_dir(directory)
+        if lock is None:
+            return RunResult(
+                run,
+                RunStatus.ERROR,
+                message=f"{directory}: a run is still writing its record there (another "
+                "sweep's, or one a killed sweep left); left alone: run the sweep again once "
+                "it has ended",
+            )
+        os.close(lock)  # (the run takes it again)
         for name in ("summary.json", "log.msgpack", OUTPUT_FILE, RUN_FILE):
             (directory / name).unlink(missing_ok=True)
         for log in (directory / "agents").glob("*.log"):
