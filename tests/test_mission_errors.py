@@ -669,6 +669,23 @@ def test_a_subtree_argument_can_pass_on_a_mission_parameter(check):
     )
 
 
+def test_a_bad_value_in_a_subtree_used_many_times_is_one_problem_naming_every_use(check):
+    text = (
+        "parameters: {h: 20}\n"
+        + SUBTREES
+        + "tree:\n  sequence:\n"
+        + "".join("    - {subtree: hop, with: {limbs: [left], height_mm: $h}}\n" for _ in range(3))
+        + "    - {subtree: hop, with: {limbs: [left], height_mm: low}}\n"
+    )
+    assert check(text, overrides={"h": "up"}) == [
+        "m.yaml:12:45: translation_mm must be a list of 3 numbers in millimetres; got text 'up' "
+        "(parameter height_mm of subtree hop, given at m.yaml:15:44, 16:44 and 17:44) "
+        "(parameter h = 'up' from --set)",
+        "m.yaml:12:45: translation_mm must be a list of 3 numbers in millimetres; got text "
+        "'low' (parameter height_mm of subtree hop, given at m.yaml:18:44)",
+    ]
+
+
 def test_subtrees_see_only_their_own_parameters(check):
     text = "parameters: {h: 20}\n" + SUBTREES.replace("$height_mm", "$h")
     message = only(check(text + "tree: {subtree: hop, with: {limbs: [left]}}\n"))

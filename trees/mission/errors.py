@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -52,6 +54,42 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+_GIVEN_AT = re.compile(r"given at (\S+:\d+:\d+)")
+_SLOT = "given at \x00"
+
+
+def merge_uses(problems: Iterable[Problem]) -> list[Problem]:
+    """One problem per place, however many times a subtree with it is used.
+
+    A bad value inside a subtree (often one given by ``--set``) is found once per use of
+    the subtree, each naming the use (``given at FILE:LINE:COL``); those are merged into
+    one problem naming every use: ``given at a.yaml:69:5, a.yaml:70:5 and a.yaml:71:5``.
+    The order is kept (each merged problem stands where its first use stood).
+    """
+    groups: dict[tuple[Location, str], list[list[str]]] = {}
+    for problem in problems:
+        key = (problem.location, _GIVEN_AT.sub(_SLOT, problem.message))
+        groups.setdefault(key, []).append(_GIVEN_AT.findall(problem.message))
+    merged = []
+    for (location, template), uses in groups.items():
+        pieces = template.split(_SLOT)
+        text = pieces[0]
+        for piece, column in zip(pieces[1:], zip(*uses, strict=True), strict=True):
+            distinct = list(dict.fromkeys(column))
+            text += f"given at {distinct[0] if len(distinct) == 1 else _and(distinct)}{piece}"
+        merged.append(Problem(location, text))
+    return merged
+
+
+def _and(places: list[str]) -> str:
+    """``a.yaml:1:2, 3:4 and b.yaml:5:6``: a place in the file before it drops the file."""
+    short = [places[0]]
+    for before, place in itertools.pairwise(places):
+        file, file_before = place.rsplit(":", 2)[0], before.rsplit(":", 2)[0]
+        short.append(place[len(file) + 1 :] if file == file_before else place)
+    return f"{', '.join(short[:-1])} and {short[-1]}"
 
 
 class MissionError(LimbtreeError):

@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from limbtree.trees.mission.declarations import CAPTURE_KEYS, Declarations
-from limbtree.trees.mission.errors import Location, MissionError, Problem
+from limbtree.trees.mission.errors import Location, MissionError, Problem, merge_uses
 from limbtree.trees.mission.faults import read_faults, read_random_faults
 from limbtree.trees.mission.model import (
     Clock,
@@ -223,7 +223,7 @@ class _Loader:
 
     def _sorted_problems(self) -> list[Problem]:
         order = {OVERRIDE_FILE: -1} | {name: i for i, name in enumerate(self.sources)}
-        unique = list(dict.fromkeys(self.reader.problems))
+        unique = merge_uses(dict.fromkeys(self.reader.problems))
         return sorted(
             unique,
             key=lambda p: (
