@@ -429,20 +429,29 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def start_long_sweep(mission: Path, out: Path, seeds: str) -> subprocess.Popen[bytes]:
+    """``limbtree sweep`` of endless waits at --jobs 2, once its first two runs tick."""
+    command = [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
+               "wait_s=100000", "--seed", seeds, "--jobs", "2", "--out", str(out)]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    logs = [out / f"wait_s=100000,seed={seed}" / "log.msgpack" for seed in (0, 1)]
+    deadline = time.monotonic() + 90
+    while not all(log.exists() and log.stat().st_size > 1000 for log in logs):
+        if time.monotonic() > deadline:
+            process.kill()
+            process.wait()
+            raise AssertionError("the runs did not start ticking")
+        time.sleep(0.2)
+    return process
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_ctrl_c_aborts_the_runs_in_progress_and_marks_their_rows(tmp_path):
     mission = write_mission(tmp_path)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
-               "wait_s=100000", "--seed", "0..2", "--jobs", "2", "--out", str(out)]  # fmt: skip
-    sweep_process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    sweep_process = start_long_sweep(mission, out, "0..2")
     try:
-        logs = [out / f"wait_s=100000,seed={seed}" / "log.msgpack" for seed in (0, 1)]
-        deadline = time.monotonic() + 90
-        while not all(log.exists() and log.stat().st_size > 1000 for log in logs):
-            assert time.monotonic() < deadline, "the runs did not start ticking"
-            time.sleep(0.2)
         sweep_process.send_signal(signal.SIGINT)
         output, _ = sweep_process.communicate(timeout=60)
     finally:
@@ -467,22 +476,15 @@ def test_ctrl_c_aborts_the_runs_in_progress_and_marks_their_rows(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_runs_of_a_killed_sweep_abort_by_themselves(tmp_path):
-    mission = write_mission(tmp_path)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "limbtree", "sweep", str(mission), "--set",
-               "wait_s=100000", "--seed", "0..1", "--jobs", "2", "--out", str(out)]  # fmt: skip
-    sweep_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sweep_process = start_long_sweep(write_mission(tmp_path), out, "0..1")
     summaries = [out / f"wait_s=100000,seed={seed}" / "summary.json" for seed in (0, 1)]
     try:
-        logs = [summary.with_name("log.msgpack") for summary in summaries]
-        deadline = time.monotonic() + 90
-        while not all(log.exists() and log.stat().st_size > 1000 for log in logs):
-            assert time.monotonic() < deadline, "the runs did not start ticking"
-            time.sleep(0.2)
         sweep_process.kill()  # SIGKILL: the sweep cannot stop its runs
         sweep_process.wait()
+        deadline = time.monotonic() + 30
         while not all(summary.exists() for summary in summaries):
-            assert time.monotonic() < deadline + 30, "the runs of the killed sweep went on"
+            assert time.monotonic() < deadline, "the runs of the killed sweep went on"
             time.sleep(0.2)
     finally:
         if sweep_process.poll() is None:
