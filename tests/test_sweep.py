@@ -276,6 +276,14 @@ def test_the_plot_draws_each_group_and_nothing_when_no_run_has_the_metric(tmp_pa
     assert not (tmp_path / "b.png").exists()
 
 
+@pytest.mark.parametrize(("why", "code"), [(None, 1), ("Ctrl-C", 130), ("SIGTERM", 143),
+                                          ("SIGHUP", 129)])  # fmt: skip
+def test_the_exit_status_says_which_signal_stopped_the_sweep(why, code):
+    plan = plan_sweep(Path("m.yaml"), [Setting("k", ("1", "2"))])
+    results = [RunResult(plan.runs[0], RunStatus.DONE), RunResult(plan.runs[1], RunStatus.NOT_RUN)]
+    assert SweepResult(plan, Path("out"), results, why).exit_code == code
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

@@ -512,7 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
         "on local processes or a Ray cluster; a run finished by an earlier sweep with the "
         "same settings is kept. Writes OUT/sweep.csv (one row per run), prints a table "
         "grouped by the swept settings and draws OUT/sweep.png. Exit status 0 when every "
-        "run finished, whatever its outcome; 1 when some could not run; 130 on Ctrl-C.",
+        "run finished, whatever its outcome; 1 when some could not run; 130 on Ctrl-C, "
+        "143 on SIGTERM.",
     )
     sweep.add_argument("mission", metavar="MISSION", help="the mission file (YAML)")
     sweep.add_argument(

@@ -652,9 +652,13 @@ class SweepResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when every run finished (whatever its outcome), 130 when interrupted, else 1."""
+        """0 when every run finished (whatever its outcome), else 1.
+
+        When a signal stopped the sweep: 128 + its number, as a shell reports it (130 on
+        Ctrl-C, 143 on SIGTERM).
+        """
         if self.interrupted is not None:
-            return 130
+            return 128 + _signal_named(self.interrupted)
         return 0 if all(r.status.finished for r in self.results) else 1
 
 
@@ -731,8 +735,7 @@ def run_sweep(
                     progress.finished(result, len(in_flight))
             if interrupted is not None:
                 progress.message(f"{interrupted}: stopping the {len(in_flight)} runs in progress")
-                signum = signal.SIGINT if interrupted == "Ctrl-C" else signal.Signals[interrupted]
-                for finished in backend.stop(grace_s, signum):
+                for finished in backend.stop(grace_s, _signal_named(interrupted)):
                     in_flight.discard(finished.index)
                     results[finished.index] = _result(plan, out, finished)
     finally:
@@ -748,6 +751,11 @@ def run_sweep(
         interrupted,
         time.monotonic() - started,
     )
+
+
+def _signal_named(name: str) -> signal.Signals:
+    """The signal :class:`~limbtree.trees.interrupts.AbortSignals` noted as ``name``."""
+    return signal.SIGINT if name == "Ctrl-C" else signal.Signals[name]
 
 
 def kept_result(plan: SweepPlan, run: PlannedRun, directory: Path) -> RunResult | None:
