@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from types import MappingProxyType
@@ -13,7 +14,7 @@ import pytest
 from limbtree.kinematics import Pose
 from limbtree.skills.telemetry import Figures
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import Recorder
+from limbtree.trees.recorder import Recorder, lock_record_dir
 from limbtree.trees.report import approach_path, make_report, read_run
 from limbtree.trees.stream import (
     EventKind,
@@ -219,6 +220,19 @@ def test_a_killed_run_with_a_truncated_log_is_reported_from_the_log_alone(tmp_pa
     assert "unknown (no summary)" in result.text
     assert "0.9500" in result.text  # the clamp distance, from the skills' internals
     assert "limb_light_time.png" in names(result)
+
+
+@pytest.mark.slow
+def test_a_record_a_run_is_still_writing_is_reported_as_its_ticks_so_far(tmp_path):
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    lock = lock_record_dir(directory)  # (as the run writing it holds it)
+    assert lock is not None
+    try:
+        result = make_report(directory)
+    finally:
+        os.close(lock)
+    assert "A run is still writing this record: the report covers its ticks so far" in (result.text)
+    assert "killed?" not in result.text
 
 
 @pytest.mark.slow

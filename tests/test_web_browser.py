@@ -27,7 +27,7 @@ import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
 
-from limbtree.trees.recorder import read_header
+from limbtree.trees.recorder import lock_record_dir, read_header
 from limbtree.trees.web.chromium import CHROMIUM_ARGS, chromium_path
 from limbtree.trees.web.server import PageState, WebServer
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
@@ -198,6 +198,26 @@ def test_a_record_damaged_part_way_shows_the_ticks_before_the_damage_and_says_so
         title = state.get_attribute("title") or ""
         assert title.startswith("the log is damaged after tick 6: ") and "FormatError" in title
         assert page.locator("input#timeline").get_attribute("max") == "5"
+    finally:
+        leave(page, server)
+
+
+def test_a_record_a_run_is_still_writing_says_it_shows_the_ticks_so_far(tmp_path, page):
+    record = tmp_path / "writing"
+    big_record(record, 12)
+    lock = lock_record_dir(record)  # (as the run writing it holds it)
+    assert lock is not None
+    try:
+        server = serve(record)
+    finally:
+        os.close(lock)
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "document.querySelector('#run-state')?.textContent === 'record so far'"
+        )
+        title = page.locator("#run-state").get_attribute("title") or ""
+        assert "a run is still writing this record" in title
     finally:
         leave(page, server)
 

@@ -309,6 +309,12 @@ def _view(args: argparse.Namespace) -> int:
     store = load_record(directory)
     if store.damage is not None:
         print(f"limbtree view: note: {store.damage}; showing the ticks before it", flush=True)
+    if store.writing:
+        print(
+            "limbtree view: note: a run is still writing this record; showing its ticks so far "
+            "(view it again for more; limbtree run --view web follows a run live)",
+            flush=True,
+        )
     server = WebServer(
         PageState(store=store),
         args.host,

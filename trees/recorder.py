@@ -12,6 +12,7 @@ import fcntl
 import json
 import math
 import os
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -102,6 +103,18 @@ def lock_record_dir(directory: Path) -> int | None:
     return fd
 
 
+def being_written(directory: Path) -> bool:
+    """Whether a run holds the record directory's lock: it is still writing the record."""
+    try:
+        lock = lock_record_dir(directory)
+    except OSError:
+        return False
+    if lock is None:
+        return True
+    os.close(lock)
+    return False
+
+
 class Recorder:
     """Writes one run's record into a directory; a sink of the tick stream.
 
@@ -127,7 +140,9 @@ class Recorder:
                 f"{self.directory}: another limbtree run is writing its record there; wait "
                 "for it to end, or give another --record"
             )
-        self._lock: int | None = lock
+        # Released by close(), or when the recorder is dropped unclosed (as a killed run's
+        # process releases it).
+        self._unlock = weakref.finalize(self, os.close, lock)
         try:
             self._log: IO[bytes] | None = open(self.directory / "log.msgpack", "wb")  # noqa: SIM115
         except OSError as exc:
@@ -178,11 +193,6 @@ class Recorder:
         finally:
             self._unlock()
         return path
-
-    def _unlock(self) -> None:
-        if self._lock is not None:
-            os.close(self._lock)
-            self._lock = None
 
 
 def plain_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import read_record
+from limbtree.trees.recorder import being_written, read_record
 from limbtree.trees.report.climbing import (
     ClimbSeries,
     ClimbStep,
@@ -144,7 +144,12 @@ def make_report(directory: Path) -> ReportResult:
         )
     summary = read_summary(summary_path) if summary_path.exists() else None
     notes: list[str] = []
-    if summary is None:
+    if summary is None and being_written(directory):
+        notes.append(
+            "A run is still writing this record: the report covers its ticks so far, from the "
+            "log alone."
+        )
+    elif summary is None:
         notes.append(
             "No summary.json: the run did not finish (killed?). This report is from the log alone."
         )

@@ -33,7 +33,7 @@ import msgpack
 
 from limbtree.transport.driver import Health
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import READABLE_VERSIONS, damage_text
+from limbtree.trees.recorder import READABLE_VERSIONS, being_written, damage_text
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
 
@@ -155,6 +155,8 @@ class RunStore:
         self.summary: dict[str, Any] | None = None
         #: Why a recorded log stops early (damaged part way): the ticks before it are here.
         self.damage: str | None = None
+        #: A record a run is still writing (it holds the directory's lock): the ticks so far.
+        self.writing = False
 
     # -- building -----------------------------------------------------------------------------
 
@@ -429,6 +431,7 @@ class RunStore:
             "end": self.end,
             "summary": self.summary,
             "damage": self.damage,
+            "writing": self.writing,
         }
 
     def events_since(self, count: int) -> list[dict[str, Any]]:
@@ -517,7 +520,8 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             frame (not while the record is indexed: both would share one interpreter).
 
     A log damaged part way is read up to the damage (``damage`` says where and why), as
-    ``limbtree report`` does.
+    ``limbtree report`` does. A record a run is still writing is read as far as it goes
+    (``writing``).
 
     Raises:
         RunError: naming the directory and what is wrong (no log, one damaged before its
@@ -538,6 +542,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             summary = json.loads(summary_path.read_text())
         except (OSError, ValueError) as exc:
             raise RunError(f"{summary_path} is damaged: {exc}") from None
+    writing = summary is None and being_written(directory)
     data = log.read_bytes()
     view = memoryview(data)  # each tick's bytes are a slice of it, not a copy
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=0)
@@ -572,6 +577,11 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
     if not (pending or (store is not None and store.ticks)):  # not one tick to show
         if damage is not None:
             raise RunError(damage)
+        if writing:
+            raise RunError(
+                f"{directory}: the run writing this record has not recorded a tick yet; try "
+                "again in a moment"
+            )
         if summary is None:  # (as limbtree report)
             raise RunError(
                 f"{log} has no complete tick and there is no summary.json: the run recorded "
@@ -581,6 +591,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
         store = _v1_store(summary, pending)  # (no robots: no skeletons)
     if damage is not None:  # (worded as limbtree report words it)
         store.damage = f"the log is damaged after tick {store.ticks}: {damage}"
+    store.writing = writing
     if summary is not None:
         store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
         store.timing_from_summary(summary)

@@ -19,6 +19,7 @@ const app = {
   tLast: 0,
   end: null,
   damage: null,         // why a recorded log stops early (the ticks before it are shown)
+  writing: false,       // a record a run is still writing (its ticks so far are shown)
   control: false,
   paused: false,
   breakpoints: [],
@@ -200,6 +201,7 @@ function applyRun(run) {
   timeline.addEvents(run.events ?? []);
   app.end = run.end ?? null;
   app.damage = run.damage ?? null;   // a record whose log is damaged part way
+  app.writing = !!run.writing;       // a record a run is still writing: its ticks so far
   applyState(run);
 }
 
@@ -341,6 +343,10 @@ function renderRunState() {
     key = app.end.outcome ?? "FAILURE";
     text = key;
     state.title = app.end.failure ?? "";
+  } else if (!live() && app.writing) {
+    key = "incomplete";   // a record a run is still writing
+    text = "record so far";
+    state.title = "a run is still writing this record: view it again for its later ticks";
   } else if (!live()) {
     key = "incomplete";   // a record without an end: a run that was killed
     text = "incomplete record";
