@@ -94,12 +94,19 @@ def test_a_stop_with_that_is_not_a_process_id_is_refused(
     assert "Traceback" not in err and not (tmp_path / "rec").exists()
 
 
-def test_a_record_directory_another_run_is_writing_is_refused(tmp_path: Path) -> None:
+def test_a_record_directory_another_run_is_writing_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from limbtree.trees.errors import RunError
     from limbtree.trees.recorder import Recorder
 
     first = Recorder(tmp_path / "rec")
     with pytest.raises(RunError, match="another limbtree run is writing its record there"):
         Recorder(tmp_path / "rec")
+    # limbtree run says so before it starts anything (and does not offer rm -r).
+    assert main(["run", SQUARE, "--headless", "--record", str(tmp_path / "rec")]) == 1
+    err = capsys.readouterr().err
+    assert "another limbtree run is writing its record there; wait for it to end" in err
+    assert "rm -r" not in err and not (tmp_path / "rec" / "agents").exists()
     first.close({"outcome": "SUCCESS"})
     Recorder(tmp_path / "rec").close({"outcome": "SUCCESS"})  # (the lock went with the close)
