@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ class FakeLink:
         self.faults: list[tuple[str, float]] = []
         self.commands: list[tuple[CommandMode, dict[str, Any]]] = []
         self.restarts = 0  # how many times "its agent" restarted (a test may count one up)
+        self.drives = "fake"  # the robot "its agent" describes (a restarted one may differ)
         self._state = self._sample()
 
     def _sample(self) -> LimbState:
@@ -107,6 +109,10 @@ class FakeLink:
 
     def fault(self, kind: str, timeout_s: float = 1.0, **params) -> None:
         self.faults.append((kind, self.t + float(params.get("duration_s", 1e9))))
+
+    def describe(self, timeout_s: float = 1.0) -> SimpleNamespace:
+        """What "its agent" says it drives (``limb``: its description)."""
+        return SimpleNamespace(limb=description(self.drives))
 
 
 def description(name: str = "fake") -> LimbDescription:

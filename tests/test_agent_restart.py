@@ -42,10 +42,10 @@ tree:
 """
 
 
-def _start_agent(endpoint: str, log: Path) -> subprocess.Popen[bytes]:
+def _start_agent(endpoint: str, log: Path, robot: str = "light_limb") -> subprocess.Popen[bytes]:
     with log.open("ab") as sink:
         return subprocess.Popen(
-            [sys.executable, "-m", "limbtree", "agent", "--robot", "light_limb",
+            [sys.executable, "-m", "limbtree", "agent", "--robot", robot,
              "--bind", endpoint, "--clock", "sim", "--name", "arm"],
             stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -65,7 +65,11 @@ def _wait_until_it_answers(endpoint: str, agent: subprocess.Popen[bytes], log: P
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("again", ["light_limb", "heavy_limb"])
+def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(
+    tmp_path: Path, again: str
+) -> None:
+    """... and stops, the limb told to hold, if the agent comes back driving another robot."""
     endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
     mission = tmp_path / "restart.yaml"
     mission.write_text(MISSION.format(endpoint=endpoint))
@@ -90,8 +94,8 @@ def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(tmp_path:
         agents[0].send_signal(signal.SIGKILL)
         agents[0].wait(30.0)
         time.sleep(0.5)
-        agents.append(_start_agent(endpoint, agent_log))
-        assert runner.wait(240.0) == 0, run_out.read_text()
+        agents.append(_start_agent(endpoint, agent_log, again))
+        code = runner.wait(240.0)
     finally:
         if runner is not None and runner.poll() is None:
             runner.kill()
@@ -106,6 +110,16 @@ def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(tmp_path:
                     agent.wait(10.0)
 
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    if again == "heavy_limb":  # another robot: its limb cannot be commanded as a light_limb
+        assert code == 1, run_out.read_text()
+        assert summary["outcome"] == "ABORTED", summary
+        assert summary["failure"] == (
+            "limb arm: its agent restarted and drives heavy_limb, but the mission declares "
+            "light_limb: the run stops (limbs told to hold); start the right agent and run again"
+        )
+        assert "drives heavy_limb, but the mission declares light_limb" in run_out.read_text()
+        return
+    assert code == 0, run_out.read_text()
     assert summary["outcome"] == "SUCCESS", summary
     assert summary["max_command_state_distance"] <= 1.0 + 1e-9
     events = [e for tick in read_log(tmp_path / "rec" / "log.msgpack") for e in tick["events"]]

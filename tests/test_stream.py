@@ -328,6 +328,33 @@ def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
     ]
 
 
+class SwappedLink(RestartedLink):
+    """A fake limb whose agent comes back at 0.3 s driving another robot."""
+
+    def finish_step(self):
+        state = super().finish_step()
+        if self.restarts:
+            self.drives = "other"
+        return state
+
+
+def test_an_agent_restarted_as_another_robot_stops_the_run_before_its_limb_is_commanded(
+    tmp_path,
+):
+    tree = """
+    tree:
+      sync_move:
+        limbs: [a, b]
+        waypoints: [{translation_mm: [100, 0, 0]}]
+        stale_timeout_s: 2.0
+    """
+    with pytest.raises(AgentError, match="limb b: its agent restarted and drives other, but "
+                       "the mission declares fake: the run stops"):  # fmt: skip
+        run(tmp_path, tree=tree, b=lambda clock: SwappedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now))
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and "drives other" in summary["failure"]
+
+
 class DisassembledLink(FakeLink):
     """A fake limb whose agent says it is disassembled from ``t = 0.1`` s on."""
 

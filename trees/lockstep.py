@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from limbtree.transport.agent_client import AgentDescription
+from limbtree.transport.driver import LimbDescription
 from limbtree.transport.errors import (
     AgentUnreachableError,
     LimbUnavailableError,
@@ -52,6 +54,15 @@ class SteppedAgent(Protocol):
     def fault(self, limb: str, kind: str, timeout_s: float, **params: Any) -> object:
         """Inject a fault into one of its limbs (simulated agents)."""
 
+    def describe(self, timeout_s: float) -> Mapping[str, LimbDescription]:
+        """Ask the agent what it drives now: the mission's limb name -> its description.
+
+        A limb it no longer serves is missing.
+
+        Raises:
+            TransportError: no answer in time, or an error reply.
+        """
+
 
 class SteppedLink(Protocol):
     """What :class:`OneLimbAgent` needs of a one-limb client (a ``LimbClient``)."""
@@ -71,6 +82,9 @@ class SteppedLink(Protocol):
 
     def fault(self, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
         """Inject a fault (simulated agents)."""
+
+    def describe(self, timeout_s: float = 1.0) -> AgentDescription:
+        """Ask the agent what it serves (the result's ``limb`` is this limb's)."""
 
 
 class OneLimbAgent:
@@ -112,6 +126,10 @@ class OneLimbAgent:
             raise ValueError(f"this agent serves limb {self.limbs[0]}, not {limb}")
         return self.link.fault(kind, timeout_s, **params)
 
+    def describe(self, timeout_s: float) -> Mapping[str, LimbDescription]:
+        """What the agent drives now, under the mission's name of the limb."""
+        return {self.limbs[0]: self.link.describe(timeout_s).limb}
+
 
 class PlantClient(Protocol):
     """What :class:`PlantAgent` needs of a client of a whole plant (an ``AgentClient``)."""
@@ -131,6 +149,9 @@ class PlantClient(Protocol):
 
     def fault(self, limb: str | None, kind: str, timeout_s: float = 1.0, **params: Any) -> object:
         """Inject a fault into one of the plant's limbs (its own name for it)."""
+
+    def describe(self, timeout_s: float = 1.0) -> AgentDescription:
+        """Ask the agent what it serves."""
 
     @property
     def base(self) -> BaseState | None:
@@ -189,6 +210,15 @@ class PlantAgent:
                 f"this agent serves limbs {', '.join(self.limbs)}, not {limb}"
             ) from None
         return self.client.fault(name, kind, timeout_s, **params)
+
+    def describe(self, timeout_s: float) -> Mapping[str, LimbDescription]:
+        """What the agent drives now, under the mission's names of the limbs it still serves."""
+        plant = self.client.describe(timeout_s).plant
+        return {
+            limb: plant.limb(name).description
+            for limb, name in self._names.items()
+            if name in plant.limb_names
+        }
 
 
 def one_limb_agents(links: Mapping[str, SteppedLink]) -> list[OneLimbAgent]:

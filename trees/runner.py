@@ -57,6 +57,8 @@ from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdo
 
 #: The health flag a tick shows for a limb its agent says is disassembled.
 _DISASSEMBLED = int(Health.DISASSEMBLED)
+#: How long a restarted agent has to say what it drives [s] (it answers a describe at once).
+RESTART_DESCRIBE_TIMEOUT_S = 2.0
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
 )
@@ -473,12 +475,22 @@ class Runner:
             self._message(f"t={t:7.2f} s  link restored to {', '.join(restored)}")
 
     def _note_restarts(self, t: float, events: list[RunEvent]) -> None:
-        """An ``agent_restarted`` event per limb when its agent comes back as a new process."""
+        """An ``agent_restarted`` event per limb when its agent comes back as a new process.
+
+        The new process must drive what the old one did (the robot, its joints and end
+        effectors, as described when the run began): its limbs are commanded with that
+        robot's kinematics.
+
+        Raises:
+            AgentError: when it drives something else or cannot say what it drives; the
+                run stops before the tree commands it.
+        """
         seen = self._restarts_seen
         for i, agent in enumerate(self.agents):
             restarts = agent.restarts
             if restarts != seen[i]:
                 seen[i] = restarts
+                self._check_restarted(agent)
                 self._message(
                     f"t={t:7.2f} s  the agent of {', '.join(agent.limbs)} restarted (a new "
                     "process): its state comes from the new one"
@@ -493,6 +505,36 @@ class Runner:
                             "and health now come from the new process",
                         )
                     )
+
+    def _check_restarted(self, agent: SteppedAgent) -> None:
+        limbs = ", ".join(agent.limbs)
+        try:
+            described = agent.describe(RESTART_DESCRIBE_TIMEOUT_S)
+        except TransportError as exc:
+            raise AgentError(
+                agent.limbs,
+                f"the agent of {limbs} restarted and did not say what it drives ({exc}): "
+                "the run stops rather than command a limb it cannot check",
+            ) from None
+        for limb in agent.limbs:
+            expected = self.context.limbs[limb].description
+            now = described.get(limb)
+            if now is None:
+                problem = "no longer serves it"
+            elif now.robot != expected.robot:
+                problem = f"drives {now.robot}, but the mission declares {expected.robot}"
+            elif now.joints != expected.joints or now.end_effectors != expected.end_effectors:
+                problem = (
+                    f"drives a {now.robot} whose joints or end effectors differ from those "
+                    "described when the run began"
+                )
+            else:
+                continue
+            raise AgentError(
+                agent.limbs,
+                f"limb {limb}: its agent restarted and {problem}: the run stops (limbs told "
+                "to hold); start the right agent and run again",
+            )
 
     def _track_faults(self, t: float) -> None:
         self.fault_schedule.track(self.ticks, self.context.telemetry.nominal_limbs, self.events)
