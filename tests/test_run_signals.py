@@ -222,3 +222,23 @@ def test_a_signal_before_the_first_tick_leaves_a_whole_record(tmp_path, monkeypa
     assert header is not None and header["tree"]["type"] == "wait"
     (last,) = list(read_log(record / "log.msgpack"))
     assert [e["kind"] for e in last["events"]] == ["aborted"]
+
+
+def test_a_simulated_agent_killed_mid_run_stops_the_run_at_once(tmp_path, running):
+    """One of the run's own agents dies: its limbs cannot come back, so the run stops (it
+    used to wait 2 s for it at every tick, for minutes, until the skill timed out)."""
+    record = tmp_path / "rec"
+    run = Run(tmp_path, "--speed", "1", "--record", str(record))
+    running.append(run)
+    run.wait_for("running long_wait")
+    # The agent's output file is open in the agents/ folder (in the runner too).
+    (agent,) = [pid for pid in processes_holding(record / "agents") if pid != run.process.pid]
+    os.kill(agent, signal.SIGKILL)
+    out = run.end()
+    assert run.process.returncode == 1, out
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED"
+    assert summary["failure"].startswith("the simulated agent of arm was killed by SIGKILL; see ")
+    assert summary["failure"].endswith(": its limbs cannot answer again, the run stops (limbs "
+                                       "told to hold)")  # fmt: skip
+    assert summary["sim_time_s"] < 3600

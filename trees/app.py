@@ -626,6 +626,7 @@ def _run(
             signals = started.signals
             if signals is not None:
                 runner.signalled = lambda: signals.received
+            runner.agent_exit = agents.exit_of  # (remote agents are not its: None)
             try:
                 with keyboard.raw():
                     outcome = runner.run()

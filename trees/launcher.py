@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -241,6 +242,25 @@ class SimAgents:
         """Whether the agent process of ``limb`` is still running."""
         process = self._processes.get(limb)
         return process is not None and process.poll() is None
+
+    def exit_of(self, name: str) -> str | None:
+        """How the agent process of ``name`` ended, and where its output is.
+
+        ``was killed by SIGKILL; see DIR/agent-arm.log``; None while it runs, or for an
+        agent not started here.
+        """
+        process = self._processes.get(name)
+        code = process.poll() if process is not None else None
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        return f"{how}; see {self._log_of[name]}"
 
     def stop(self, grace_s: float = 3.0) -> None:
         """Terminate every agent, kill those that do not stop within ``grace_s``."""

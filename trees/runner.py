@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -209,6 +209,10 @@ class Runner:
         #: Polled at each loop: the name of a signal that asked the run to stop, or None
         #: (``limbtree run`` notes SIGTERM here, so the run stops between ticks).
         self.signalled: Callable[[], str | None] | None = None
+        #: How the agent process of a robot (a plant) ended, or None while it runs or when
+        #: it is not this run's own (``limbtree run`` gives its simulated agents'): a silent
+        #: agent whose process is gone cannot come back, and the run stops at once.
+        self.agent_exit: Callable[[str], str | None] | None = None
         self._collected: list[tuple[SteppedAgent, TransportError]] | None = None
         self._stats: dict[str, list[Any]] = {node_id: [0, 0.0, None] for node_id in self.nodes}
         # The bases: each robot's from the header, then each plant's agent's latest.
@@ -450,6 +454,8 @@ class Runner:
         """A ``link`` event when a limb's step starts failing, ``link_restored`` when it ends."""
         problems = self._link_problems
         failed: set[str] = set()
+        if stale and self.agent_exit is not None:
+            self._check_exits(agent for agent, _ in stale)
         for agent, exc in stale:
             kind = type(exc).__name__
             new = []
@@ -505,6 +511,22 @@ class Runner:
                             "and health now come from the new process",
                         )
                     )
+
+    def _check_exits(self, silent: Iterable[SteppedAgent]) -> None:
+        """Stop the run when a silent agent is one of its own whose process ended.
+
+        Raises:
+            AgentError: naming its limbs, how its process ended and where its output is.
+        """
+        assert self.agent_exit is not None
+        for agent in silent:
+            ended = self.agent_exit(getattr(agent, "robot", "") or agent.limbs[0])
+            if ended is not None:
+                raise AgentError(
+                    agent.limbs,
+                    f"the simulated agent of {', '.join(agent.limbs)} {ended}: its limbs "
+                    "cannot answer again, the run stops (limbs told to hold)",
+                )
 
     def _check_restarted(self, agent: SteppedAgent) -> None:
         limbs = ", ".join(agent.limbs)
