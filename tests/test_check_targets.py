@@ -79,3 +79,25 @@ def test_scheduled_faults_under_the_real_clock_are_refused_naming_the_sim_clock(
     assert main(["check", str(path)]) != 0
     err = capsys.readouterr().err
     assert "m.yaml:6:5:" in err and "need the sim clock" in err and "--clock sim" in err
+
+
+def test_blockage_joints_the_limb_does_not_have_are_refused_at_the_joints(tmp_path):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "wait: {duration_s: 2}",
+        "faults:\n  - {at_s: 0.5, limb: arm, kind: blockage, duration_s: 1, joints: [0, 42]}\n",
+    )
+    text = problems(path)
+    assert "m.yaml:5:67: joints: limb arm has no joint 42" in text
+    assert "heavy_limb arm has 7 joints, indices 0..6" in text
+
+
+def test_blockage_joints_within_the_limb_pass(tmp_path):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "wait: {duration_s: 2}",
+        "faults:\n  - {at_s: 0.5, limb: arm, kind: blockage, duration_s: 1, joints: [0, 6]}\n",
+    )
+    assert load(path).faults[0].params["joints"] == (0, 6)

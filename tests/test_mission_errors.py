@@ -540,7 +540,7 @@ def test_random_fault_groups_are_checked(check):
         """
     )
     assert problems == [
-        "m.yaml:6:10: count must be >= 1; got 0",
+        "m.yaml:6:10: count must be in 1..10000; got 0",
         "m.yaml:7:24: kinds: unknown value melt; valid values: "
         "blockage, slowdown, disassembly, power_off, ik_error",
         "m.yaml:8:14: between_s: low must not exceed high",
@@ -753,6 +753,27 @@ def test_a_syntax_error_in_an_include_is_reported_in_that_file(check, tmp_path):
     assert message.startswith("lib.yaml:3:1: YAML syntax error:")
 
 
+def test_a_broken_include_is_reported_without_its_knock_on_unknown_subtrees(check, tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "tab.yaml").write_text("subtrees:\n  square:\n    tree:\n\twait\n")
+    message = only(check("include: [bad/tab.yaml]\ntree: {subtree: square}\n"))
+    assert message.startswith("bad/tab.yaml:4:1: YAML syntax error:")
+
+
+def test_an_empty_include_is_an_error_at_the_include(check, tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "empty.yaml").write_text("# nothing yet\n")
+    problems = check("include: [bad/empty.yaml]\ntree: {subtree: square}\n")
+    assert only(problems) == (
+        "m.yaml:5:11: include bad/empty.yaml: the file is empty; an included file needs subtrees"
+    )
+
+
+def test_a_missing_include_hides_the_unknown_subtrees_it_would_define(check):
+    problems = check("include: lib/none.yaml\ntree: {subtree: square}\n")
+    assert only(problems) == "m.yaml:5:10: include lib/none.yaml: no such file"
+
+
 def test_a_subtree_defined_twice_is_an_error(check, tmp_path):
     (tmp_path / "lib.yaml").write_text("subtrees:\n  hop: {tree: {wait: {duration_s: 1}}}\n")
     problems = check("include: lib.yaml\n" + SUBTREES + "tree: {wait: {duration_s: 1}}\n")
@@ -775,6 +796,14 @@ def test_a_file_of_several_documents_is_an_error(check):
         check("mission: m\ntree: {wait: {duration_s: 1}}\n---\nmission: n\n", header=False)
     )
     assert message.startswith("m.yaml:3:1: YAML syntax error: but found another document")
+
+
+def test_a_huge_random_faults_count_is_refused_before_drawing(check):
+    text = """\
+    random_faults: [{count: 100000000, kinds: [power_off], between_s: [0, 2], duration_s: [1, 2]}]
+    tree: {wait: {duration_s: 1}}
+    """
+    assert only(check(text)) == "m.yaml:5:25: count must be in 1..10000; got 100000000"
 
 
 def test_random_faults_need_limbs_to_draw_from(check):

@@ -7,9 +7,11 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
   the mission's ``world`` and one of that module's grasp points (the simulated motion
   capture sees only those, and the end-effector ``ee``);
 * a posture given by name must be one of the limb's postures (``limbtree robots``);
-* a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb.
+* a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb;
+* a fault's ``joints`` must be joint indices the limb has.
 
-Each problem is reported at its node's ``file:line:column`` with the valid choices.
+Each problem is reported at its node's (or fault value's) ``file:line:column`` with the
+valid choices.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ EE_BODY = "ee"
 
 
 def target_problems(mission: Mission) -> list[Problem]:
-    """Every unknown align target, unknown posture name and wrong-sized posture."""
-    problems: list[Problem] = []
+    """Every unknown align target, unknown posture name, wrong-sized posture, bad fault joint."""
+    problems: list[Problem] = _fault_joints(mission)
     for node in mission.root.walk():
         if node.type == "align":
             problems += _target(mission, node)
@@ -37,6 +39,28 @@ def target_problems(mission: Mission) -> list[Problem]:
             message = _posture(mission, limb, posture)
             if message is not None:
                 problems.append(Problem(node.location, f'{node.type} "{node.name}": {message}'))
+    return problems
+
+
+def _fault_joints(mission: Mission) -> list[Problem]:
+    """A problem at each fault ``joints`` value naming a joint its limb does not have."""
+    problems: list[Problem] = []
+    for fault in mission.faults:
+        joints = fault.params.get("joints")
+        if not joints:
+            continue
+        limb = mission.limb(fault.limb)
+        spec = load_robot(limb.robot).limb(limb.limb)
+        wrong = [str(j) for j in joints if j >= len(spec.joints)]
+        if wrong:
+            problems.append(
+                Problem(
+                    fault.params_at.get("joints", fault.location),
+                    f"joints: limb {fault.limb} has no joint {', '.join(wrong)}; "
+                    f"{limb.robot} {limb.limb} has {len(spec.joints)} joints, indices "
+                    f"0..{len(spec.joints) - 1}",
+                )
+            )
     return problems
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import yaml
 
 from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
+from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import SCHEDULED_FAULT_KINDS, FaultDecl, FaultKind
 from limbtree.trees.mission.source import INVALID, Entry, Item, Reader
 from limbtree.trees.mission.units import NONE, S
@@ -52,9 +53,13 @@ FAULT_SPECS: Final = (
     ParamSpec("joints", Indices(), None, "blockage only: joint indices from 0; none: every joint"),
 )
 
+#: The most faults one ``random_faults`` group draws (the draw is eager: a huge count would
+#: hang ``limbtree check`` and fill the memory).
+MAX_RANDOM_COUNT: Final = 10_000
+
 #: The keys of one group of ``random_faults``.
 RANDOM_SPECS: Final = (
-    ParamSpec("count", Integer(1), REQUIRED, "how many faults to draw"),
+    ParamSpec("count", Integer(1, maximum=MAX_RANDOM_COUNT), REQUIRED, "how many faults to draw"),
     ParamSpec("kinds", Weights(_KINDS), REQUIRED, "kinds to draw: a map kind -> weight, or a list"),
     ParamSpec("limbs", LimbList(), None, "limbs to draw from; none: every declared limb"),
     ParamSpec("between", Range(Quantity(S, low=0)), REQUIRED, "[t0, t1]: when faults start"),
@@ -154,8 +159,20 @@ def _fault(ctx: ValueContext, item: Item) -> FaultDecl | None:
     if not ok:
         return None
     params = {key: fields[key] for key in _ONLY_FOR if fields[key] is not None}
+    # Where each value is, as Reader.child places it (inside a parameter's value: where used).
+    params_at = {
+        entry.key: item.at if item.note else Location.of(entry.node)
+        for entry in entries
+        if entry.key in params
+    }
     return FaultDecl(
-        fields["at"], fields["limb"], FaultKind(kind), fields["duration"], params, item.at
+        fields["at"],
+        fields["limb"],
+        FaultKind(kind),
+        fields["duration"],
+        params,
+        item.at,
+        params_at=params_at,
     )
 
 

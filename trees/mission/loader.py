@@ -212,6 +212,9 @@ class _Loader:
         self.sources: list[str] = []
         self.loaded: set[Path] = set()
         self.subtrees: dict[str, SubtreeDef] = {}
+        #: Whether an included file could not be read (reported): its subtrees are unknown,
+        #: so uses of unknown subtrees are not reported again.
+        self.include_failed = False
         self.declarations = Declarations(self.reader, robots, modules)
 
     # The whole file ---------------------------------------------------------------------
@@ -445,15 +448,23 @@ class _Loader:
             return
         if not os.path.exists(path):
             reader.error(element, f"include {path}: no such file")
+            self.include_failed = True
             return
         ok, root = compose(path, reader, element.at)
         if not ok:
+            self.include_failed = True
             return
         self._mark_loaded(path)
         if root is None:
+            reader.error(
+                element, f"include {path}: the file is empty; an included file needs subtrees"
+            )
+            self.include_failed = True
             return
         item = Item(root, Location.of(root), Scope())
         entries = reader.entries(item, f"an included file ({', '.join(LIBRARY_KEYS)})")
+        if entries is None:
+            self.include_failed = True
         sections: dict[str, Entry] = {}
         for entry in entries or ():
             if entry.key in LIBRARY_KEYS:
@@ -750,7 +761,8 @@ class _Loader:
             return None
         definition = self.subtrees.get(name)
         if definition is None:
-            reader.error(name_item, unknown("subtree", name, sorted(self.subtrees)))
+            if not self.include_failed:  # else it may be in that file: its problem is enough
+                reader.error(name_item, unknown("subtree", name, sorted(self.subtrees)))
             return None
         if name in stack:
             reader.error(name_item, "subtree cycle: " + " -> ".join((*stack, name)))

@@ -162,10 +162,12 @@ class FaultDecl:
         kind: what happens.
         duration_s: how long it lasts [s], or None for the rest of the mission.
         params: what the kind needs: ``factor`` (slowdown, the speed multiplier in
-            (0, 1]); ``joints`` (blockage, joint indices from 0; absent: every joint).
+            (0, 1)); ``joints`` (blockage, joint indices from 0; absent: every joint).
         location: where the fault is declared (for drawn faults, the ``random_faults``
             group).
         drawn: whether the fault was drawn from the seed (``random_faults``).
+        params_at: where each written param's value is (for ``limbtree check``'s checks
+            against the robot); not compared.
     """
 
     at_s: float
@@ -175,11 +177,13 @@ class FaultDecl:
     params: Mapping[str, Any]
     location: Location
     drawn: bool = False
+    params_at: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.at_s < 0 or (self.duration_s is not None and self.duration_s <= 0):
             raise ValueError(f"fault times must be at_s >= 0, duration_s > 0: {self}")
         object.__setattr__(self, "params", freeze(self.params))
+        object.__setattr__(self, "params_at", freeze(self.params_at))
 
 
 @dataclass(frozen=True)

@@ -84,17 +84,24 @@ class Flag(ValueType):
 
 @dataclass(frozen=True)
 class Integer(ValueType):
-    """A whole number of at least ``minimum``; with ``forever``, also the word ``forever``.
+    """A whole number of at least ``minimum`` and, with ``maximum``, at most that.
 
-    The model holds ``forever`` as None.
+    With ``forever``, also the word ``forever``, which the model holds as None.
     """
 
     minimum: int = 1
     forever: bool = False
+    maximum: int | None = None
+
+    def bounds(self) -> str:
+        """The bounds as text: ``>= 1``, or ``in 1..10000`` with a maximum."""
+        if self.maximum is None:
+            return f">= {self.minimum}"
+        return f"in {self.minimum}..{self.maximum}"
 
     def expected(self) -> str:
         """See :meth:`ValueType.expected`."""
-        text = f"a whole number >= {self.minimum}"
+        text = f"a whole number {self.bounds()}"
         return f"{text} or forever" if self.forever else text
 
     def read(self, ctx: ValueContext, item: Item, key: str) -> Any:
@@ -107,8 +114,8 @@ class Integer(ValueType):
         if node.tag != INT:
             return self.wrong(ctx, item, key)
         value = int(ctx.reader.plain(item))
-        if value < self.minimum:
-            return ctx.reader.error(item, f"{key} must be >= {self.minimum}; got {value}")
+        if value < self.minimum or (self.maximum is not None and value > self.maximum):
+            return ctx.reader.error(item, f"{key} must be {self.bounds()}; got {value}")
         return value
 
     def si(self, default: Any) -> Any:
