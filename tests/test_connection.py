@@ -69,3 +69,30 @@ def test_run_says_which_limb_which_address_what_was_tried_and_what_to_check(tmp_
     assert "tried: connecting and asking it to describe its plant, waiting up to 5 s" in text
     assert f"found: nothing listens on port {port} of 127.0.0.1" in text
     assert "check: that an agent runs there" in text
+
+
+def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_path):
+    from limbtree.robots import make_plant
+    from limbtree.transport import AgentClient, PlantAgent
+
+    port = free_port_pair()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    agent = PlantAgent(make_plant("light_limb", None, seed=0), endpoint, clock="sim")
+    agent.start_in_thread()
+    try:
+        with AgentClient(endpoint) as client:  # an earlier run
+            client.step(12.0, timeout_s=5.0)
+        mission = tmp_path / "again.yaml"
+        mission.write_text(
+            "mission: again\nclock: sim\nrate_hz: 50\nlimbs:\n"
+            f'  arm: {{robot: light_limb, agent: "{endpoint}"}}\n'
+            "tree:\n  wait: {duration_s: 1}\n"
+        )
+        with pytest.raises(RunError) as error:
+            run_mission(RunRequest(mission, headless=True), io.StringIO(), stdin=io.StringIO())
+    finally:
+        agent.stop()
+    assert str(error.value) == (
+        f"robot arm: the sim-clock agent at {endpoint} was stepped to t=12 s already (by an "
+        "earlier run?); a sim-clock agent serves one run, from t=0: restart it"
+    )

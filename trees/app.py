@@ -330,6 +330,12 @@ def _handles(
             ) from None
         if clock_mode is not None:
             check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
+        if described.clock.value == "sim" and described.agent_time > 0:
+            raise RunError(
+                f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
+                f"stepped to t={described.agent_time:g} s already (by an earlier run?); a "
+                "sim-clock agent serves one run, from t=0: restart it"
+            )
         plant = described.plant
         base_poses = BasePoses()  # one per robot: its limbs share the base's pose
         for name in robot.limbs:

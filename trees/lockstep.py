@@ -241,7 +241,8 @@ def agent_error(agent: SteppedAgent, t: float, exc: Exception) -> AgentError:
     return AgentError(
         tuple(agent.limbs),
         f"{noun} {limbs}: the agent {what} to t={t:.3f} s with an error: {exc} "
-        "(see the agent's log in the record's agents/ folder)",
+        "(the agent's log says more: for a simulated agent, in the record's agents/ "
+        "folder)",
     )
 
 
