@@ -110,3 +110,13 @@ def test_a_record_directory_another_run_is_writing_is_refused(
     assert "rm -r" not in err and not (tmp_path / "rec" / "agents").exists()
     first.close({"outcome": "SUCCESS"})
     Recorder(tmp_path / "rec").close({"outcome": "SUCCESS"})  # (the lock went with the close)
+
+
+def test_a_speed_for_a_real_clock_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", SQUARE, "--headless", "--clock", "real", "--speed", "100"]
+    assert main([*args, "--record", str(tmp_path / "rec")]) == 1
+    err = capsys.readouterr().err
+    assert "--speed 100 paces the sim clock;" in err and "drop --speed, or add --clock sim" in err
+    assert not (tmp_path / "rec").exists()

@@ -102,6 +102,24 @@ def test_limbtree_agent_refuses_a_network_bind_before_loading_the_robot(
     assert "limbtree agent:" in err and "--keys" in err and "--insecure" in err
 
 
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--clock", "sim", "--rate", "5"], "--rate sets the real clock's state stream"),
+        (["--quiet-steps"], "--quiet-steps is for the sim clock"),
+        (["--keys", "keys", "--insecure"], "--insecure is for an agent without --keys"),
+    ],
+)
+def test_limbtree_agent_refuses_flags_that_would_do_nothing(
+    flags: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bind = f"tcp://127.0.0.1:{free_port_pair()}"
+    status = main(["agent", "--robot", "no_such_robot", "--bind", bind, *flags])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert f"limbtree agent: {says}" in err and err.rstrip().endswith(": drop it")
+
+
 # --- shutdown -----------------------------------------------------------------------------
 
 

@@ -464,6 +464,11 @@ def run_mission(
     for warning in mission_warnings(mission):
         print(warning, file=out)
     clock_mode = request.clock or mission.clock
+    if clock_mode == "real" and request.speed is not None:
+        raise RunError(
+            f"--speed {request.speed:g} paces the sim clock; {mission.path} runs in the real "
+            "clock, at the limbs' own pace: drop --speed, or add --clock sim"
+        )
     if clock_mode == "real" and mission.faults:
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
     keyboard = TerminalKeyboard(stdin)

@@ -47,6 +47,10 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
     return values
 
 
+#: ``limbtree agent --rate``'s default [Hz].
+DEFAULT_STREAM_RATE_HZ = 100.0
+
+
 def _agent(args: argparse.Namespace) -> int:
     import logging
 
@@ -160,9 +164,25 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _check_exposure(args: argparse.Namespace) -> None:
-    """Refuse an exposed bind without keys before loading anything (the agent checks again)."""
+    """Refuse an exposed bind without keys before loading anything (the agent checks again).
+
+    Also refuse flags that would do nothing with the others (a user who gave them expects
+    them to act), and fill in ``--rate``'s default.
+    """
     from limbtree.transport.exposure import check_exposure
 
+    for given, why in (
+        (args.rate is not None and args.clock == "sim",
+         "--rate sets the real clock's state stream; a sim-clock agent publishes on each step"),
+        (args.quiet_steps and args.clock == "real",
+         "--quiet-steps is for the sim clock (a real-clock agent is not stepped)"),
+        (args.insecure and args.keys is not None,
+         "--insecure is for an agent without --keys (with keys, clients need an authorised key)"),
+    ):  # fmt: skip
+        if given:
+            raise LimbtreeError(f"{why}: drop it")
+    if args.rate is None:
+        args.rate = DEFAULT_STREAM_RATE_HZ
     check_exposure(args.bind, curve=args.keys is not None, insecure=args.insecure)
 
 
@@ -630,7 +650,10 @@ def build_parser() -> argparse.ArgumentParser:
         "runner that started it, by the token in LIMBTREE_AGENT_TOKEN)",
     )  # fmt: skip
     agent.add_argument("--clock", choices=["real", "sim"], default="real")
-    agent.add_argument("--rate", type=float, default=100.0, help="state stream rate [Hz]")
+    agent.add_argument(
+        "--rate", type=float, default=None,
+        help=f"real clock: state stream rate [Hz] (default {DEFAULT_STREAM_RATE_HZ:g})",
+    )  # fmt: skip
     agent.add_argument("--seed", type=_seed, default=0, help="seed of simulated noise (0 or more)")
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
     agent.add_argument(
