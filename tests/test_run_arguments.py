@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,21 @@ def test_a_speed_for_a_real_clock_run_is_refused(
     err = capsys.readouterr().err
     assert "--speed 100 paces the sim clock;" in err and "drop --speed, or add --clock sim" in err
     assert not (tmp_path / "rec").exists()
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    """``limbtree robots | head -1``: no traceback when stdout's reader has gone."""
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "limbtree", "robots"],
+            stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 141

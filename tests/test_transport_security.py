@@ -53,6 +53,20 @@ def test_generate_keys_refuses_to_overwrite_unless_told(tmp_path: Path) -> None:
     assert load_agent_keys(tmp_path)[0].public == load_client_keys(tmp_path).server_public
 
 
+def test_limbtree_keys_generate_says_how_to_replace_keys_and_does_with_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from limbtree.trees.cli import main
+
+    assert main(["keys", "generate", str(tmp_path)]) == 0
+    first = (tmp_path / "agent.key").read_bytes()
+    assert main(["keys", "generate", str(tmp_path)]) == 1
+    assert "key file exists; limbtree keys generate --overwrite" in capsys.readouterr().err
+    assert (tmp_path / "agent.key").read_bytes() == first
+    assert main(["keys", "generate", str(tmp_path), "--overwrite"]) == 0
+    assert (tmp_path / "agent.key").read_bytes() != first
+
+
 def test_missing_key_files_are_named_with_a_hint(tmp_path: Path) -> None:
     with pytest.raises(KeysError) as info:
         LimbClient("tcp://127.0.0.1:5555", keys_dir=tmp_path)

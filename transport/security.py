@@ -103,7 +103,11 @@ def generate_keys(directory: str | os.PathLike[str], *, overwrite: bool = False)
     ]
     existing = [root / n for n in names if (root / n).exists()]
     if existing and not overwrite:
-        raise KeysError(str(existing[0]), "key file exists; pass overwrite=True to replace it")
+        raise KeysError(
+            str(existing[0]),
+            "key file exists; limbtree keys generate --overwrite (overwrite=True) replaces "
+            "every key here, and the agents and clients then need the new ones",
+        )
     root.mkdir(parents=True, exist_ok=True)
     authorized = root / AUTHORIZED_DIR
     authorized.mkdir(exist_ok=True)

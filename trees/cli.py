@@ -8,6 +8,7 @@ clear line (or ``file:line:column`` lines for missions) and exits non-zero.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -220,7 +221,7 @@ def _ping(args: argparse.Namespace) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from limbtree.transport import generate_keys
 
-    files = generate_keys(args.dir)
+    files = generate_keys(args.dir, overwrite=args.overwrite)
     print(f"CURVE keys written in {files.directory}:")
     print(f"  agent:  {files.agent_public} (public), {files.agent_secret} (secret)")
     print(f"  client: {files.client_public} (public), {files.client_secret} (secret)")
@@ -231,6 +232,16 @@ def _keys(args: argparse.Namespace) -> int:
 
 def _overrides(items: Sequence[str]) -> dict[str, str]:
     return _key_values(items, "--set", "NAME")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _speed(text: str) -> float | None:
@@ -709,7 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that an agent answers; print its round trip and description",
     )
     ping.add_argument("endpoint", metavar="ENDPOINT", help="tcp://HOST:PORT or ipc://PATH")
-    ping.add_argument("--timeout", type=float, default=3.0, help="give up after this [s]")
+    ping.add_argument(
+        "--timeout", type=_positive_seconds, default=3.0, help="give up after this [s], > 0"
+    )
     ping.add_argument("--keys", metavar="DIR", help="client keys for a CURVE agent")
     ping.set_defaults(handler=_ping)
 
@@ -741,6 +754,10 @@ def build_parser() -> argparse.ArgumentParser:
     key_commands = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     generate = key_commands.add_parser("generate", help="make agent and client key pairs")
     generate.add_argument("dir", metavar="DIR")
+    generate.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the key files DIR holds (every agent and client then needs the new keys)",
+    )  # fmt: skip
     generate.set_defaults(handler=_keys)
 
     return parser
@@ -762,3 +779,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"limbtree {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (``limbtree nodes | head``): stop quietly, as a
+        # shell tool does (Python's documented way: stdout to devnull, so the interpreter's
+        # own flush at exit does not fail again).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
