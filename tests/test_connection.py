@@ -88,10 +88,14 @@ def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_
             f'  arm: {{robot: light_limb, agent: "{endpoint}"}}\n'
             "tree:\n  wait: {duration_s: 1}\n"
         )
+        out = io.StringIO()
         with pytest.raises(RunError) as error:
-            run_mission(RunRequest(mission, headless=True), io.StringIO(), stdin=io.StringIO())
+            run_mission(RunRequest(mission, headless=True), out, stdin=io.StringIO())
     finally:
         agent.stop()
+    assert out.getvalue().splitlines() == [  # (no "starting 0 simulated agents")
+        "note: robot arm uses a remote agent; the sim clock steps it as it steps simulated ones"
+    ]
     assert str(error.value) == (
         f"robot arm: the sim-clock agent at {endpoint} was stepped to t=12 s already (by an "
         "earlier run?); a sim-clock agent serves one run, from t=0: restart it"

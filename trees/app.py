@@ -483,10 +483,11 @@ def run_mission(
     remote = [robot for robot in mission.robots if not robot.simulated]
     if clock_mode == "sim" and remote:
         names = ", ".join(robot.name for robot in remote)
-        print(
-            f"note: robots {names} use remote agents; they are stepped like simulated ones",
-            file=out,
-        )
+        if len(remote) > 1:
+            which = f"robots {names} use remote agents; the sim clock steps them"
+        else:
+            which = f"robot {names} uses a remote agent; the sim clock steps it"
+        print(f"note: {which} as it steps simulated ones", file=out)
     live = not request.headless and out.isatty()
     progress: LiveView | HeadlessProgress
     view: LiveView | None = None
@@ -571,10 +572,11 @@ def _run(
     remote = [robot for robot in mission.robots if not robot.simulated]
     clock = TickClock()
     with SimAgents(specs, log_dir) as agents:
-        progress.on_message(
-            f"starting {plural(len(specs), 'simulated agent')}: waiting until each "
-            f"answers (up to {STARTUP_TIMEOUT_S:g} s)"
-        )
+        if specs:
+            progress.on_message(
+                f"starting {plural(len(specs), 'simulated agent')}: waiting until each "
+                f"answers (up to {STARTUP_TIMEOUT_S:g} s)"
+            )
         endpoints = agents.start(
             lambda endpoint, timeout: _answers(endpoint, timeout),
             started.signals.check if started.signals is not None else None,
