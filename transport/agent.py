@@ -42,7 +42,7 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
-from limbtree.transport.endpoint import agent_endpoints
+from limbtree.transport.endpoint import agent_endpoints, ipc_in_use, wants_ipv6
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
@@ -191,6 +191,12 @@ class PlantAgent:
                 "authenticator serves the whole context): serve it in its own process"
             )
         self._request_endpoint, self._state_endpoint = agent_endpoints(bind)
+        # ZeroMQ would replace the socket file of a live ipc agent (which would go on,
+        # unreachable): check that nobody listens on either path before binding either.
+        for endpoint in (self._request_endpoint, self._state_endpoint):
+            in_use = ipc_in_use(endpoint)
+            if in_use is not None:
+                raise ConfigError(f"cannot bind {endpoint}: {in_use}")
         exposed = check_exposure(bind, curve=keys_dir is not None, insecure=insecure)
         if exposed is not None:
             _log.warning(exposed)
@@ -917,12 +923,17 @@ class PlantAgent:
 
     @staticmethod
     def _bind(socket: _Socket, endpoint: str) -> None:
+        if wants_ipv6(endpoint):  # tcp://[::1]:N, tcp://*:N (then on IPv6 and IPv4)
+            socket.setsockopt(zmq.IPV6, 1)
         try:
             socket.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise ConfigError(
-                f"cannot bind {endpoint}: {exc.strerror}; an agent needs ports N and N+1 free"
-            ) from None
+            needs = (
+                "an agent binds PATH and PATH.state"
+                if endpoint.startswith("ipc://")
+                else "an agent needs ports N and N+1 free"
+            )
+            raise ConfigError(f"cannot bind {endpoint}: {exc.strerror}; {needs}") from None
 
     def _close_sockets(self) -> None:
         # After a shutdown request, give its reply a moment to leave; otherwise drop everything.

@@ -35,7 +35,7 @@ from limbtree.transport.driver import (
     LimbDescription,
     LimbState,
 )
-from limbtree.transport.endpoint import agent_endpoints
+from limbtree.transport.endpoint import agent_endpoints, wants_ipv6
 from limbtree.transport.errors import (
     ConfigError,
     LimbUnavailableError,
@@ -198,6 +198,9 @@ class AgentClient:
             _common_options(dealer)
             dealer.setsockopt(zmq.IMMEDIATE, 1)
             dealer.sndhwm = send_hwm
+            ipv6 = wants_ipv6(self._endpoint)  # tcp://[::1]:N
+            if ipv6:
+                dealer.setsockopt(zmq.IPV6, 1)
             if curve is not None:
                 make_curve_client(dealer, curve)
             dealer.connect(self._endpoint)
@@ -205,6 +208,8 @@ class AgentClient:
                 sub = self._context.socket(zmq.SUB)
                 self._sub = sub
                 _common_options(sub)
+                if ipv6:
+                    sub.setsockopt(zmq.IPV6, 1)
                 if curve is not None:
                     make_curve_client(sub, curve)
                 for topic in [name.encode() for name in self._limbs] or [b""]:

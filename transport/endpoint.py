@@ -7,6 +7,9 @@ permissions).
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
 from typing import Final
 
 from limbtree.transport.errors import ConfigError
@@ -93,3 +96,79 @@ def state_endpoint(endpoint: str) -> str:
         ConfigError: when the endpoint is malformed.
     """
     return agent_endpoints(endpoint)[1]
+
+
+def wants_ipv6(endpoint: str) -> bool:
+    """Whether a socket for ``endpoint`` needs ZeroMQ's ``IPV6`` option on.
+
+    ZeroMQ sockets are IPv4-only unless ``IPV6`` is set: ``tcp://[::1]:N`` then fails with
+    "No such device". It is set for a bracketed IPv6 address and for ``*`` (the socket
+    then listens on IPv6 and IPv4 alike), never for a name: with ``IPV6`` a name resolves
+    to its IPv6 address first (``localhost`` to ``::1`` on most computers), and would no longer
+    meet a peer on its IPv4 one (an agent bound on ``tcp://127.0.0.1:N``, a client of
+    ``tcp://localhost:N`` that does not set ``IPV6``).
+
+    Args:
+        endpoint: any endpoint; ``ipc://`` ones never need it.
+    """
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint[len("tcp://") :].rpartition(":")[0]
+    return host == "*" or ":" in host
+
+
+#: How long :func:`ipc_in_use` waits for a Unix socket to accept a connection [s].
+_IPC_PROBE_TIMEOUT_S: Final = 1.0
+
+
+def ipc_in_use(endpoint: str) -> str | None:
+    """Why an ``ipc://PATH`` endpoint must not be bound, or None when it may be.
+
+    ZeroMQ removes whatever file is at PATH before it binds there, so a second agent on the
+    path of a live one would silently take it over (the first would go on, unreachable).
+    A plain connection to the path tells a live listener (it connects) from a socket file
+    left by an agent that was killed (refused: binding replaces it).
+
+    Args:
+        endpoint: any endpoint; only ``ipc://PATH`` is checked (a TCP port in use is refused
+            by the bind itself).
+
+    Returns:
+        A sentence naming the path and what to do, or None (not ``ipc://``, nothing at PATH,
+        or a stale socket file).
+    """
+    if not endpoint.startswith("ipc://"):
+        return None
+    path = endpoint[len("ipc://") :]
+    if path.startswith("@"):  # Linux abstract namespace: no file, the bind itself refuses
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path} cannot be checked ({exc.strerror or exc}); pick another path"
+    if not stat.S_ISSOCK(mode):
+        return (
+            f"{path} is a file but not a socket (binding would delete it); "
+            "remove it or pick another path"
+        )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
+        unix.settimeout(_IPC_PROBE_TIMEOUT_S)
+        try:
+            unix.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            return None  # left by an agent that ended (or gone meanwhile): binding replaces it
+        except TimeoutError:
+            reason = "it did not accept a connection in time"
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+        else:
+            return (
+                f"Address already in use (another process, another agent?, listens on {path}); "
+                "stop it, or pick another path"
+            )
+    return (
+        f"{path} is a socket that cannot be checked ({reason}): another process may listen "
+        "there; stop it, or pick another path"
+    )
