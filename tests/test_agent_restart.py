@@ -42,11 +42,13 @@ tree:
 """
 
 
-def _start_agent(endpoint: str, log: Path, robot: str = "light_limb") -> subprocess.Popen[bytes]:
+def _start_agent(
+    endpoint: str, log: Path, robot: str = "light_limb", clock: str = "sim"
+) -> subprocess.Popen[bytes]:
     with log.open("ab") as sink:
         return subprocess.Popen(
             [sys.executable, "-m", "limbtree", "agent", "--robot", robot,
-             "--bind", endpoint, "--clock", "sim", "--name", "arm"],
+             "--bind", endpoint, "--clock", clock, "--name", "arm"],
             stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 

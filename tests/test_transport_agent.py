@@ -13,6 +13,7 @@ import zmq
 from fake_driver import FakeDriver, wait_until
 
 from limbtree.transport import (
+    AgentClient,
     ConfigError,
     Health,
     LimbAgent,
@@ -22,7 +23,7 @@ from limbtree.transport import (
     RequestTimeoutError,
 )
 from limbtree.transport.exposure import ShutdownPolicy
-from limbtree.transport.schema import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
+from limbtree.transport.schema import COMMANDER_LEASE_S, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -414,3 +415,26 @@ def test_disassembled_sim_clock_agent_keeps_time_but_answers_unavailable(
     state = client.step(1.5, timeout_s=5)
     assert state.t == 1.5
     assert state.q == pytest.approx((1.5, 1.5, 1.5))
+
+
+def test_a_limb_takes_one_commander_at_a_time(make_agent: MakeAgent) -> None:
+    """A second client's commands are refused while the first commanded within the lease."""
+    now = [0.0]
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=50, time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as first,
+        AgentClient(agent.request_endpoint, subscribe=False) as second,
+    ):
+        first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+        now[0] = COMMANDER_LEASE_S - 0.1
+        refusal = r"commanded_elsewhere: limb .* commanded by another client .*one commander"
+        with pytest.raises(RemoteError, match=refusal) as refused:
+            second.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+        assert refused.value.code == "commanded_elsewhere"
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            second.gripper(None, "open", timeout_s=5)
+        first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])  # still its own
+        now[0] += COMMANDER_LEASE_S + 0.1  # the first stopped commanding: the lease ran out
+        second.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])

@@ -51,6 +51,7 @@ from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
     BASE_KEY,
     COMMAND_ERRORS_KEY,
+    COMMANDER_LEASE_S,
     COMMANDS_FIELD,
     LIMB_KEY,
     LIMBS_KEY,
@@ -226,6 +227,11 @@ class PlantAgent:
         self._state_seq = 0
         self._session = int.from_bytes(os.urandom(4), "little")
         self._errors: dict[str, int] = {}
+        #: Each limb's commander: the routing id of the client that last commanded it, and
+        #: when [s, time_source]; another client's commands are refused within the lease.
+        self._commanders: dict[str, tuple[bytes, float]] = {}
+        #: The routing id of the client whose request is being answered.
+        self._peer = b""
         self._extra_health = 0
         self._tick_failures = 0
         self._stop_requested = False
@@ -275,6 +281,9 @@ class PlantAgent:
                 self._authorized_keys = authorized_key_count(authorized)
                 self._auth = start_authenticator(self._context, authorized)
             self._router = self._make_socket(zmq.ROUTER, curve)
+            # A client reconnecting with its routing id (AgentClient sets one) keeps it: its
+            # commander lease goes on across a dropped connection.
+            self._router.setsockopt(zmq.ROUTER_HANDOVER, 1)
             self._pub = self._make_socket(zmq.PUB, curve)
             self._pub.sndhwm = 1000
             self._bind(self._router, self._request_endpoint)
@@ -610,6 +619,7 @@ class PlantAgent:
         """
         router = self._router
         recv = router.recv
+        self._peer = identity
         payload = recv()
         envelope: list[bytes] = []
         extra = 0
@@ -796,8 +806,29 @@ class PlantAgent:
                     seq=seq,
                     field="ee",
                 )
+        self._claim(limb.name, seq)
         self._plant.command(limb.name, mode, fields)
         return None
+
+    def _claim(self, limb: str, seq: int) -> None:
+        """Make the requesting client ``limb``'s commander, unless another one is.
+
+        Raises:
+            ProtocolError: ``commanded_elsewhere`` while another client's lease runs.
+        """
+        now = self._time()
+        peer = self._peer
+        held = self._commanders.get(limb)
+        if held is not None and held[0] != peer and now - held[1] < COMMANDER_LEASE_S:
+            raise ProtocolError(
+                ErrorCode.COMMANDED_ELSEWHERE,
+                f"limb {limb!r} is commanded by another client (its last command "
+                f"{now - held[1]:.2f} s ago): one limb takes one commander; stop the other "
+                f"(another runner?), or command it {COMMANDER_LEASE_S:g} s after the other stops",
+                seq=seq,
+                field="limb",
+            )
+        self._commanders[limb] = (peer, now)
 
     def _step_commands(self, commands: list[Request | ProtocolError]) -> bytes | None:
         """Apply the commands a step carries, in order; their refusals, packed, or None."""
@@ -894,6 +925,7 @@ class PlantAgent:
         limb = self._limb(request)
         if not self._plant.available(limb.name):
             return self._unavailable(request, limb.name)
+        self._claim(limb.name, request.seq)
         self._plant.gripper(limb.name, request.fields["action"])
         return self._ack(request)
 

@@ -197,6 +197,9 @@ class AgentClient:
             self._dealer = dealer
             _common_options(dealer)
             dealer.setsockopt(zmq.IMMEDIATE, 1)
+            # One routing id for the client's life (not one per connection): the agent knows
+            # it as the same commander after a dropped connection (docs/protocol.md).
+            dealer.setsockopt(zmq.ROUTING_ID, b"lt" + os.urandom(8))
             dealer.sndhwm = send_hwm
             ipv6 = wants_ipv6(self._endpoint)  # tcp://[::1]:N
             if ipv6:

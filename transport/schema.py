@@ -103,6 +103,11 @@ REPLY_TYPES: Final[Mapping[MessageType, MessageType]] = MappingProxyType(
 """Request type -> the type of its successful reply."""
 
 
+#: How long a client that commanded a limb stays its only commander after its last command
+#: or gripper action [s] (the agent's clock; another client's are refused meanwhile).
+COMMANDER_LEASE_S: Final = 1.0
+
+
 class ErrorCode(StrEnum):
     """The ``code`` field of ``error`` replies."""
 
@@ -138,6 +143,9 @@ class ErrorCode(StrEnum):
     """The driver does not know this fault kind."""
     INTERNAL = "internal"
     """The driver raised something unexpected; the agent logged it and goes on serving."""
+    COMMANDED_ELSEWHERE = "commanded_elsewhere"
+    """A command (or gripper action) for a limb that another client commanded within the
+    last :data:`COMMANDER_LEASE_S`: one limb takes one commander at a time."""
     SHUTDOWN_REFUSED = "shutdown_refused"
     """``shutdown`` without the agent's owner token, to an agent started without
     ``--allow-remote-shutdown``."""

@@ -29,6 +29,7 @@ import py_trees
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode, Health
 from limbtree.transport.errors import TransportError
+from limbtree.transport.schema import ErrorCode
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.control import BREAK_VERBS, BreakpointHit, ControlOp, RunControl
@@ -336,6 +337,7 @@ class Runner:
         for agent in self.agents:
             agent.poll()
         self._note_restarts(t, events)
+        self._check_commanders()
         self.context.telemetry.new_tick()
         for limb in self.context.limbs.values():
             limb.tick_record = CommandRecord()
@@ -511,6 +513,23 @@ class Runner:
                             "and health now come from the new process",
                         )
                     )
+
+    def _check_commanders(self) -> None:
+        """Stop the run when an agent refused its command: another client commands the limb.
+
+        Another runner, most likely: the two would take turns moving the limb.
+
+        Raises:
+            AgentError: naming the limb and what the agent said.
+        """
+        for name, limb in self.context.limbs.items():
+            error = getattr(limb.link, "last_error", None)
+            if error is not None and error.code == ErrorCode.COMMANDED_ELSEWHERE:
+                raise AgentError(
+                    (name,),
+                    f"limb {name}: its agent refused this run's command: {error}; the run "
+                    "stops (one limb takes one commander)",
+                )
 
     def _check_exits(self, silent: Iterable[SteppedAgent]) -> None:
         """Stop the run when a silent agent is one of its own whose process ended.

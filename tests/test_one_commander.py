@@ -1,0 +1,76 @@
+"""Two runners on one limb's agent: the second is refused and stops; the first goes on.
+
+A limb takes one commander at a time (``commanded_elsewhere``, docs/protocol.md): the agent
+refuses a client's command while another client's last command is less than a second old.
+End to end: an agent started by hand in the real clock, one ``limbtree run`` moving its limb,
+then a second one started on the same agent.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_driver import free_port_pair
+from test_agent_restart import _start_agent, _wait_until_it_answers
+
+MISSION = """\
+mission: {name}
+clock: real
+rate_hz: 25
+limbs:
+  arm: {{robot: light_limb, agent: "{endpoint}"}}
+tree:
+  sync_move:
+    limbs: [arm]
+    waypoints: [{{translation_mm: [{dx}, 0, 0]}}, {{translation_mm: [0, 0, 0]}}]
+    max_speed_mm_s: 20
+    timeout_s: 60
+"""
+
+
+def _run(tmp_path: Path, name: str, endpoint: str, dx: int) -> subprocess.Popen[str]:
+    mission = tmp_path / f"{name}.yaml"
+    mission.write_text(MISSION.format(name=name, endpoint=endpoint, dx=dx))
+    return subprocess.Popen(
+        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
+         "--record", str(tmp_path / name)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(tmp_path: Path) -> None:
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    log = tmp_path / "agent.log"
+    agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
+    runs: list[subprocess.Popen[str]] = []
+    try:
+        agent = _start_agent(endpoint, log, clock="real")
+        _wait_until_it_answers(endpoint, agent, log)
+        runs.append(_run(tmp_path, "first", endpoint, 40))
+        deadline = time.monotonic() + 120
+        while (
+            not (tmp_path / "first" / "log.msgpack").exists()
+            or (tmp_path / "first" / "log.msgpack").stat().st_size < 20_000
+        ):  # it is ticking, commanding the arm
+            assert runs[0].poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        runs.append(_run(tmp_path, "second", endpoint, -40))
+        second_out, _ = runs[1].communicate(timeout=120)
+        first_out, _ = runs[0].communicate(timeout=120)
+    finally:
+        for process in [*runs, agent]:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+    assert runs[0].returncode == 0, first_out
+    assert runs[1].returncode == 1, second_out
+    failure = json.loads((tmp_path / "second" / "summary.json").read_text())["failure"]
+    assert failure.startswith("limb arm: its agent refused this run's command: ")
+    assert "commanded_elsewhere" in failure and failure.endswith("(one limb takes one commander)")
