@@ -811,3 +811,25 @@ def test_random_faults_need_limbs_to_draw_from(check):
     text = text.replace("x: 1", "duration_s: [1, 1]")
     problems = check(text + "tree: {wait: {duration_s: 1}}\n", header=False)
     assert only(problems) == "m.yaml:2:16: random_faults needs limbs; the mission declares none"
+
+
+def test_keys_need_a_remote_agent_and_a_folder_with_the_clients_keys(check, tmp_path):
+    def limbs(arm: str) -> str:
+        return f"mission: m\nlimbs:\n  arm: {arm}\ntree: {{wait: {{duration_s: 1}}}}\n"
+
+    sim = check(limbs("{robot: light_limb, keys: k}"), header=False)
+    assert only(sim).startswith("m.yaml:3:34: keys are for a remote agent that requires CURVE")
+    remote = '{robot: light_limb, agent: "tcp://10.0.0.2:7000", keys: k}'
+    missing = only(check(limbs(remote), header=False))
+    assert missing == (
+        "m.yaml:3:64: keys: k is not a directory; give the folder limbtree "
+        "keys generate made (copied from the agent's computer without agent.key_secret)"
+    )
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "agent.key").write_text("public")
+    assert only(check(limbs(remote), header=False)) == (
+        "m.yaml:3:64: keys: k has no client.key_secret; a client of a CURVE "
+        "agent needs both (limbtree keys generate makes them)"
+    )
+    (tmp_path / "k" / "client.key_secret").write_text("secret")
+    assert check(limbs(remote), header=False) == []

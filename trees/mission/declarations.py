@@ -182,6 +182,33 @@ def _all_or_none(items: Iterable[_T | None]) -> tuple[_T, ...] | None:
     return None if any(item is None for item in made) else tuple(i for i in made if i is not None)
 
 
+#: What a client of a CURVE agent needs in its keys directory (limbtree keys generate).
+_CLIENT_KEY_FILES = ("client.key_secret", "agent.key")
+
+
+def _keys_problem(agent: object, directory: Path | None) -> str | None:
+    """Why ``keys`` cannot serve the agent: a simulated one, or a folder without the keys."""
+    if directory is None:
+        return None
+    if agent == SIM_AGENT:
+        return (
+            "keys are for a remote agent that requires CURVE (agent: tcp://HOST:PORT); the "
+            "run's own simulated agents (agent: sim) listen on loopback without keys: drop it"
+        )
+    if not directory.is_dir():
+        return (
+            f"keys: {directory} is not a directory; give the folder limbtree keys generate "
+            "made (copied from the agent's computer without agent.key_secret)"
+        )
+    missing = [name for name in _CLIENT_KEY_FILES if not (directory / name).is_file()]
+    if missing:
+        return (
+            f"keys: {directory} has no {' and no '.join(missing)}; a client of a CURVE agent "
+            "needs both (limbtree keys generate makes them)"
+        )
+    return None
+
+
 def _keys_path(ctx: ValueContext, keys: str | None) -> Path | None:
     """A CURVE keys directory, relative to the file that names it."""
     if keys is None:
@@ -260,7 +287,14 @@ class Declarations:
             return None
         what = f"{noun} {entry.key}"
         values = read_fields(ctx, item, fields, specs, what=what, at=entry.at)
-        return item, values, {f.key: f for f in fields}
+        given = {f.key: f for f in fields}
+        keys = values.get("keys")
+        if keys is not None and keys is not INVALID:
+            problem = _keys_problem(values.get("agent"), _keys_path(ctx, keys))
+            if problem is not None:
+                self._value_error(item, given["keys"], problem)
+                values["keys"] = INVALID
+        return item, values, given
 
     def _limb(self, ctx: ValueContext, parent: Item, entry: Entry) -> LimbDecl | None:
         reader = self.reader
