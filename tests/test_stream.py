@@ -492,3 +492,13 @@ def test_each_robots_base_in_the_snapshot_is_the_one_its_agent_last_reported(tmp
     assert xs[-1] == pytest.approx(0.1 * ticks[-1]["t"])
     assert all(later >= earlier for earlier, later in itertools.pairwise(xs))
     assert {tuple(t["bases"]["b"]) for t in ticks} == {(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)}
+
+
+def test_a_wait_too_long_to_write_out_says_how_long_in_a_few_digits(tmp_path):
+    tree = """
+    tree:
+      wait: {duration_s: 1e300}
+    """
+    run(tmp_path, tree=tree)
+    first = next(iter(read_log(tmp_path / "rec" / "log.msgpack")))
+    assert first["messages"] == {"0": "1e+300 s left"}

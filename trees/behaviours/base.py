@@ -130,3 +130,8 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         # A behaviour ticked outside a runner (a test, a tool) has no id: its name stands in.
         key = getattr(self, "node_id", None) or self.name
         self.context.telemetry.tick[key] = telemetry
+
+
+def time_left_text(seconds: float) -> str:
+    """``12.3 s left`` (``1e+300 s left`` for a time too long to write out) [s]."""
+    return f"{seconds:.1f} s left" if seconds < 1e6 else f"{seconds:.3g} s left"

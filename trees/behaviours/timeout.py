@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import py_trees
 
+from limbtree.trees.behaviours.base import time_left_text
+
 
 class ClockTimeout(py_trees.decorators.Decorator):
     """FAILURE if the child is still RUNNING ``duration`` [s] after it started."""
@@ -36,5 +38,5 @@ class ClockTimeout(py_trees.decorators.Decorator):
         if self.decorated.status == py_trees.common.Status.RUNNING and elapsed >= self.duration:
             self.feedback_message = f"timed out after {self.duration:g} s"
             return py_trees.common.Status.FAILURE
-        self.feedback_message = f"{max(0.0, self.duration - elapsed):.1f} s left"
+        self.feedback_message = time_left_text(max(0.0, self.duration - elapsed))
         return self.decorated.status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import py_trees
 
-from limbtree.trees.behaviours.base import SkillBehaviour
+from limbtree.trees.behaviours.base import SkillBehaviour, time_left_text
 
 
 class WaitBehaviour(SkillBehaviour):
@@ -22,5 +22,5 @@ class WaitBehaviour(SkillBehaviour):
         if left <= 0.0:
             self.feedback_message = "done"
             return py_trees.common.Status.SUCCESS
-        self.feedback_message = f"{left:.1f} s left"
+        self.feedback_message = time_left_text(left)
         return py_trees.common.Status.RUNNING

@@ -264,7 +264,7 @@ ALIGN: Final = NodeSpec(
             "goal relative to the target, in its frame (seed 002: 150 mm above the grasp "
             "point); none: the target itself",
         ),
-        ParamSpec("version", Integer(1), 2, "1: step-and-settle; 2: adaptive clamp"),
+        ParamSpec("version", Integer(1, maximum=2), 2, "1: step-and-settle; 2: adaptive clamp"),
         ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
         ParamSpec("dtheta", Quantity(DEG, low=0, low_open=True), 2.0, "success: rotation error"),
         p_e(20.0),
