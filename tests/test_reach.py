@@ -142,3 +142,16 @@ def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_pa
     assert "timed out after 20 s short of waypoint 2/2 (from it: a 400 mm)" in message
     assert "reach" in message
     assert links["a"].commands[-1][0].value == "hold"
+
+
+@pytest.mark.parametrize(("dx_mm", "says"), [("2900", "2927 mm"), ("1e300", "1e+300 mm")])
+def test_a_relative_move_longer_than_any_two_reachable_points_is_refused(tmp_path, dx_mm, says):
+    relative = MISSION.replace("frame: absolute", "frame: relative")
+    assert load(write(tmp_path, relative.replace("default: 600", "default: 2700"))).name
+    with pytest.raises(MissionError) as error:
+        load(write(tmp_path, relative.replace("default: 600", f"default: {dx_mm}")))
+    (problem,) = error.value.problems
+    assert f"waypoint 2 moves limb heavy {says} from where it starts; no two points its " in (
+        str(problem)
+    )
+    assert "more than 2800 mm apart (heavy_limb): shorten the move" in str(problem)

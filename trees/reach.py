@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from functools import cache
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 from limbtree.robots import load_robot
@@ -75,6 +76,25 @@ def reach_bound(urdf: Path, base_link: str, ee_link: str) -> float:
     return total
 
 
+def _offset_problem(
+    mission: Mission, node: Any, number: int, name: str, pose: Any
+) -> list[Problem]:
+    """A relative waypoint farther from the start than twice the limb's reach."""
+    limb = mission.limb(name)
+    offset = math.dist(pose[:3], (0.0, 0.0, 0.0))
+    span = 2.0 * limb_reach(limb.robot, limb.limb)
+    if offset <= span + REACH_SLACK_M:
+        return []
+    return [
+        Problem(
+            node.location,
+            f'sync_move "{node.name}": waypoint {number} moves limb {name} {offset * 1000:.4g} '
+            f"mm from where it starts; no two points its links reach are more than "
+            f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",
+        )
+    ]
+
+
 def limb_reach(robot: str, limb: str) -> float:
     """The reach bound [m] of a robot's limb (see :func:`reach_bound`)."""
     description = load_robot(robot)
@@ -83,15 +103,24 @@ def limb_reach(robot: str, limb: str) -> float:
 
 
 def reach_problems(mission: Mission) -> list[Problem]:
-    """Every absolute ``sync_move`` waypoint beyond its limb's reach, at its node's location."""
+    """Every ``sync_move`` waypoint its limb cannot reach, at its node's location.
+
+    An absolute waypoint beyond the limb's reach from its base; a relative one (an offset
+    from where the limb is when the node starts) farther than any two points the limb
+    reaches can be apart, twice its reach, whatever the start.
+    """
     problems: list[Problem] = []
     for node in mission.root.walk():
-        if node.type != "sync_move" or node.params.get("frame") != "absolute":
+        if node.type != "sync_move":
             continue
+        absolute = node.params.get("frame") == "absolute"
         for number, waypoint in enumerate(node.params.get("waypoints") or (), start=1):
             for name in node.params.get("limbs") or ():
                 pose = waypoint.get(name) if hasattr(waypoint, "get") else None
                 if pose is None:
+                    continue
+                if not absolute:
+                    problems += _offset_problem(mission, node, number, name, pose)
                     continue
                 limb = mission.limb(name)
                 base = limb.base_pose[:3] if limb.base_pose else (0.0, 0.0, 0.0)
