@@ -257,19 +257,24 @@ def test_an_error_reply_to_a_step_ends_the_run_naming_the_limb(tmp_path):
     assert "ABORTED" in progress.getvalue()
 
 
+def move_ab(stale_timeout_s: float) -> str:
+    """A tree moving limbs a and b 100 mm along x, giving up on a silent limb after a while."""
+    return f"""
+    tree:
+      sync_move:
+        limbs: [a, b]
+        waypoints: [{{translation_mm: [100, 0, 0]}}]
+        stale_timeout_s: {stale_timeout_s}
+    """
+
+
 def test_a_silent_agent_only_makes_its_limb_stale(tmp_path):
     silence = RequestTimeoutError("tcp://x:1", "step", 2.0)
 
     def silent(clock):
         return FailingLink((1.0, 0.0, 0.0), 0.2, clock=clock.now, at=0.1, error=silence)
 
-    tree = """
-    tree:
-      sync_move:
-        limbs: [a, b]
-        waypoints: [{translation_mm: [100, 0, 0]}]
-        stale_timeout_s: 0.5
-    """
+    tree = move_ab(stale_timeout_s=0.5)
     runner, _, outcome = run(tmp_path, tree=tree, b=silent)
     assert outcome is RunOutcome.FAILURE  # the move gave up on b after its stale timeout
     assert "b sent no state" in runner.failure_message()
@@ -291,13 +296,7 @@ class RestartedLink(FakeLink):
 
 
 def test_a_restarted_agent_is_recorded_and_its_limb_goes_on(tmp_path):
-    tree = """
-    tree:
-      sync_move:
-        limbs: [a, b]
-        waypoints: [{translation_mm: [100, 0, 0]}]
-        stale_timeout_s: 2.0
-    """
+    tree = move_ab(stale_timeout_s=2.0)
     progress = io.StringIO()
     _, _, outcome = run(
         tmp_path,
@@ -341,13 +340,7 @@ class SwappedLink(RestartedLink):
 def test_an_agent_restarted_as_another_robot_stops_the_run_before_its_limb_is_commanded(
     tmp_path,
 ):
-    tree = """
-    tree:
-      sync_move:
-        limbs: [a, b]
-        waypoints: [{translation_mm: [100, 0, 0]}]
-        stale_timeout_s: 2.0
-    """
+    tree = move_ab(stale_timeout_s=2.0)
     with pytest.raises(AgentError, match="limb b: its agent restarted and drives other, but "
                        "the mission declares fake: the run stops"):  # fmt: skip
         run(tmp_path, tree=tree, b=lambda clock: SwappedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now))
