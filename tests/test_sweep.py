@@ -676,3 +676,23 @@ def test_a_run_folder_another_run_is_writing_is_left_alone_and_is_an_error_row(t
     assert first.status is RunStatus.ERROR
     assert "a run is still writing its record there" in (first.message or "")
     assert (busy / "log.msgpack").read_bytes() == b"a run still going"
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status"),
+    [("SUCCESS", RunStatus.DONE), ("FAILURE", RunStatus.DONE),
+     ("ABORTED", RunStatus.INTERRUPTED), (None, RunStatus.INTERRUPTED)],
+)  # fmt: skip
+def test_a_run_that_ended_before_the_sweep_was_stopped_is_done_and_kept(tmp_path, outcome, status):
+    """Reaped while the sweep stopped, a run that had finished its mission is not lost."""
+    from limbtree.trees.sweep import _result
+
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1"]), (0,))
+    out = tmp_path / "out"
+    directory = out / plan.runs[0].name
+    directory.mkdir(parents=True)
+    if outcome is not None:
+        (directory / "summary.json").write_text(json.dumps({"outcome": outcome, "failure": None}))
+    result = _result(plan, out, Finished(0, 0 if outcome else -2, "", interrupted=True), True)
+    assert result.status is status
+    assert (kept_result(plan, plan.runs[0], directory) is not None) == (status is RunStatus.DONE)

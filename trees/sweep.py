@@ -842,7 +842,9 @@ def _result(plan: SweepPlan, out: Path, finished: Finished, signalled: bool = Fa
     if summary is not None and summary.get("outcome") not in OUTCOMES:
         summary = None
     aborted = summary is None or summary.get("outcome") == "ABORTED"
-    if finished.interrupted or (signalled and aborted):
+    # A run that ended its mission (SUCCESS or FAILURE) before the signal reached it is
+    # done, even when the sweep reaped it while stopping: it is kept, not run again.
+    if aborted and (finished.interrupted or signalled):
         status = RunStatus.INTERRUPTED
     elif summary is None:
         status = RunStatus.ERROR
