@@ -696,3 +696,24 @@ def test_a_run_that_ended_before_the_sweep_was_stopped_is_done_and_kept(tmp_path
     result = _result(plan, out, Finished(0, 0 if outcome else -2, "", interrupted=True), True)
     assert result.status is status
     assert (kept_result(plan, plan.runs[0], directory) is not None) == (status is RunStatus.DONE)
+
+
+def test_a_run_done_by_a_wider_sweep_is_kept_from_the_folder_that_sweep_named(tmp_path):
+    from limbtree.trees.sweep import _write_marker
+
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    wide = plan_sweep(mission, (), (0, 1, 2, 3))
+    done = wide.runs[1]
+    assert done.name == "seed=1"
+    (out / done.name).mkdir(parents=True)
+    (out / done.name / "summary.json").write_text(json.dumps({"outcome": "SUCCESS"}))
+    _write_marker(wide, done, out / done.name, "done", 0, None)
+    narrow = plan_sweep(mission, (), (1,))
+    assert narrow.runs[0].name == "run"  # (one seed: nothing to name the folder by)
+    backend = Immediate()
+    result = run_sweep(narrow, out, backend=backend, stream=io.StringIO())
+    assert backend.submitted == []
+    (kept,) = result.results
+    assert kept.status is RunStatus.KEPT and kept.run.name == "seed=1"
+    assert not (out / "run").exists()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -699,8 +700,16 @@ def run_sweep(
     except OSError as exc:
         raise SweepError(f"--out {out}: cannot make the sweep's folder: {exc}") from None
     results: dict[int, RunResult] = {}
+    earlier: dict[str, Path] | None = None
     for index, run in enumerate(plan.runs):
         kept = kept_result(plan, run, out / run.name)
+        if kept is None:  # the same run, in a folder another sweep named (--seed 1 after 0..3)
+            earlier = _runs_by_identity(out) if earlier is None else earlier
+            folder = earlier.get(_identity_key(plan, run))
+            if folder is not None and folder.name != run.name:
+                kept = kept_result(plan, run, folder)
+                if kept is not None:  # its row names the folder that holds it
+                    kept = dataclasses.replace(kept, run=dataclasses.replace(run, name=folder.name))
         if kept is not None:
             results[index] = kept
     pending = [i for i in range(len(plan.runs)) if i not in results]
@@ -756,6 +765,22 @@ def run_sweep(
 def _signal_named(name: str) -> signal.Signals:
     """The signal :class:`~limbtree.trees.interrupts.AbortSignals` noted as ``name``."""
     return signal.SIGINT if name == "Ctrl-C" else signal.Signals[name]
+
+
+def _identity_key(plan: SweepPlan, run: PlannedRun) -> str:
+    return json.dumps(run.identity(plan), sort_keys=True)
+
+
+def _runs_by_identity(out: Path) -> dict[str, Path]:
+    """The run folders under ``out`` by what their ``sweep_run.json`` says they ran."""
+    found: dict[str, Path] = {}
+    for marker_path in sorted(out.glob(f"*/{RUN_FILE}")):
+        marker = _read_json(marker_path)
+        if marker is None:
+            continue
+        identity = {key: marker.get(key) for key in ("mission", "settings", "seed", "clock")}
+        found.setdefault(json.dumps(identity, sort_keys=True), marker_path.parent)
+    return found
 
 
 def kept_result(plan: SweepPlan, run: PlannedRun, directory: Path) -> RunResult | None:
