@@ -31,6 +31,25 @@ def test_the_closing_line_says_1_recovery_and_1_tick():
     assert "recoveries" not in text
 
 
+@pytest.mark.parametrize(
+    ("outcome", "line"),
+    [(RunOutcome.FAILURE, "failed at Sync move: timed out"),
+     (RunOutcome.ABORTED, "aborted: aborted from the web page")],
+)  # fmt: skip
+def test_the_closing_line_says_why_a_run_failed_or_was_aborted(outcome, line):
+    failure = "aborted from the web page" if outcome is RunOutcome.ABORTED else line[10:]
+    summary = {
+        "sim_time_s": 1.0, "wall_time_s": 0.5, "ticks": 51, "faults_recovered": 0,
+        "faults_injected": 0, "recoveries": 0, "max_command_state_distance": 0.5,
+        "failure": failure,
+    }  # fmt: skip
+    runner = SimpleNamespace(
+        end=SimpleNamespace(summary=summary), name="m", options=SimpleNamespace(record_dir=None)
+    )
+    text = _closing_line(runner, outcome, recorded=False)  # type: ignore[arg-type]
+    assert text.splitlines()[-1] == line
+
+
 def test_check_counts_a_fault_drawn_on_several_limbs_as_one_disruption_as_the_readme_does():
     from pathlib import Path
 

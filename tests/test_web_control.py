@@ -214,7 +214,8 @@ def test_shared_operator_takes_the_first_answer_of_page_or_terminal():
             return self.answer is None
 
     terminal = Terminal()
-    operator = SharedOperator(terminal)
+    said: list[str] = []
+    operator = SharedOperator(terminal, said.append)
     with pytest.raises(ControlError, match=r"no gate is waiting"):
         operator.answer("0.1", True)
     assert operator.confirm("0.1", "go?") is None
@@ -225,10 +226,13 @@ def test_shared_operator_takes_the_first_answer_of_page_or_terminal():
     assert not operator.waiting()
     assert operator.confirm("0.1", "go?") is False
     assert operator.question is None
+    # The terminal is told, and its question withdrawn (the gate may run again).
+    assert said == ["operator: go? no (from the web page)"] and terminal.withdrawn == ["0.1"]
     terminal.answer = True  # the terminal answers the next one first
     assert operator.confirm("0.3", "again?") is True
     operator.withdraw("0.3")
-    assert terminal.withdrawn == ["0.3"]
+    assert terminal.withdrawn == ["0.1", "0.3"]
+    assert said == ["operator: go? no (from the web page)"]
 
 
 def test_control_refuses_unknown_nodes_operations_and_kinds():
@@ -295,3 +299,20 @@ def test_the_pages_unknown_operation_lists_every_operation_the_page_may_send():
     for op in ("pause", "resume", "abort", "step", "break", "unbreak", "answer"):
         assert op in PAGE_OPS and op in text
     apply_control(control, None, {"op": "pause"})  # a run operation still goes through
+
+
+@pytest.mark.parametrize(
+    ("interactive", "web", "how"),
+    [(True, False, "press y or n"), (False, False, "type y or n and Enter"),
+     (False, True, "answer it in the web page, or type y or n and Enter")],
+)  # fmt: skip
+def test_the_terminal_question_says_how_it_can_be_answered(interactive, web, how):
+    from types import SimpleNamespace
+
+    from limbtree.trees.display import TerminalOperator
+
+    said: list[str] = []
+    operator = TerminalOperator(SimpleNamespace(interactive=interactive, buffer=""), said.append)
+    operator.web = web
+    assert operator.confirm("0.1", "limb clear: go on?") is None
+    assert said == [f"operator: limb clear: go on? ({how}; --auto-confirm skips this)"]

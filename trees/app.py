@@ -505,7 +505,8 @@ def run_mission(
             view.operator = terminal_operator
         operator = terminal_operator
         if request.web is not None:
-            operator = SharedOperator(terminal_operator)
+            terminal_operator.web = True
+            operator = SharedOperator(terminal_operator, progress.on_message)
     keep_logs = request.record is not None
     started = _Started()
     log_dir: Path | None = None
@@ -843,8 +844,9 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
         f"{plural(s['recoveries'], 'recovery', 'recoveries')}, max command-state distance "
         f"{s['max_command_state_distance']:.3f}",
     ]
-    if s["failure"]:
-        parts.append(f"failed at {s['failure']}")
+    if s["failure"]:  # (the deepest failed node's message, or why the run was aborted)
+        why = "aborted: " if outcome is RunOutcome.ABORTED else "failed at "
+        parts.append(f"{why}{s['failure']}")
     if recorded and runner.options.record_dir is not None:
         parts.append(f"record: {runner.options.record_dir}")
     return "\n".join(parts)

@@ -21,7 +21,7 @@ answer from either counts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -227,8 +227,12 @@ class SharedOperator:
         question: the gate waiting, as ``(node id, prompt)``, or None.
     """
 
-    def __init__(self, inner: Operator | None = None) -> None:
+    def __init__(
+        self, inner: Operator | None = None, say: Callable[[str], None] | None = None
+    ) -> None:
         self.inner = inner
+        #: How to tell the terminal that the page answered (the progress' ``message``).
+        self.say = say
         self._lock = threading.Lock()
         self._answers: dict[str, bool] = {}
         self.question: tuple[str, str] | None = None
@@ -251,7 +255,12 @@ class SharedOperator:
         with self._lock:
             self.question = (key, prompt)
             answer = self._answers.pop(key, None)
-        if answer is None and self.inner is not None:
+        if answer is not None:  # the page's: the terminal's question is withdrawn
+            if self.inner is not None:
+                self.inner.withdraw(key)
+            if self.say is not None:
+                self.say(f"operator: {prompt} {'yes' if answer else 'no'} (from the web page)")
+        elif self.inner is not None:
             answer = self.inner.confirm(key, prompt)
         if answer is not None:
             self._forget(key)

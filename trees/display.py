@@ -420,6 +420,8 @@ class TerminalOperator:
     def __init__(self, keyboard: TerminalKeyboard, say: Callable[[str], None]) -> None:
         self.keyboard = keyboard
         self.say = say
+        #: Whether the run's web page can answer too (the question then says so).
+        self.web = False
         self.pending: str | None = None
         self._asked: str | None = None
 
@@ -429,6 +431,8 @@ class TerminalOperator:
             self._asked = key
             self.pending = prompt
             how = "press y or n" if self.keyboard.interactive else "type y or n and Enter"
+            if self.web:
+                how = f"answer it in the web page, or {how}"
             self.say(f"operator: {prompt} ({how}; --auto-confirm skips this)")
         answer = self._read()
         if answer is None:
