@@ -326,3 +326,17 @@ def test_a_store_made_skeletons_are_used_at_once():
     store.add(tick(0, {"0": "RUNNING"}, limbs={"arm": ARM}))
     frame = store.frame(0)
     assert frame["skeletons"] == "ready" and frame["limbs"]["arm"]["skeleton"] is not None
+
+
+def test_the_page_colours_a_skills_modes_as_the_report_does():
+    import re
+    from pathlib import Path
+
+    from limbtree.trees.report.figures import _MODE_COLOURS
+
+    script = (Path(__file__).resolve().parent.parent / "trees" / "web" / "static" / "js"
+              / "nodepanel.js").read_text()  # fmt: skip
+    block = re.search(r"const MODE_COLOURS = \{(.*?)\};", script, re.S)
+    assert block is not None, "nodepanel.js has no MODE_COLOURS"
+    page = dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"', block.group(1)))
+    assert page == _MODE_COLOURS

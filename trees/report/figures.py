@@ -30,6 +30,8 @@ from limbtree.trees.report.reading import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+#: A skill's modes in skills.png; the page's telemetry bands use the same (web/static/js/
+#: nodepanel.js MODE_COLOURS; a test keeps the two equal).
 _MODE_COLOURS: Final = {
     "nominal": "#4caf50",
     "recovering": "#e53935",

@@ -9,6 +9,15 @@ const d3 = window.d3;
 
 /** Series worth plotting first (web_api.md), then the others alphabetically. */
 const PREFERRED = ["distance", "dd_mm", "dtheta_deg", "radius", "V", "segment", "t"];
+/** A skill's modes, coloured as limbtree report's skills.png colours them (report/figures.py
+ * _MODE_COLOURS; a test keeps the two equal). Other labels take LABEL_COLOURS in turn. */
+const MODE_COLOURS = {
+  nominal: "#4caf50",
+  recovering: "#e53935",
+  waiting: "#fb8c00",
+  stale: "#9e9e9e",
+  done: "#1e88e5",
+};
 const LABEL_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
   "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
 const PLOT_H = 58;
@@ -288,7 +297,8 @@ export class NodePanel {
 
   #band(key, t, labels, x, width) {
     const values = [...new Set(labels)];
-    const colour = (v) => LABEL_COLOURS[values.indexOf(v) % LABEL_COLOURS.length];
+    const others = values.filter((v) => !(v in MODE_COLOURS));
+    const colour = (v) => MODE_COLOURS[v] ?? LABEL_COLOURS[others.indexOf(v) % LABEL_COLOURS.length];
     const runs = [];
     for (let i = 0; i < t.length; i++) {
       const last = runs[runs.length - 1];
