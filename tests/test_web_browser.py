@@ -505,6 +505,20 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
     assert frames <= shown + 1  # each in its frame's own animation frame (and no timing one)
 
 
+def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_run, page):
+    _, url, _ = live_run
+    page.goto(url.split("?")[0])  # the URL without its ?token=
+    page.wait_for_selector("#run-state[data-state]")
+    page.wait_for_function("window.limbtree?.app?.allowed === false")
+    for control in ("pause", "resume", "step", "abort"):
+        button = page.locator(f"#{control}")
+        assert button.is_disabled()
+        assert (button.get_attribute("title") or "").startswith("control needs the token")
+    page.goto(url)  # with it, they are on
+    page.wait_for_function("!document.querySelector('#pause').disabled")
+    assert page.locator("#pause").get_attribute("title") == "Pause (space)"
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run, page):
     process, url, record = live_run  # (stdin closed: only the page can answer)

@@ -157,6 +157,11 @@ def test_control_needs_the_token_and_a_live_run(served_record):
     headers = {TOKEN_HEADER: served_record.token}
     record = httpx.post(url, json={"op": "pause"}, headers=headers, timeout=5)
     assert record.status_code == 409 and "a record, not a live run" in record.json()["error"]
+    # /api/run tells a page whether it may control (it has the token).
+    run = base(served_record) + "/api/run"
+    assert httpx.get(run, timeout=5).json()["allowed"] is False
+    assert httpx.get(run, headers=headers, timeout=5).json()["allowed"] is True
+    assert httpx.get(f"{run}?token={served_record.token}", timeout=5).json()["allowed"] is True
 
 
 def test_a_token_for_reads_guards_everything(record):

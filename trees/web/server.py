@@ -283,7 +283,12 @@ def make_app(
         if store is None:
             return _error(503, "the run has not started yet (its agents are starting); retry")
         return _Json(
-            {"mode": "live" if state.live else "replay", **store.state(), **state.controls()}
+            {
+                "mode": "live" if state.live else "replay",
+                **store.state(),
+                **state.controls(),
+                "allowed": authorised(request),  # (whether this page may control the run)
+            }
         )
 
     async def frame(request: Request) -> Response:

@@ -20,6 +20,7 @@ const app = {
   end: null,
   damage: null,         // why a recorded log stops early (the ticks before it are shown)
   writing: false,       // a record a run is still writing (its ticks so far are shown)
+  allowed: true,        // whether this page has the control token (a live run's)
   control: false,
   paused: false,
   breakpoints: [],
@@ -202,6 +203,7 @@ function applyRun(run) {
   app.end = run.end ?? null;
   app.damage = run.damage ?? null;   // a record whose log is damaged part way
   app.writing = !!run.writing;       // a record a run is still writing: its ticks so far
+  app.allowed = run.allowed !== false;  // this page has the control token
   applyState(run);
 }
 
@@ -323,7 +325,7 @@ function applyState(s) {
   const key = JSON.stringify([s.control, s.paused, s.breakpoints, s.gate, s.hit, app.end]);
   if (key === app.stateKey) return;
   app.stateKey = key;
-  if ("control" in s) app.control = !!s.control && !app.end;
+  if ("control" in s) app.control = !!s.control && !app.end && app.allowed;
   if ("paused" in s) app.paused = !!s.paused;
   if ("breakpoints" in s) {
     app.breakpoints = s.breakpoints ?? [];
@@ -363,7 +365,15 @@ function renderRunState() {
   }
   state.dataset.state = key;
   state.textContent = text;
-  for (const id of ["pause", "resume", "step", "abort"]) $(id).disabled = !app.control;
+  // A live page opened without the token watches only: its controls say why they are off.
+  const why = live() && !app.end && !app.allowed
+    ? "control needs the token: open the URL limbtree printed (with its ?token=)" : "";
+  for (const id of ["pause", "resume", "step", "abort"]) {
+    const button = $(id);
+    button.dataset.help ??= button.title;   // (its own title, kept for when control is on)
+    button.disabled = !app.control;
+    button.title = why || button.dataset.help;
+  }
   // The button that does nothing now looks muted (it stays clickable).
   $("pause").classList.toggle("inactive", app.paused);
   $("resume").classList.toggle("inactive", !app.paused);
