@@ -23,7 +23,12 @@ from limbtree.transport import (
     RequestTimeoutError,
 )
 from limbtree.transport.exposure import ShutdownPolicy
-from limbtree.transport.schema import COMMANDER_LEASE_S, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
+from limbtree.transport.schema import (
+    COMMANDER_LEASE_MAX_S,
+    COMMANDER_LEASE_S,
+    MAX_FRAME_BYTES,
+    MAX_MESSAGE_BYTES,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -434,7 +439,29 @@ def test_a_limb_takes_one_commander_at_a_time(make_agent: MakeAgent) -> None:
         with pytest.raises(RemoteError, match="commanded_elsewhere"):
             second.gripper(None, "open", timeout_s=5)
         first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])  # still its own
-        now[0] += COMMANDER_LEASE_S + 0.1  # the first stopped commanding: the lease ran out
+        now[0] += 2.5 * now[0] + 0.1  # the first stopped commanding: its lease ran out
         second.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
         with pytest.raises(RemoteError, match="commanded_elsewhere"):
             first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+
+
+def test_a_slow_commander_keeps_its_limb_between_two_commands(make_agent: MakeAgent) -> None:
+    """A client commanding every 3 s (a runner ticking at 1/3 Hz) keeps a 7.5 s lease."""
+    now = [0.0]
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=50, time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as slow,
+        AgentClient(agent.request_endpoint, subscribe=False) as other,
+    ):
+        slow.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+        now[0] = 3.0
+        slow.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+        now[0] = 3.0 + 2.5 * 3.0 - 0.1  # between its commands, past the 1 s lease
+        with pytest.raises(RemoteError, match=r"commanded_elsewhere: .* command it 7.5 s after"):
+            other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+        now[0] = 3.0 + 2.5 * 3.0 + 0.1
+        other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+        now[0] += 100.0  # a long silence: the lease is at most COMMANDER_LEASE_MAX_S
+        other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+        now[0] += COMMANDER_LEASE_MAX_S + 0.1
+        slow.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])

@@ -51,6 +51,7 @@ from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
     BASE_KEY,
     COMMAND_ERRORS_KEY,
+    COMMANDER_LEASE_MAX_S,
     COMMANDER_LEASE_S,
     COMMANDS_FIELD,
     LIMB_KEY,
@@ -227,9 +228,10 @@ class PlantAgent:
         self._state_seq = 0
         self._session = int.from_bytes(os.urandom(4), "little")
         self._errors: dict[str, int] = {}
-        #: Each limb's commander: the routing id of the client that last commanded it, and
-        #: when [s, time_source]; another client's commands are refused within the lease.
-        self._commanders: dict[str, tuple[bytes, float]] = {}
+        #: Each limb's commander: the routing id of the client that last commanded it, when
+        #: [s, time_source], and its lease [s]; another client's commands are refused within
+        #: the lease.
+        self._commanders: dict[str, tuple[bytes, float, float]] = {}
         #: The routing id of the client whose request is being answered.
         self._peer = b""
         self._extra_health = 0
@@ -819,16 +821,21 @@ class PlantAgent:
         now = self._time()
         peer = self._peer
         held = self._commanders.get(limb)
-        if held is not None and held[0] != peer and now - held[1] < COMMANDER_LEASE_S:
+        if held is not None and held[0] != peer and now - held[1] < held[2]:
             raise ProtocolError(
                 ErrorCode.COMMANDED_ELSEWHERE,
                 f"limb {limb!r} is commanded by another client (its last command "
                 f"{now - held[1]:.2f} s ago): one limb takes one commander; stop the other "
-                f"(another runner?), or command it {COMMANDER_LEASE_S:g} s after the other stops",
+                f"(another runner?), or command it {held[2]:g} s after the other stops",
                 seq=seq,
                 field="limb",
             )
-        self._commanders[limb] = (peer, now)
+        # The lease outlasts the commander's own pace: a runner ticking slower than once a
+        # second keeps its limb between two commands.
+        lease = COMMANDER_LEASE_S
+        if held is not None and held[0] == peer:
+            lease = min(COMMANDER_LEASE_MAX_S, max(lease, 2.5 * (now - held[1])))
+        self._commanders[limb] = (peer, now, lease)
 
     def _step_commands(self, commands: list[Request | ProtocolError]) -> bytes | None:
         """Apply the commands a step carries, in order; their refusals, packed, or None."""

@@ -104,8 +104,12 @@ REPLY_TYPES: Final[Mapping[MessageType, MessageType]] = MappingProxyType(
 
 
 #: How long a client that commanded a limb stays its only commander after its last command
-#: or gripper action [s] (the agent's clock; another client's are refused meanwhile).
+#: or gripper action [s] (the agent's clock; another client's are refused meanwhile): this,
+#: or 2.5 times the interval between its last two commands when that is longer (a slow
+#: client), up to :data:`COMMANDER_LEASE_MAX_S`.
 COMMANDER_LEASE_S: Final = 1.0
+#: The longest lease [s].
+COMMANDER_LEASE_MAX_S: Final = 10.0
 
 
 class ErrorCode(StrEnum):
@@ -145,7 +149,8 @@ class ErrorCode(StrEnum):
     """The driver raised something unexpected; the agent logged it and goes on serving."""
     COMMANDED_ELSEWHERE = "commanded_elsewhere"
     """A command (or gripper action) for a limb that another client commanded within the
-    last :data:`COMMANDER_LEASE_S`: one limb takes one commander at a time."""
+    last :data:`COMMANDER_LEASE_S` (or longer, for a slow one): one limb takes one commander
+    at a time."""
     SHUTDOWN_REFUSED = "shutdown_refused"
     """``shutdown`` without the agent's owner token, to an agent started without
     ``--allow-remote-shutdown``."""
