@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+from enum import Enum
 from typing import Final
 
 from limbtree.transport.errors import ConfigError
@@ -121,6 +122,51 @@ def wants_ipv6(endpoint: str) -> bool:
 _IPC_PROBE_TIMEOUT_S: Final = 1.0
 
 
+class SocketFile(Enum):
+    """What is at an ``ipc://`` path, as a plain connection finds it (:func:`probe_socket_file`)."""
+
+    MISSING = "missing"
+    """Nothing is there."""
+    NOT_SOCKET = "not_socket"
+    """A file of another kind."""
+    STALE = "stale"
+    """A socket file nothing listens on (left by an agent that ended)."""
+    LISTENING = "listening"
+    """A socket something listens on."""
+    UNKNOWN = "unknown"
+    """It could not be checked (the reason comes with it)."""
+
+
+def probe_socket_file(path: str, timeout_s: float) -> tuple[SocketFile, str]:
+    """What is at the Unix socket path ``path``, and the OS's reason when UNKNOWN.
+
+    Args:
+        path: the file path of an ``ipc://PATH`` endpoint.
+        timeout_s: how long a connection may take to be accepted [s].
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return SocketFile.MISSING, ""
+    except OSError as exc:
+        return SocketFile.UNKNOWN, exc.strerror or str(exc)
+    if not stat.S_ISSOCK(mode):
+        return SocketFile.NOT_SOCKET, ""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
+        unix.settimeout(timeout_s)
+        try:
+            unix.connect(path)
+        except ConnectionRefusedError:
+            return SocketFile.STALE, ""
+        except FileNotFoundError:  # (gone meanwhile)
+            return SocketFile.MISSING, ""
+        except TimeoutError:
+            return SocketFile.UNKNOWN, "it did not accept a connection in time"
+        except OSError as exc:
+            return SocketFile.UNKNOWN, exc.strerror or str(exc)
+    return SocketFile.LISTENING, ""
+
+
 def ipc_in_use(endpoint: str) -> str | None:
     """Why an ``ipc://PATH`` endpoint must not be bound, or None when it may be.
 
@@ -142,32 +188,19 @@ def ipc_in_use(endpoint: str) -> str | None:
     path = endpoint[len("ipc://") :]
     if path.startswith("@"):  # Linux abstract namespace: no file, the bind itself refuses
         return None
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"{path} cannot be checked ({exc.strerror or exc}); pick another path"
-    if not stat.S_ISSOCK(mode):
+    found, reason = probe_socket_file(path, _IPC_PROBE_TIMEOUT_S)
+    if found is SocketFile.MISSING or found is SocketFile.STALE:
+        return None  # (binding replaces a stale file)
+    if found is SocketFile.NOT_SOCKET:
         return (
             f"{path} is a file but not a socket (binding would delete it); "
             "remove it or pick another path"
         )
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
-        unix.settimeout(_IPC_PROBE_TIMEOUT_S)
-        try:
-            unix.connect(path)
-        except (ConnectionRefusedError, FileNotFoundError):
-            return None  # left by an agent that ended (or gone meanwhile): binding replaces it
-        except TimeoutError:
-            reason = "it did not accept a connection in time"
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-        else:
-            return (
-                f"Address already in use (another process, another agent?, listens on {path}); "
-                "stop it, or pick another path"
-            )
+    if found is SocketFile.LISTENING:
+        return (
+            f"Address already in use (another process, another agent?, listens on {path}); "
+            "stop it, or pick another path"
+        )
     return (
         f"{path} is a socket that cannot be checked ({reason}): another process may listen "
         "there; stop it, or pick another path"

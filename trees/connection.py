@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from limbtree.transport.endpoint import SocketFile, probe_socket_file
+
 #: How long the TCP probe waits for a connection [s].
 PROBE_TIMEOUT_S = 2.0
 
@@ -78,20 +80,16 @@ def probe(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
 
 def _probe_ipc(path: str, timeout_s: float) -> str:
     """What a plain connection to the Unix socket at ``path`` finds, as a sentence."""
-    where = Path(path)
-    if not where.exists():
-        return f"there is no socket file {path}: no agent is bound there"
-    if not where.is_socket():
-        return f"{path} is not a socket but a file of another kind"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
-        unix.settimeout(timeout_s)
-        try:
-            unix.connect(path)
-        except ConnectionRefusedError:
-            return f"nothing listens on {path} (the socket file is left from an agent that ended)"
-        except OSError as exc:
-            return f"a connection to {path} failed: {exc.strerror or exc}"
-    return f"{path} accepts connections, but no limbtree agent answered there"
+    found, reason = probe_socket_file(path, timeout_s)
+    return {
+        SocketFile.MISSING: f"there is no socket file {path}: no agent is bound there",
+        SocketFile.NOT_SOCKET: f"{path} is not a socket but a file of another kind",
+        SocketFile.STALE: (
+            f"nothing listens on {path} (the socket file is left from an agent that ended)"
+        ),
+        SocketFile.UNKNOWN: f"a connection to {path} failed: {reason}",
+        SocketFile.LISTENING: f"{path} accepts connections, but no limbtree agent answered there",
+    }[found]
 
 
 def unreachable_message(
