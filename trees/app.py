@@ -27,6 +27,7 @@ from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
 from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.transport import AgentClient, ping_endpoint
+from limbtree.transport.clock import ClockMode
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
 from limbtree.transport.orphan import watch_parent
@@ -330,7 +331,7 @@ def _handles(
             ) from None
         if clock_mode is not None:
             check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
-        if described.clock.value == "sim" and described.agent_time > 0:
+        if described.clock is ClockMode.SIM and described.agent_time > 0:
             raise RunError(
                 f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
                 f"stepped to t={described.agent_time:g} s already (by an earlier run?); a "

@@ -234,26 +234,28 @@ def _overrides(items: Sequence[str]) -> dict[str, str]:
     return _key_values(items, "--set", "NAME")
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"wants a number of seconds, got {text!r}") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
+def _positive(flag: str, wants: str, finite: bool = True) -> Callable[[str], float]:
+    """An argparse type for ``flag``: a number > 0 (``wants`` says what it wants)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} wants {wants}, got {text!r}") from None
+        if not value > 0 or (finite and value == math.inf):
+            bound = "a finite number > 0" if finite else "> 0"
+            raise argparse.ArgumentTypeError(f"{flag} must be {bound}, got {text!r}")
+        return value
+
+    return parse
+
+
+_timeout = _positive("--timeout", "a number of seconds")
+_speed_number = _positive("--speed", "a number or 'max'", finite=False)
 
 
 def _speed(text: str) -> float | None:
-    if text == "max":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--speed wants a number or 'max', got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"--speed must be > 0, got {text!r}")
-    return value
+    return None if text == "max" else _speed_number(text)
 
 
 def _whole_number(
@@ -720,9 +722,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that an agent answers; print its round trip and description",
     )
     ping.add_argument("endpoint", metavar="ENDPOINT", help="tcp://HOST:PORT or ipc://PATH")
-    ping.add_argument(
-        "--timeout", type=_positive_seconds, default=3.0, help="give up after this [s], > 0"
-    )
+    ping.add_argument("--timeout", type=_timeout, default=3.0, help="give up after this [s], > 0")
     ping.add_argument("--keys", metavar="DIR", help="client keys for a CURVE agent")
     ping.set_defaults(handler=_ping)
 

@@ -115,6 +115,10 @@ class Setting:
             raise SweepError(f"--set {self.name}: no values; the product of the settings is empty")
 
 
+#: What makes two runs the same run (:meth:`PlannedRun.identity`, in each ``sweep_run.json``).
+IDENTITY_KEYS: Final = ("mission", "settings", "seed", "clock")
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One point of the product: a run to do.
@@ -136,12 +140,8 @@ class PlannedRun:
 
     def identity(self, plan: SweepPlan) -> dict[str, Any]:
         """What makes two runs the same run: the mission file, settings, seed and clock."""
-        return {
-            "mission": str(plan.mission.resolve()),
-            "settings": self.overrides,
-            "seed": self.seed,
-            "clock": plan.clock,
-        }
+        values = (str(plan.mission.resolve()), self.overrides, self.seed, plan.clock)
+        return dict(zip(IDENTITY_KEYS, values, strict=True))
 
 
 @dataclass(frozen=True)
@@ -778,7 +778,7 @@ def _runs_by_identity(out: Path) -> dict[str, Path]:
         marker = _read_json(marker_path)
         if marker is None:
             continue
-        identity = {key: marker.get(key) for key in ("mission", "settings", "seed", "clock")}
+        identity = {key: marker.get(key) for key in IDENTITY_KEYS}
         found.setdefault(json.dumps(identity, sort_keys=True), marker_path.parent)
     return found
 
