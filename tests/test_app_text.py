@@ -16,16 +16,19 @@ def test_plural_takes_an_irregular_plural(count, expected):
     assert plural(count, "recovery", "recoveries") == expected
 
 
-def test_the_closing_line_says_1_recovery_and_1_tick():
-    summary = {
-        "sim_time_s": 0.02, "wall_time_s": 0.01, "ticks": 1, "faults_recovered": 1,
-        "faults_injected": 1, "recoveries": 1, "max_command_state_distance": 1.0,
-        "failure": None,
-    }  # fmt: skip
+def closing(outcome: RunOutcome, **summary: object) -> str:
+    """``limbtree run``'s closing line for a run whose summary has these figures."""
     runner = SimpleNamespace(
         end=SimpleNamespace(summary=summary), name="m", options=SimpleNamespace(record_dir=None)
     )
-    text = _closing_line(runner, RunOutcome.SUCCESS, recorded=False)  # type: ignore[arg-type]
+    return _closing_line(runner, outcome, recorded=False)  # type: ignore[arg-type]
+
+
+def test_the_closing_line_says_1_recovery_and_1_tick():
+    text = closing(
+        RunOutcome.SUCCESS, sim_time_s=0.02, wall_time_s=0.01, ticks=1, faults_recovered=1,
+        faults_injected=1, recoveries=1, max_command_state_distance=1.0, failure=None,
+    )  # fmt: skip
     assert "1 recovery," in text
     assert "1 tick)" in text
     assert "recoveries" not in text
@@ -38,15 +41,10 @@ def test_the_closing_line_says_1_recovery_and_1_tick():
 )  # fmt: skip
 def test_the_closing_line_says_why_a_run_failed_or_was_aborted(outcome, line):
     failure = "aborted from the web page" if outcome is RunOutcome.ABORTED else line[10:]
-    summary = {
-        "sim_time_s": 1.0, "wall_time_s": 0.5, "ticks": 51, "faults_recovered": 0,
-        "faults_injected": 0, "recoveries": 0, "max_command_state_distance": 0.5,
-        "failure": failure,
-    }  # fmt: skip
-    runner = SimpleNamespace(
-        end=SimpleNamespace(summary=summary), name="m", options=SimpleNamespace(record_dir=None)
-    )
-    text = _closing_line(runner, outcome, recorded=False)  # type: ignore[arg-type]
+    text = closing(
+        outcome, sim_time_s=1.0, wall_time_s=0.5, ticks=51, faults_recovered=0,
+        faults_injected=0, recoveries=0, max_command_state_distance=0.5, failure=failure,
+    )  # fmt: skip
     assert text.splitlines()[-1] == line
 
 
