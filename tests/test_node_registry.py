@@ -2,6 +2,7 @@
 
 import io
 import json
+import math
 from contextlib import redirect_stdout
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -16,6 +17,7 @@ from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreeBuildError
 from limbtree.trees.mission import load_mission
 from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.units import quaternion_from_euler
 from limbtree.trees.nodes import (
     BtElement,
     Integer,
@@ -29,7 +31,13 @@ from limbtree.trees.nodes import (
     builtin_registry,
     load_entry_point,
 )
-from limbtree.trees.nodes.reference import DOCS_COMMAND, reference_data, reference_markdown
+from limbtree.trees.nodes.reference import (
+    DOCS_COMMAND,
+    file_params,
+    reference_data,
+    reference_markdown,
+)
+from limbtree.trees.stream import plain
 
 ROOT = Path(__file__).parent.parent
 MISSIONS = Path(__file__).parent / "missions"
@@ -152,6 +160,46 @@ def test_every_built_behaviour_carries_its_node_type_and_parameters():
     assert kinds == set(NodeKind)
     repeat = next(b for b in root.iterate() if b.node_type == "repeat")
     assert repeat.node_params["times"] is None  # forever
+
+
+def test_recorded_parameters_read_back_as_the_mission_file_keys_and_units():
+    root = offline_tree(MISSIONS / "full.yaml")
+    registry = builtin_registry()
+    converted = 0
+    for behaviour in root.iterate():
+        spec = registry[behaviour.node_type]
+        shown = file_params(spec, behaviour.node_params)
+        assert set(shown) == {p.key for p in spec.params}
+        json.dumps(shown, allow_nan=False)  # infinities are the text inf, as files write them
+        for param in spec.params:
+            value = behaviour.node_params[param.name]
+            if isinstance(value, float) and param.type.key_unit().to_si != 1.0:
+                assert param.type.si(shown[param.key]) == pytest.approx(value)
+                converted += 1
+    assert converted >= 5
+    move = next(b for b in root.iterate() if b.node_type == "sync_move")
+    assert file_params(registry["sync_move"], move.node_params)["r_e_deg"] == "inf"
+    # poses as the file writes them: translation in mm, xyz Euler angles in degrees
+    pose = [0.1, -0.02, 0.0, *quaternion_from_euler([0.0, 0.0, math.radians(30.0)])]
+    shown = file_params(registry["sync_move"], {"waypoints": [{"a": pose}, pose]})
+    first, second = shown["waypoints"]
+    assert first["a"]["translation_mm"] == [100.0, -20.0, 0.0] and second == first["a"]
+    assert first["a"]["rotation_deg"] == pytest.approx([0.0, 0.0, 30.0])
+    # a node type this installation does not know keeps its recorded names and values
+    assert file_params(None, {"p_e": 0.02, "r": math.inf}) == {"p_e": 0.02, "r": "inf"}
+
+
+SHIPPED = sorted((ROOT / "missions").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("mission", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_mission_s_recorded_parameters_read_back_with_their_file_keys(mission):
+    registry = builtin_registry()
+    for behaviour in offline_tree(mission).iterate():
+        spec = registry[behaviour.node_type]
+        shown = file_params(spec, plain(behaviour.node_params))  # (as the record has them)
+        assert set(shown) == {p.key for p in spec.params}, behaviour.node_type
+        json.dumps(shown, allow_nan=False)
 
 
 def twice_spec():

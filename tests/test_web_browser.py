@@ -168,6 +168,16 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
             )
             assert shown_statuses(page) == expected
         assert page.locator("#run-state").get_attribute("data-state") == "SUCCESS"
+        # The node panel gives the parameters as the mission file writes them (the record
+        # keeps SI, and null for r_e's infinity).
+        page.locator('[data-node-id="0.1"]').first.click()
+        page.wait_for_function("document.querySelector('#node-params table') !== null")
+        rows = page.evaluate(
+            "() => Object.fromEntries([...document.querySelectorAll('#node-params tr')]"
+            ".map(r => [r.cells[0].textContent, r.cells[1].textContent]))"
+        )
+        assert rows["p_e_mm"] == "20" and rows["r_e_deg"] == "inf" and rows["timeout_s"] == "none"
+        assert "translation_mm" in rows["waypoints"] and "p_e" not in rows
         # No terrain in this run: the 3D view keeps its ground grid.
         page.wait_for_function("window.limbtree?.view3d?.ok === true")
         assert page.evaluate("window.limbtree.view3d.terrain === null")

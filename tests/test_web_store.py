@@ -69,6 +69,22 @@ def test_a_composite_starting_again_resets_its_subtree_and_one_ending_halts_it()
     assert store.node("0.1")["history"] == [[0, "RUNNING", ""], [1, "SUCCESS", ""], [2, IDLE, ""]]
 
 
+def test_node_parameters_are_shown_as_the_mission_file_writes_them():
+    # (a record writes infinities as null: r_e cannot be none, timeout can)
+    params = {"limbs": ["a", "b"], "p_e": 0.02, "r_e": None, "timeout": None, "settle": 0.002}
+    tree = {**TREE, "children": [*TREE["children"][:1], {**TREE["children"][1], "params": params}]}
+    store = RunStore({**HEADER, "tree": tree})
+    shown = store.node("0.1")["params"]
+    assert shown == {
+        "limbs": ["a", "b"],
+        "p_e_mm": 20.0,
+        "r_e_deg": "inf",
+        "timeout_s": None,
+        "settle_mm": 2.0,
+    }
+    assert json.loads(json.dumps(shown, allow_nan=False)) == shown  # (JSON has no inf)
+
+
 def test_node_details_give_timing_ticks_and_thinned_telemetry():
     store = RunStore(HEADER)
     for i in range(5000):

@@ -27,6 +27,7 @@ from limbtree.trees.mission.values import (
     Quantity,
     ValueContext,
     ValueType,
+    file_fields,
     read_fields,
 )
 
@@ -137,6 +138,14 @@ class ControllerParams(ValueType):
         fields = {spec.name: field for spec, field in pairs}
         return MappingProxyType(
             {fields[name]: value for name, value in values.items() if value is not None}
+        )
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: the mission keys of the fields given."""
+        pairs, _ = VERSIONS[self.version]
+        names = {field: spec.name for spec, field in pairs}
+        return file_fields(
+            [spec for spec, _ in pairs], {names.get(k, k): v for k, v in value.items()}
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -138,6 +138,12 @@ class PerLimb(ValueType):
     def si(self, default: Any) -> Any:
         """See :meth:`ValueType.si`."""
         return self.quantity.si(default)
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: one number, or a map limb -> number."""
+        if isinstance(value, Mapping):
+            return {limb: self.quantity.file_value(v) for limb, v in value.items()}
+        return self.quantity.file_value(value)
 
 
 __all__ = ["LimbList", "LimbName", "PerLimb", "check_limb_keys"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
@@ -12,12 +12,22 @@ import yaml
 from limbtree.trees.mission.limb_values import check_limb_keys
 from limbtree.trees.mission.scalars import Quantity, Text, Vector
 from limbtree.trees.mission.source import INVALID, Entry, Item
-from limbtree.trees.mission.units import DEG, MM, MM_S, S, Unit, quaternion_from_euler, stem
+from limbtree.trees.mission.units import (
+    DEG,
+    MM,
+    MM_S,
+    S,
+    Unit,
+    euler_from_quaternion,
+    quaternion_from_euler,
+    stem,
+)
 from limbtree.trees.mission.value_type import (
     REQUIRED,
     ParamSpec,
     ValueContext,
     ValueType,
+    file_fields,
     list_items,
     read_fields,
 )
@@ -58,6 +68,15 @@ class PoseSpec(ValueType):
             return INVALID
         x, y, z = fields["translation"]
         return (float(x), float(y), float(z), *quaternion_from_euler(fields["rotation"]))
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: ``{translation_mm, rotation_deg}``."""
+        if not (isinstance(value, list | tuple) and len(value) == 7):
+            return super().file_value(value)
+        rotation = euler_from_quaternion(value[3:])
+        return file_fields(
+            (_TRANSLATION, _ROTATION), {"translation": value[:3], "rotation": rotation}
+        )
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,16 @@ class Waypoints(ValueType):
             return INVALID
         return MappingProxyType({limb: poses[limb] for limb in ctx.node_limbs or tuple(poses)})
 
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: each waypoint a map limb -> pose."""
+        pose = PoseSpec()
+        return [
+            {limb: pose.file_value(p) for limb, p in waypoint.items()}
+            if isinstance(waypoint, Mapping)
+            else pose.file_value(waypoint)
+            for waypoint in value
+        ]
+
 
 _SEGMENT: Final = (
     ParamSpec("duration", Quantity(S, low=0, low_open=True), REQUIRED),
@@ -141,6 +170,13 @@ class Profile(ValueType):
             ok = INVALID not in fields.values()
             segments.append(MappingProxyType(fields) if ok else INVALID)
         return INVALID if INVALID in segments else tuple(segments)
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: ``{duration_s, velocity_mm_s}`` segments."""
+        return [
+            file_fields(_SEGMENT, segment) if isinstance(segment, Mapping) else segment
+            for segment in value
+        ]
 
 
 @dataclass(frozen=True)
@@ -195,6 +231,10 @@ class Posture(ValueType):
         fields = read_fields(ctx, item, entries, (_Q,), what=key, at=item.at)
         return fields["q"]
 
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: the name, or ``{q_deg: [...]}``."""
+        return value if isinstance(value, str) else file_fields((_Q,), {"q": value})
+
 
 @dataclass(frozen=True)
 class Postures(ValueType):
@@ -240,6 +280,16 @@ class Postures(ValueType):
         if posture is INVALID:
             return INVALID
         return MappingProxyType({limb: posture for limb in ctx.node_limbs or ()})
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: each entry a map limb -> posture."""
+        posture = Posture()
+        return [
+            {limb: posture.file_value(p) for limb, p in entry.items()}
+            if isinstance(entry, Mapping)
+            else posture.file_value(entry)
+            for entry in value
+        ]
 
 
 __all__ = ["PoseSpec", "Posture", "Postures", "Profile", "Waypoints"]

@@ -25,7 +25,7 @@ from limbtree.trees.mission.source import (
     describe,
     unknown,
 )
-from limbtree.trees.mission.units import NONE, Unit
+from limbtree.trees.mission.units import NONE, Unit, in_unit
 from limbtree.trees.mission.value_type import ValueContext, ValueType, list_items
 
 #: A plain scalar that reads as a number although YAML 1.1 calls it text (``1e-3``, ``inf``).
@@ -192,6 +192,12 @@ class Quantity(ValueType):
     def si(self, default: Any) -> Any:
         """The default times the unit's factor (``inf`` stays ``inf``)."""
         return None if default is None else float(default) * self.unit.to_si
+
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value` (None is ``inf`` where ``inf`` is allowed)."""
+        if value is None and self.allow_inf:
+            return math.inf
+        return in_unit(value, self.unit)
 
 
 @dataclass(frozen=True)

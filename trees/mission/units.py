@@ -8,9 +8,9 @@ multiplies by :attr:`Unit.to_si` and drops the suffix, so ``p_e_mm: 20`` becomes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from scipy.spatial.transform import Rotation
 
@@ -77,6 +77,39 @@ def stem(key: str) -> str:
         if lowered.endswith(ending) and len(lowered) > len(ending):
             return lowered[: -len(ending)]
     return lowered
+
+
+#: Significant digits of a model value given back in a file's unit (0.08 m -> 80 mm, not
+#: 80.00000000000001).
+_FILE_DIGITS: Final = 12
+
+
+def in_unit(value: Any, unit: Unit) -> Any:
+    """A model (SI) value in ``unit``: numbers divided by its factor, in lists and maps too.
+
+    The inverse of reading a key in that unit, for showing a loaded value as a file writes it.
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        if unit.to_si == 1.0:
+            return value
+        shown = value / unit.to_si
+        return float(f"{shown:.{_FILE_DIGITS}g}") if math.isfinite(shown) else shown
+    if isinstance(value, list | tuple):
+        return [in_unit(v, unit) for v in value]
+    if isinstance(value, Mapping):
+        return {k: in_unit(v, unit) for k, v in value.items()}
+    return value
+
+
+def euler_from_quaternion(quaternion: Sequence[float]) -> tuple[float, float, float]:
+    """The xyz-extrinsic Euler angles [rad] of a unit quaternion ``(qx, qy, qz, qw)``.
+
+    The inverse of :func:`quaternion_from_euler` (up to the angles' own ambiguity).
+    """
+    x, y, z = (float(v) for v in Rotation.from_quat(quaternion).as_euler("xyz"))
+    return (x, y, z)
 
 
 def quaternion_from_euler(rotation: Sequence[float]) -> tuple[float, float, float, float]:

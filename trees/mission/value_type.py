@@ -29,7 +29,7 @@ from limbtree.trees.mission.source import (
     describe,
     did_you_mean,
 )
-from limbtree.trees.mission.units import NONE, Unit, stem
+from limbtree.trees.mission.units import NONE, Unit, in_unit, stem
 
 
 class _Required:
@@ -96,6 +96,16 @@ class ValueType(ABC):
         """The model value of a default written in the file's unit."""
         return default
 
+    def file_value(self, value: Any) -> Any:
+        """A model value (SI, as loaded or recorded) as a mission file writes it.
+
+        For showing loaded parameters (the web debugger's node panel): by default numbers
+        in the key's unit (:meth:`key_unit`). A record writes infinities as None; a type
+        that allows ``inf`` gives None back as ``inf`` (the caller passes None only where
+        the parameter cannot be none).
+        """
+        return in_unit(value, self.key_unit())
+
     def wrong(self, ctx: ValueContext, item: Item, key: str) -> Any:
         """Report that the value is not what :meth:`expected` says."""
         return ctx.reader.error(item, f"{key} must be {self.expected()}; got {describe(item.node)}")
@@ -131,6 +141,27 @@ class ParamSpec:
     def default_value(self) -> Any:
         """The model value (SI) used when the key is not given."""
         return None if self.default is None else self.type.si(self.default)
+
+
+def file_fields(params: Sequence[ParamSpec], values: Mapping[str, Any]) -> dict[str, Any]:
+    """Model fields (SI, by name) as a mission file writes them: ``p_e: 0.02`` -> ``p_e_mm: 20``.
+
+    Each key gets its unit and each value :meth:`ValueType.file_value`; None stays None
+    where the parameter may be left out (its default is None), and is ``inf`` where its
+    type allows that and it may not be none. Names ``params`` does not declare keep their
+    name and value.
+    """
+    declared = {p.name: p for p in params}
+    shown: dict[str, Any] = {}
+    for name, value in values.items():
+        param = declared.get(str(name))
+        if param is None:
+            shown[str(name)] = value
+        elif value is None and param.default is None:
+            shown[param.key] = None
+        else:
+            shown[param.key] = param.type.file_value(value)
+    return shown
 
 
 def _is_null(node: yaml.Node) -> bool:
@@ -243,6 +274,7 @@ __all__ = [
     "ParamSpec",
     "ValueContext",
     "ValueType",
+    "file_fields",
     "list_items",
     "read_fields",
     "suggest_key",

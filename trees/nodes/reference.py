@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from limbtree.trees.mission.nodes import BUILT_IN, NodeRegistry, NodeSpec
-from limbtree.trees.mission.values import REQUIRED, ParamSpec
+from limbtree.trees.mission.values import REQUIRED, ParamSpec, file_fields
 
 #: The ``format`` of the JSON reference.
 REFERENCE_FORMAT: Final = "limbtree.nodes"
@@ -38,6 +38,23 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     return value
+
+
+def file_params(spec: NodeSpec | None, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's recorded parameters as its mission file writes them, for people and JSON.
+
+    A record keeps parameters in SI under their model names (``p_e: 0.02``); here each key
+    gets its unit back (``p_e_mm: 20``), numbers are in that unit, and infinities are the
+    text ``inf`` as mission files write them (JSON has no infinity). A name ``spec`` does not
+    declare, or a node type this installation does not know (``spec`` None), keeps its name
+    and value.
+
+    Args:
+        spec: the node's type, or None.
+        params: the node's parameters as recorded (the record header's ``params``).
+    """
+    shown: dict[str, Any] = _plain(file_fields(spec.params if spec is not None else (), params))
+    return shown
 
 
 def param_data(param: ParamSpec) -> dict[str, Any]:

@@ -33,6 +33,7 @@ import msgpack
 
 from limbtree.transport.driver import Health
 from limbtree.trees.errors import RunError
+from limbtree.trees.mission.nodes import NodeRegistry
 from limbtree.trees.recorder import READABLE_VERSIONS, being_written, damage_text
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
@@ -63,6 +64,7 @@ class _Node:
     type: str
     params: Mapping[str, Any]
     descendants: tuple[str, ...] = ()
+    file_params: dict[str, Any] | None = None
     composite: bool = False
     ticks_at: list[int] = field(default_factory=list)
     history: list[tuple[int, str, str]] = field(default_factory=list)
@@ -150,6 +152,7 @@ class RunStore:
         self._faults: list[_Fault] = []
         self._open_faults: dict[tuple[str, str], _Fault] = {}
         self.nodes: dict[str, _Node] = {}
+        self._node_types: NodeRegistry | None = None
         self._index_tree(self.header.get("tree") or v1_tree(str(header.get("mission", "")), []))
         self.end: dict[str, Any] | None = None
         self.summary: dict[str, Any] | None = None
@@ -395,6 +398,9 @@ class RunStore:
     def node(self, node_id: str, max_points: int = MAX_POINTS) -> dict[str, Any]:
         """A node's details: parameters, status history, timing, telemetry over time.
 
+        The parameters are as the mission file writes them (:func:`~limbtree.trees.nodes.
+        reference.file_params`: ``p_e_mm: 20``, ``inf``), not the record's SI.
+
         Raises:
             KeyError: when the tree has no such node.
         """
@@ -412,7 +418,7 @@ class RunStore:
             "id": node.id,
             "name": node.name,
             "type": node.type,
-            "params": node.params,
+            "params": self._file_params(node),
             "history": _history(node.history, max_points),
             "history_rows": len(node.history),
             "ticks": node.ticks,
@@ -420,6 +426,19 @@ class RunStore:
             "last_message": node.message,
             "telemetry": _series(node, max_points),
         }
+
+    def _file_params(self, node: _Node) -> dict[str, Any]:
+        if node.file_params is None:
+            from limbtree.trees.nodes import NodeRegistryError, builtin_registry, default_registry
+            from limbtree.trees.nodes.reference import file_params
+
+            if self._node_types is None:
+                try:  # (imports the skills: made when a node is first asked for, once)
+                    self._node_types = default_registry()
+                except NodeRegistryError:  # a broken plug-in: limbtree's own types still show
+                    self._node_types = builtin_registry()
+            node.file_params = file_params(self._node_types.resolve(node.type), node.params)
+        return node.file_params
 
     def state(self) -> dict[str, Any]:
         """The run as ``GET /api/run`` gives it (without the live controls)."""

@@ -59,8 +59,9 @@ export class NodePanel {
       $("node-name").textContent = data?.name ?? id;
       $("node-type").textContent = data?.type ?? "";
       $("node-id").textContent = id;
-      this.#renderParams(data?.params ?? {});
-      for (const box of ["node-history", "node-timing", "node-telemetry"]) {
+      // (the header's parameters are the record's SI: the node's own answer gives them as
+      // the mission file writes them)
+      for (const box of ["node-params", "node-history", "node-timing", "node-telemetry"]) {
         $(box).replaceChildren(el("div", { class: "muted", text: "loading…" }));
       }
       $("node-panel").scrollTop = 0;
@@ -388,7 +389,7 @@ function paramsTable(rows) {
         : el("td", {}, el("details", {}, el("summary", {}, el("code", { text: `${text.slice(0, 56)}…` })),
           el("pre", { text: JSON.stringify(value, null, 1) })));
     } else {
-      cell = el("td", {}, el("code", { text: value === null ? "null" : String(value) }));
+      cell = el("td", {}, el("code", { text: value === null ? "none" : String(value) }));  // (as `limbtree nodes` says)
     }
     table.append(el("tr", {}, el("th", { text: key }), cell));
   }
