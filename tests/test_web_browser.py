@@ -455,9 +455,12 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
         "document.querySelector('[data-node-id=\"0.1\"]')?.dataset.status === 'RUNNING'",
         timeout=30_000,
     )
-    follow = page.locator("#follow")
-    if not follow.is_checked():
-        follow.check()
+    # When it says where the run paused, the page shows that tick (not its last live frame).
+    page.wait_for_selector("#banner[data-kind=pause]:not([hidden])")
+    said = re.search(r"tick (\d+)", page.locator("#banner-text").text_content() or "")
+    assert said, page.locator("#banner-text").text_content()
+    assert shown_tick(page) == int(said.group(1))
+    assert page.locator("#follow").is_checked()
     page.wait_for_function(
         "document.querySelector('[data-node-id=\"0.0\"]')?.dataset.status === 'SUCCESS'"
     )

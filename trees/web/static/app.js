@@ -390,8 +390,13 @@ function showGate(gate) {
   $("gate-node").textContent = `node ${tree.nameOf(String(gate.node))} (${gate.node})`;
 }
 
-/** A breakpoint paused the run: select and centre its node, say so in the banner. */
-function showHit(hit) {
+/**
+ * A breakpoint paused the run: show the tick it fired in (even if the user had scrubbed
+ * away), then select and centre its node and say so in the banner. A following page may
+ * have drawn its last frame a while before (it asks for frames at its own pace), so the
+ * paused tick is fetched rather than waited for.
+ */
+async function showHit(hit) {
   const key = hit ? `${hit.node}|${hit.on}|${hit.tick}` : "";
   if (key === app.hitKey) return;
   app.hitKey = key;
@@ -401,15 +406,33 @@ function showHit(hit) {
     return;
   }
   const id = String(hit.node);
-  // Show the paused tick itself, even if the user had scrubbed away.
-  if (live() && !following()) {
+  if (live()) {
     $("follow").checked = true;
     fetcher.cancel();
-    if (app.latest) showFrame(app.latest);
+    await showLiveTick(hit.tick);
+    if (app.hitKey !== key) return;   // (stepped or resumed meanwhile)
   }
   tree.focus(id);
   panel.open(id, tree.nodeData(id));
-  showBanner(`paused at breakpoint: ${tree.nameOf(id)} (${hit.on})`, "pause");
+  showBanner(`paused at breakpoint: ${tree.nameOf(id)} (${hit.on}), tick ${hit.tick}`, "pause");
+}
+
+/** Show live tick `tick` (or a later one), fetching it if the page has not got it yet. */
+async function showLiveTick(tick) {
+  for (let tries = 0; !(app.latest?.tick >= tick); tries++) {
+    try {
+      const frame = await getFrame(tick);
+      if (!(app.latest?.tick >= frame.tick)) app.latest = frame;
+    } catch (err) {
+      // The server may not have taken that tick from the run yet: a moment later it has.
+      if (tries >= 30) {
+        toast(`frame: ${err.message}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  if (following()) showFrame(app.latest);
 }
 
 function onEnd(end, summary) {
