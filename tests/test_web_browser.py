@@ -538,6 +538,20 @@ def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run,
     page.goto(url)
     page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
     assert "limb clear: go on?" in (page.locator("#gate").text_content() or "")
+    # The gate's node is selected, in view and not under the card.
+    page.wait_for_selector('#node-panel[data-node-id="0.1"]')
+    card = page.locator("#gate").bounding_box()
+    node = page.locator('[data-node-id="0.1"]').first.bounding_box()
+    tree = page.locator("#tree").bounding_box()
+    assert card and node and tree
+    assert tree["x"] <= node["x"] and node["x"] + node["width"] <= tree["x"] + tree["width"]
+    apart = (
+        node["x"] + node["width"] <= card["x"]
+        or card["x"] + card["width"] <= node["x"]
+        or node["y"] + node["height"] <= card["y"]
+        or card["y"] + card["height"] <= node["y"]
+    )
+    assert apart, f"the gate card {card} covers its node {node}"
     page.locator("#gate-yes").click()
     page.wait_for_selector("#run-state[data-state=SUCCESS]", timeout=30_000)
     assert process.wait(20) == 0

@@ -388,6 +388,11 @@ function showGate(gate) {
   if (!gate) return;
   $("gate-prompt").textContent = gate.prompt ?? "?";
   $("gate-node").textContent = `node ${tree.nameOf(String(gate.node))} (${gate.node})`;
+  if (following()) {   // the gate's node, centred (the card is in a corner) and open
+    const id = String(gate.node);
+    tree.focus(id);
+    panel.open(id, tree.nodeData(id));
+  }
 }
 
 /**
