@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from fake_driver import wait_until
 from limbtree.robots import make_plant
 from limbtree.transport import AgentClient, ConfigError, LimbAgent
 from limbtree.transport.client import ping_endpoint
-from limbtree.transport.endpoint import ipc_in_use, wants_ipv6
+from limbtree.transport.endpoint import hold_ipc_path, ipc_in_use, wants_ipv6
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -25,6 +26,9 @@ MakeAgent = Callable[..., LimbAgent]
 # Another process that binds a ZeroMQ socket on ipc://PATH, says so, then waits to be killed.
 _LISTENER = """
 import sys, time, zmq
+from limbtree.transport.endpoint import hold_ipc_path
+if sys.argv[2:] == ["hold"]:  # as an agent does
+    hold = hold_ipc_path(sys.argv[1])
 socket = zmq.Context().socket(zmq.ROUTER)
 socket.bind(sys.argv[1])
 print("bound", flush=True)
@@ -49,13 +53,15 @@ def agents() -> Iterator[MakeAgent]:
 
 
 @pytest.fixture
-def listener() -> Iterator[Callable[[str], subprocess.Popen[str]]]:
+def listener() -> Iterator[Callable[..., subprocess.Popen[str]]]:
     """Start processes that bind a ZeroMQ socket on an endpoint; all are killed at the end."""
     processes: list[subprocess.Popen[str]] = []
 
-    def start(endpoint: str) -> subprocess.Popen[str]:
+    def start(endpoint: str, hold: bool = False) -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [sys.executable, "-c", _LISTENER, endpoint], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", _LISTENER, endpoint, *(["hold"] if hold else [])],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         processes.append(process)
         assert process.stdout is not None
@@ -95,14 +101,41 @@ def test_a_second_agent_on_a_live_agents_ipc_path_is_refused(
     bind = f"ipc://{tmp_path / 'arm'}"
     agents("light_limb", bind)
     text = _refusal(bind)
-    assert f"cannot bind {bind}: Address already in use" in text
-    assert f"listens on {tmp_path / 'arm'}" in text
+    assert f"cannot bind {bind}: another agent holds it (process {os.getpid()})" in text
+    assert f"its lock {tmp_path / 'arm'}.lock is held" in text
     assert "stop it, or pick another path" in text
     assert robot_at(bind) == "light_limb"  # the first agent still answers on its path
 
 
+def test_an_agent_starting_on_a_path_another_agent_is_starting_on_is_refused(
+    agents: MakeAgent, tmp_path: Path
+) -> None:
+    # Another agent has taken the path and not bound yet (two started in the same instant):
+    # nothing listens there, yet the path is taken.
+    path = tmp_path / "arm"
+    other = hold_ipc_path(f"ipc://{path}")
+    assert other is not None and ipc_in_use(f"ipc://{path}") is None
+    assert "another agent holds it" in _refusal(f"ipc://{path}")
+    assert not path.exists() and not Path(f"{path}.state").exists()  # nothing bound
+    other.release()
+    agents("heavy_limb", f"ipc://{path}")
+    assert robot_at(f"ipc://{path}") == "heavy_limb"
+
+
+def test_the_hold_on_an_ipc_path_ends_with_its_process(
+    listener: Callable[..., subprocess.Popen[str]], agents: MakeAgent, tmp_path: Path
+) -> None:
+    path = tmp_path / "arm"
+    killed = listener(f"ipc://{path}", hold=True)
+    assert "another agent holds it" in _refusal(f"ipc://{path}")
+    killed.kill()
+    killed.wait(timeout=10)
+    agents("heavy_limb", f"ipc://{path}")  # (the system dropped the dead process's lock)
+    assert robot_at(f"ipc://{path}") == "heavy_limb"
+
+
 def test_an_ipc_path_whose_state_stream_is_live_in_another_process_is_refused(
-    listener: Callable[[str], subprocess.Popen[str]], tmp_path: Path
+    listener: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
     path = tmp_path / "arm"
     listener(f"ipc://{path}.state")
@@ -113,7 +146,7 @@ def test_an_ipc_path_whose_state_stream_is_live_in_another_process_is_refused(
 
 
 def test_an_agent_replaces_the_socket_files_of_a_killed_one(
-    listener: Callable[[str], subprocess.Popen[str]], agents: MakeAgent, tmp_path: Path
+    listener: Callable[..., subprocess.Popen[str]], agents: MakeAgent, tmp_path: Path
 ) -> None:
     path = tmp_path / "arm"
     for endpoint in (f"ipc://{path}", f"ipc://{path}.state"):

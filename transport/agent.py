@@ -42,7 +42,13 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
-from limbtree.transport.endpoint import agent_endpoints, ipc_in_use, wants_ipv6
+from limbtree.transport.endpoint import (
+    IpcHold,
+    agent_endpoints,
+    hold_ipc_path,
+    ipc_in_use,
+    wants_ipv6,
+)
 from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
@@ -194,11 +200,20 @@ class PlantAgent:
             )
         self._request_endpoint, self._state_endpoint = agent_endpoints(bind)
         # ZeroMQ would replace the socket file of a live ipc agent (which would go on,
-        # unreachable): check that nobody listens on either path before binding either.
-        for endpoint in (self._request_endpoint, self._state_endpoint):
-            in_use = ipc_in_use(endpoint)
-            if in_use is not None:
-                raise ConfigError(f"cannot bind {endpoint}: {in_use}")
+        # unreachable): hold both paths (against an agent starting in the same instant),
+        # then check that nobody listens on either before binding either.
+        self._holds: list[IpcHold] = []
+        try:
+            for endpoint in (self._request_endpoint, self._state_endpoint):
+                hold = hold_ipc_path(endpoint)
+                if hold is not None:
+                    self._holds.append(hold)
+                in_use = ipc_in_use(endpoint)
+                if in_use is not None:
+                    raise ConfigError(f"cannot bind {endpoint}: {in_use}")
+        except BaseException:
+            self._release_holds()
+            raise
         exposed = check_exposure(bind, curve=keys_dir is not None, insecure=insecure)
         if exposed is not None:
             _log.warning(exposed)
@@ -292,6 +307,7 @@ class PlantAgent:
             self._bind(self._pub, self._state_endpoint)
         except BaseException:
             self._close_sockets()
+            self._release_holds()
             raise
         self._curve = curve is not None
         self._poller = zmq.Poller()
@@ -449,6 +465,7 @@ class PlantAgent:
             return
         self._closing = True
         self._close_sockets()
+        self._release_holds()
         try:
             self._plant.close()
         except Exception:
@@ -973,6 +990,11 @@ class PlantAgent:
                 else "an agent needs ports N and N+1 free"
             )
             raise ConfigError(f"cannot bind {endpoint}: {exc.strerror}; {needs}") from None
+
+    def _release_holds(self) -> None:
+        for hold in self._holds:
+            hold.release()
+        self._holds = []
 
     def _close_sockets(self) -> None:
         # After a shutdown request, give its reply a moment to leave; otherwise drop everything.

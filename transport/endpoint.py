@@ -7,6 +7,8 @@ permissions).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import socket
 import stat
@@ -17,6 +19,8 @@ from limbtree.transport.errors import ConfigError
 
 #: What an ``ipc://PATH`` agent's state stream adds to its path.
 IPC_STATE_SUFFIX: Final = ".state"
+#: What the lock file of an ``ipc://`` path adds to it (:func:`hold_ipc_path`).
+IPC_LOCK_SUFFIX: Final = ".lock"
 _FORMS: Final = "tcp://HOST:PORT (another computer, or this one) or ipc://PATH (this computer)"
 
 
@@ -205,3 +209,68 @@ def ipc_in_use(endpoint: str) -> str | None:
         f"{path} is a socket that cannot be checked ({reason}): another process may listen "
         "there; stop it, or pick another path"
     )
+
+
+class IpcHold:
+    """A process's hold on an ``ipc://`` path: an exclusive lock on ``PATH.lock``.
+
+    Attributes:
+        lock_path: the lock file (left in place: removing it could let two agents hold one
+            path, each with its own file).
+    """
+
+    def __init__(self, fd: int, lock_path: str) -> None:
+        self._fd: int | None = fd
+        self.lock_path = lock_path
+
+    def release(self) -> None:
+        """Let the path go (idempotent)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # (closing the file releases its lock)
+
+
+def hold_ipc_path(endpoint: str) -> IpcHold | None:
+    """Take ``ipc://PATH`` for this process until :meth:`IpcHold.release`, or refuse.
+
+    :func:`ipc_in_use` sees an agent that listens on PATH; two agents started in the same
+    instant could both see nothing and both bind, the later one silently replacing the
+    earlier's socket file. An agent holds an exclusive lock on ``PATH.lock`` from before
+    that check until it closes (the system drops it when the process dies), so the second
+    one is refused however close together they start.
+
+    Args:
+        endpoint: any endpoint; only ``ipc://PATH`` with a file path is held.
+
+    Returns:
+        The hold, or None for other endpoints (nothing to hold).
+
+    Raises:
+        ConfigError: when another process holds the path (naming its lock file and the
+            process id written in it), or the lock file cannot be opened.
+    """
+    if not endpoint.startswith("ipc://") or endpoint[len("ipc://") :].startswith("@"):
+        return None
+    lock_path = endpoint[len("ipc://") :] + IPC_LOCK_SUFFIX
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot bind {endpoint}: cannot open its lock file {lock_path} "
+            f"({exc.strerror}); the directory must be writable, as for the socket itself"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = ""
+        with contextlib.suppress(OSError, ValueError):
+            holder = f" (process {int(os.pread(fd, 32, 0).decode().strip())})"
+        os.close(fd)
+        raise ConfigError(
+            f"cannot bind {endpoint}: another agent holds it{holder}: it serves this path "
+            f"or is starting on it (its lock {lock_path} is held); stop it, or pick another "
+            "path"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return IpcHold(fd, lock_path)
