@@ -448,6 +448,7 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     page.locator('[data-node-id="0.1"]').first.click()
     page.locator("#break-start").click()
     page.wait_for_selector("#break-start[aria-pressed=true]")
+    scrub(page, 0)  # looking back (not following) when the breakpoint fires
     page.locator("#resume").click()
     # The run pauses right after the tick in which "square" started.
     page.wait_for_function(

@@ -412,9 +412,12 @@ async function showHit(hit) {
   }
   const id = String(hit.node);
   if (live()) {
+    const wasBack = !following();
     $("follow").checked = true;
     fetcher.cancel();
     await showLiveTick(hit.tick);
+    // Frames stopped coming while the page looked back: ask for the next ones (a step's).
+    if (wasBack) askForFrame();
     if (app.hitKey !== key) return;   // (stepped or resumed meanwhile)
   }
   tree.focus(id);
