@@ -241,7 +241,7 @@ def test_a_log_damaged_half_way_is_reported_up_to_the_damage(tmp_path):
     with open(directory / "log.msgpack", "ab") as log:
         log.write(msgpack.packb(42))
     result = make_report(directory)
-    assert f"damaged after tick {TICKS}" in result.text
+    assert f"read up to its first {TICKS} ticks (0 to {TICKS - 1})" in result.text
     assert result.images
 
 

@@ -206,7 +206,8 @@ def test_a_record_damaged_part_way_shows_the_ticks_before_the_damage_and_says_so
         state = page.locator("#run-state")
         assert state.get_attribute("data-state") == "incomplete"
         title = state.get_attribute("title") or ""
-        assert title.startswith("the log is damaged after tick 6: ") and "FormatError" in title
+        assert title.startswith("the log is read up to its first 6 ticks (0 to 5): ")
+        assert "FormatError" in title
         assert page.locator("input#timeline").get_attribute("max") == "5"
     finally:
         leave(page, server)

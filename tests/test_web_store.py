@@ -204,7 +204,8 @@ def test_bad_records_get_clear_errors(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
     store = load_record(tmp_path)  # read up to the damage, as limbtree report does
     assert store.ticks == 2
-    assert store.damage is not None and store.damage.startswith("the log is damaged after tick 2")
+    assert store.damage is not None
+    assert store.damage.startswith("the log is read up to its first 2 ticks (0 to 1): ")
     # (msgpack's own text is empty: say what it is)
     assert store.damage.endswith(
         "log.msgpack is damaged: bytes there are not msgpack (FormatError)"
@@ -225,9 +226,33 @@ def test_bad_records_get_clear_errors(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(head + b"\xc1" * 8 + data[len(head) :])
     store = load_record(tmp_path)
     assert store.ticks == 2 and store.header["v"] == 1
-    assert store.damage is not None and store.damage.startswith("the log is damaged after tick 2")
+    assert store.damage is not None
+    assert store.damage.startswith("the log is read up to its first 2 ticks (0 to 1): ")
     with pytest.raises(RunError, match=r"missing: no such directory \(give the directory"):
         load_record(tmp_path / "missing")
+
+
+def test_a_finished_runs_log_cut_short_or_cut_in_its_header_is_not_shown_as_whole(tmp_path):
+    ticks = [tick(i, {"0": "RUNNING"}) for i in range(4)]
+    data = write_log(tmp_path, [HEADER, *ticks])
+    summary = {"outcome": "SUCCESS", "ticks": 4}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    assert load_record(tmp_path).damage is None  # whole
+    (tmp_path / "log.msgpack").write_bytes(data[:-5])  # cut inside its last tick
+    store = load_record(tmp_path)
+    assert store.ticks == 3 and store.end == {"outcome": "SUCCESS", "failure": None}
+    assert store.damage is not None and store.damage.startswith(
+        "the log is read up to its first 3 ticks (0 to 2): "
+    )
+    assert store.damage.endswith("log.msgpack stops early: the run had 4 ticks (summary.json)")
+    head = write_log(tmp_path, [HEADER])
+    (tmp_path / "log.msgpack").write_bytes(data[: len(head) // 2])  # cut inside its header
+    with pytest.raises(RunError, match=r"damaged before its first tick: it ends \d+ bytes in"):
+        load_record(tmp_path)
+    # A killed run's log (no summary) may end inside a tick: it is shown without a word.
+    (tmp_path / "summary.json").unlink()
+    (tmp_path / "log.msgpack").write_bytes(data[:-5])
+    assert load_record(tmp_path).damage is None
 
 
 def test_a_layout_1_record_gets_a_stand_in_tree_of_its_node_names(data_dir):

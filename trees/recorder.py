@@ -218,6 +218,18 @@ def damage_text(exc: BaseException) -> str:
     return f"{text} ({kind})" if text else f"bytes there are not msgpack ({kind})"
 
 
+def read_so_far(ticks: int) -> str:
+    """How far a log that stops early was read, for a message.
+
+    ``its first 224 ticks (0 to 223)``: the count and the ticks' numbers, which start at 0.
+    """
+    if ticks <= 0:
+        return "no tick"
+    if ticks == 1:
+        return "its first tick (tick 0)"
+    return f"its first {ticks} ticks (0 to {ticks - 1})"
+
+
 def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, Any]]]:
     """A ``log.msgpack``'s header map (None for a layout 1 log) and an iterator of its ticks.
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import being_written, read_record
+from limbtree.trees.recorder import being_written, read_record, read_so_far
 from limbtree.trees.report.climbing import (
     ClimbSeries,
     ClimbStep,
@@ -157,7 +157,7 @@ def make_report(directory: Path) -> ReportResult:
     if log_path.exists():
         run = read_run(log_path)
         if run.damage is not None:
-            notes.append(f"The log is damaged after tick {run.ticks}: {run.damage}")
+            notes.append(f"The log is read up to {read_so_far(run.ticks)}: {run.damage}")
     else:
         notes.append("No log.msgpack: the summary alone, no plots.")
     if run.ticks == 0:

@@ -27,14 +27,19 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
 from limbtree.transport.driver import Health
 from limbtree.trees.errors import RunError
 from limbtree.trees.mission.nodes import NodeRegistry
-from limbtree.trees.recorder import READABLE_VERSIONS, being_written, damage_text
+from limbtree.trees.recorder import (
+    READABLE_VERSIONS,
+    being_written,
+    damage_text,
+    read_so_far,
+)
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
 
@@ -592,7 +597,13 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
                 store.add(entry, raw)
     except (msgpack.exceptions.ExtraData, ValueError) as exc:
         damage = f"{log} is damaged: {damage_text(exc)}"
-    # (a truncated last tick, the log of a killed run, is simply not yielded)
+    # A truncated last tick (the log of a killed run) is not yielded: its bytes are left.
+    cut = damage is None and start < len(data)
+    if cut and store is None and not pending:
+        raise RunError(
+            f"{log} is damaged before its first tick: it ends {len(data)} bytes in, inside "
+            f"its {'header' if data[:1] in _MAP_BYTES else 'first entry'}"
+        )
     if not (pending or (store is not None and store.ticks)):  # not one tick to show
         if damage is not None:
             raise RunError(damage)
@@ -608,13 +619,27 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             )
     if store is None:  # layout 1: no header
         store = _v1_store(summary, pending)  # (no robots: no skeletons)
+    recorded = (summary or {}).get("ticks")
+    if damage is None and summary is not None and (cut or _more(recorded, store.ticks)):
+        # A finished run's log must hold every tick: this one was cut short (copied while
+        # written, a full disk), which a killed run's log may be, not a finished one's.
+        damage = f"{log} stops early: the run had {recorded} ticks (summary.json)"
     if damage is not None:  # (worded as limbtree report words it)
-        store.damage = f"the log is damaged after tick {store.ticks}: {damage}"
+        store.damage = f"the log is read up to {read_so_far(store.ticks)}: {damage}"
     store.writing = writing
     if summary is not None:
         store.finish(str(summary.get("outcome", "")), summary.get("failure"), summary)
         store.timing_from_summary(summary)
     return store
+
+
+#: The first byte of a msgpack map (fixmap, map 16, map 32): how a header starts.
+_MAP_BYTES: Final = (*(bytes((b,)) for b in range(0x80, 0x90)), b"\xde", b"\xdf")
+
+
+def _more(recorded: object, read: int) -> bool:
+    """Whether a summary's tick count says the run had more ticks than were read."""
+    return isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > read
 
 
 def _v1_store(
