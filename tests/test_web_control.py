@@ -152,6 +152,45 @@ def test_a_breakpoint_on_failure_pauses_when_the_node_fails(tmp_path):
     assert "too slow (0.0) failed" in pauses[0][1]["why"]
 
 
+ENDS_FAILING = """
+tree:
+  sequence:
+    children:
+      - wait: {name: first, duration_s: 0.1}
+      - timeout:
+          name: too slow
+          duration_s: 0.1
+          child: {wait: {duration_s: 5}}
+"""
+
+
+@pytest.mark.parametrize("then", [ControlOp.RESUME, ControlOp.STEP, ControlOp.ABORT])
+def test_a_breakpoint_on_the_failure_that_ends_the_run_pauses_before_it_ends(tmp_path, then):
+    seen: list[tuple[bool, bool]] = []
+
+    class Watching(ScriptedControl):
+        def take(self):
+            seen.append((self.paused, self.ended))
+            return super().take()
+
+    def make(ids):
+        control = Watching(ids, when_paused=[then])
+        control.set_breakpoint("0.1", BreakOn.FAILURE)
+        return control
+
+    runner, out = runner_with(tmp_path, ENDS_FAILING, make)
+    # The tree's outcome stands, however the operator goes on (no tick is left to take).
+    assert runner.run().value == "FAILURE"
+    assert (True, False) in seen  # paused, and the run not over yet: the page could look
+    assert runner.control.ended and not runner.control.paused
+    log = ticks(tmp_path)
+    assert log[-1]["nodes"]["0"] == "FAILURE"  # no map after the last tick
+    ((index, event),) = paused_at(log)
+    assert index == len(log) - 1 and event["node"] == "0.1"
+    assert f"too slow (0.1) failed at tick {len(log) - 1}" in event["why"]
+    assert "breakpoint" in out.getvalue()
+
+
 def test_abort_from_the_page_ends_the_run_aborted(tmp_path):
     runner, _ = runner_with(
         tmp_path, SEQUENCE, lambda ids: ScriptedControl(ids, {5: [ControlOp.ABORT]})

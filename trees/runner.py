@@ -19,7 +19,7 @@ import math
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -280,6 +280,7 @@ class Runner:
                     continue
                 self._watched_tick(self.run_clock.tick_time(self.ticks))
                 self.run_clock.pace(self.ticks)
+            self._pause_at_end()
         except KeyboardInterrupt as exc:
             self._abort(interrupted_why(exc))
         except AgentError as exc:
@@ -356,8 +357,12 @@ class Runner:
         snapshot = self._snapshot(t, began, events)
         self.ticks += 1
         pause_why = None
-        if self.control is not None and self.outcome is None:
+        if self.control is not None:  # (the tick that ends the tree too: break on failure)
             pause_why = self._pause_after_tick(snapshot)
+            if pause_why is not None and self.outcome is not None:
+                # No tick follows to carry the pause: this last one does.
+                paused = RunEvent(EventKind.PAUSED, t, detail=pause_why[0], node=pause_why[1])
+                snapshot = replace(snapshot, events=(*snapshot.events, paused))
         if self.run_clock.lockstep and self.outcome is None and not self.paused:
             # Pipelined lockstep: ask for the next step now, right behind this tick's
             # commands, so each agent takes both in one wake-up and computes while the
@@ -605,6 +610,26 @@ class Runner:
             elif key in "rR":
                 self._set_paused(False)
         return False
+
+    def _pause_at_end(self) -> None:
+        """Hold a pause that came on the tick that ended the tree until the operator goes on.
+
+        A breakpoint (on failure, most often) or a step may stop the run on its last tick:
+        the tree is over, but the operator inspects it (the page shows that tick) before
+        the run ends. Resume, step, abort and a signal all end the run, with the tree's
+        outcome: no tick is left to take.
+        """
+        if not self.paused or self.outcome is RunOutcome.ABORTED:
+            return
+        outcome = self.outcome
+        while self.paused:
+            if self._handle_keys() or self._handle_control():
+                break
+            if not self.paused:  # resumed, or a step (its tick would be past the end)
+                break
+            self.run_clock.idle(0.05)
+        self.outcome, self._abort_reason = outcome, None
+        self._steps_left = 0
 
     def _set_paused(self, paused: bool, why: str | None = None, node: str | None = None) -> None:
         """Pause (mission time stops, the limbs hold) or resume; nothing if already so.
