@@ -21,6 +21,7 @@ import pytest
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
 from test_web_store import LineSkeletons
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from limbtree.trees.errors import RunError
@@ -34,6 +35,7 @@ from limbtree.trees.web.server import (
     WebServer,
     check_binding,
     dumps,
+    page_hosts,
 )
 from limbtree.trees.web.store import load_record
 
@@ -162,6 +164,23 @@ def test_control_needs_the_token_and_a_live_run(served_record):
     assert httpx.get(run, timeout=5).json()["allowed"] is False
     assert httpx.get(run, headers=headers, timeout=5).json()["allowed"] is True
     assert httpx.get(f"{run}?token={served_record.token}", timeout=5).json()["allowed"] is True
+
+
+def test_a_loopback_server_answers_only_its_own_names_and_pages(served_record):
+    # Another name pointing at 127.0.0.1 (DNS rebinding), or another site's page opening
+    # the socket from the user's browser, must not read the run.
+    url = base(served_record) + "/api/run"
+    port = served_record.port
+    assert httpx.get(url, headers={"Host": f"evil.example:{port}"}, timeout=5).status_code == 400
+    assert httpx.get(url, headers={"Host": f"localhost:{port}"}, timeout=5).status_code == 200
+    ws = f"ws://127.0.0.1:{port}/ws"
+    with connect(ws, origin=f"http://127.0.0.1:{port}", open_timeout=5) as socket:
+        assert json.loads(socket.recv(timeout=5))["type"] == "end"  # the page's own origin
+    with pytest.raises(InvalidStatus, match=r"HTTP 403"):
+        connect(ws, origin="http://evil.example", open_timeout=5)
+    assert page_hosts("127.0.0.1") == ("127.0.0.1", "localhost", "[::1]")
+    assert page_hosts("::1") == ("[::1]", "127.0.0.1", "localhost")
+    assert page_hosts("0.0.0.0") is None  # (any name: the token guards reading there)
 
 
 def test_a_token_for_reads_guards_everything(record):

@@ -36,15 +36,18 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgpack
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -247,6 +250,7 @@ def make_app(
     *,
     token_for_reads: bool = False,
     on_start: Callable[[], Awaitable[None]] | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> Starlette:
     """The Starlette app of the page and its API.
 
@@ -255,11 +259,26 @@ def make_app(
         token: the control token (and the read token when ``token_for_reads``).
         token_for_reads: whether reading needs the token too (a non-loopback address).
         on_start: awaited in the server's event loop before the first request.
+        hosts: the only names requests may give as their host (``Host``, and a browser's
+            ``Origin`` for the socket), or None for any. A server on a loopback address
+            takes :func:`page_hosts`: another name pointing there is a web site's trick
+            (DNS rebinding) to read the run from the user's browser.
     """
 
     def authorised(request: Request | WebSocket) -> bool:
         given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token") or ""
         return hmac.compare_digest(given.encode(), token.encode())
+
+    def same_origin(websocket: WebSocket) -> bool:
+        """Whether a socket comes from the page itself, or from no browser at all.
+
+        A browser says which page opened it: a web site's page must not read the run
+        through the user's browser.
+        """
+        origin = websocket.headers.get("origin")
+        if origin is None:  # not a browser: the token and the address decide
+            return True
+        return urlsplit(origin).netloc.lower() == websocket.headers.get("host", "").lower()
 
     def reads(handler: Callable[[Request], Awaitable[Response]]) -> Any:
         async def guarded(request: Request) -> Response:
@@ -352,7 +371,7 @@ def make_app(
         return _Json(state.controls())
 
     async def stream(websocket: WebSocket) -> None:
-        if token_for_reads and not authorised(websocket):
+        if (token_for_reads and not authorised(websocket)) or not same_origin(websocket):
             await websocket.close(code=1008)
             return
         await websocket.accept()
@@ -392,7 +411,8 @@ def make_app(
             await on_start()
         yield
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = [] if hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
 
 
 def _end_message(store: RunStore) -> str:
@@ -555,6 +575,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def page_hosts(host: str) -> tuple[str, ...] | None:
+    """The host names a page served on ``host`` may be reached by, or None for any.
+
+    On a loopback address: the loopback names only (a web site cannot make the user's
+    browser read the run by pointing a name of its own at 127.0.0.1). Elsewhere any name
+    (the machine's own names are many; the token guards reading there).
+    """
+    if not is_loopback(host):
+        return None
+    name = f"[{host.lower()}]" if ":" in host else host.lower()  # (as a Host header has it)
+    return tuple(dict.fromkeys((name, "127.0.0.1", "localhost", "[::1]")))
+
+
 def check_binding(host: str, token: str | None, insecure: bool) -> None:
     """Refuse a non-loopback address without a token or ``--insecure``.
 
@@ -619,7 +652,13 @@ class WebServer:
         self._socket.listen(64)
         self._socket.setblocking(False)
         self.port: int = self._socket.getsockname()[1]
-        app = make_app(state, self.token, token_for_reads=token_for_reads, on_start=self._started)
+        app = make_app(
+            state,
+            self.token,
+            token_for_reads=token_for_reads,
+            on_start=self._started,
+            hosts=page_hosts(host),
+        )
         config = uvicorn.Config(
             app,
             log_level="warning",
@@ -694,5 +733,6 @@ __all__ = [
     "check_binding",
     "is_loopback",
     "make_app",
+    "page_hosts",
     "static_dir",
 ]
