@@ -12,6 +12,7 @@ on is a real one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import json
@@ -717,3 +718,78 @@ def test_a_run_done_by_a_wider_sweep_is_kept_from_the_folder_that_sweep_named(tm
     (kept,) = result.results
     assert kept.status is RunStatus.KEPT and kept.run.name == "seed=1"
     assert not (out / "run").exists()
+
+
+def finished_run(plan: SweepPlan, run: PlannedRun, out: Path, outcome: str = "SUCCESS") -> Path:
+    """``run``'s folder as a sweep of ``plan`` leaves it once the run finished."""
+    from limbtree.trees.sweep import _write_marker
+
+    folder = out / run.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "summary.json").write_text(json.dumps({"outcome": outcome, "failure": None}))
+    (folder / "log.msgpack").write_bytes(b"the run's log")
+    _write_marker(plan, run, folder, "done", 0, None)
+    return folder
+
+
+def read_plan(mission: Path, settings: list[str], clock: str | None = None) -> SweepPlan:
+    """A plan as ``limbtree sweep`` makes it once it has read the mission."""
+    from limbtree.trees.sweep import check_plan, mission_digest
+
+    plan = plan_sweep(mission, parse_settings(settings), (0,), clock)
+    loaded = check_plan(plan)
+    return dataclasses.replace(
+        plan, mission_clock=loaded.clock, digest=mission_digest(loaded.sources)
+    )
+
+
+def test_a_sweep_never_clears_another_finished_run_in_its_folders(tmp_path):
+    mission = write_mission(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(mission.read_text())
+    out = tmp_path / "out"
+    theirs = read_plan(other, ["wait_s=0.1"])
+    folder = finished_run(theirs, theirs.runs[0], out)
+    (folder / "grip_forces.png").write_bytes(b"their report")
+    ours = read_plan(mission, ["wait_s=0.1"])
+    backend = Immediate()
+    with pytest.raises(SweepError, match=r"1 of this sweep's run folders hold another finished"):
+        run_sweep(ours, out, backend=backend, stream=io.StringIO())
+    assert backend.submitted == []
+    assert (folder / "log.msgpack").read_bytes() == b"the run's log"  # nothing lost
+    assert (folder / "grip_forces.png").exists()
+    from limbtree.trees.sweep import other_run
+
+    assert "a run of another mission" in (other_run(ours, ours.runs[0], folder) or "")
+    # a finished record the sweep did not make is left alone too
+    (folder / "sweep_run.json").unlink()
+    assert "did not make" in (other_run(ours, ours.runs[0], folder) or "")
+
+
+def test_a_run_of_the_missions_files_before_they_changed_is_not_kept(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    before = read_plan(mission, ["wait_s=0.1"])
+    finished_run(before, before.runs[0], out)
+    assert kept_result(before, before.runs[0], out / before.runs[0].name) is not None
+    mission.write_text(mission.read_text() + "# edited\n")
+    after = read_plan(mission, ["wait_s=0.1"])
+    assert kept_result(after, after.runs[0], out / after.runs[0].name) is None
+    with pytest.raises(SweepError, match=r"as they were before they changed.*remove those"):
+        run_sweep(after, out, backend=Immediate(), stream=io.StringIO())
+
+
+def test_naming_the_missions_own_clock_finds_the_runs_made_without_naming_it(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    unnamed = read_plan(mission, ["wait_s=0.1"])
+    finished_run(unnamed, unnamed.runs[0], out)
+    named = read_plan(mission, ["wait_s=0.1"], clock="sim")
+    assert kept_result(named, named.runs[0], out / named.runs[0].name) is not None
+    # an unfinished attempt is cleared, the report images of it too
+    folder = out / named.runs[0].name
+    (folder / "summary.json").unlink()
+    (folder / "skills.png").write_bytes(b"a report of the attempt")
+    backend = Immediate()
+    run_sweep(named, out, backend=backend, stream=io.StringIO())
+    assert backend.submitted == [0] and not (folder / "skills.png").exists()

@@ -117,6 +117,8 @@ class Setting:
 
 #: What makes two runs the same run (:meth:`PlannedRun.identity`, in each ``sweep_run.json``).
 IDENTITY_KEYS: Final = ("mission", "settings", "seed", "clock")
+#: The ``sweep_run.json`` key of the mission files' digest (:func:`mission_digest`).
+DIGEST_KEY: Final = "mission_sha256"
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,13 @@ class PlannedRun:
         return dict(self.settings)
 
     def identity(self, plan: SweepPlan) -> dict[str, Any]:
-        """What makes two runs the same run: the mission file, settings, seed and clock."""
-        values = (str(plan.mission.resolve()), self.overrides, self.seed, plan.clock)
+        """What makes two runs the same run: the mission file, settings, seed and clock.
+
+        The clock is the one the run takes (``--clock``, else the mission's), so a sweep
+        that names the mission's own clock finds the runs of one that did not.
+        """
+        clock = plan.clock or plan.mission_clock
+        values = (str(plan.mission.resolve()), self.overrides, self.seed, clock)
         return dict(zip(IDENTITY_KEYS, values, strict=True))
 
 
@@ -154,6 +161,9 @@ class SweepPlan:
         seeds: the seeds (``--seed``).
         clock: ``--clock`` (None: the mission's).
         runs: the product, first setting slowest, seeds fastest.
+        mission_clock: the mission's own clock, once it was read (None before).
+        digest: the SHA-256 of the mission's files (:func:`mission_digest`), once it was
+            read: a run made from other files is not kept.
     """
 
     mission: Path
@@ -161,6 +171,8 @@ class SweepPlan:
     seeds: tuple[int, ...]
     clock: str | None
     runs: tuple[PlannedRun, ...]
+    mission_clock: str | None = None
+    digest: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -704,7 +716,7 @@ def run_sweep(
     for index, run in enumerate(plan.runs):
         kept = kept_result(plan, run, out / run.name)
         if kept is None:  # the same run, in a folder another sweep named (--seed 1 after 0..3)
-            earlier = _runs_by_identity(out) if earlier is None else earlier
+            earlier = _runs_by_identity(plan, out) if earlier is None else earlier
             folder = earlier.get(_identity_key(plan, run))
             if folder is not None and folder.name != run.name:
                 kept = kept_result(plan, run, folder)
@@ -713,6 +725,19 @@ def run_sweep(
         if kept is not None:
             results[index] = kept
     pending = [i for i in range(len(plan.runs)) if i not in results]
+    taken = [
+        (plan.runs[i].name, why)
+        for i in pending
+        if (why := other_run(plan, plan.runs[i], out / plan.runs[i].name)) is not None
+    ]
+    if taken:  # (before anything runs: the sweep would have to clear them)
+        listed = "; ".join(f"{out / name}: {why}" for name, why in taken[:5])
+        more = f"; and {len(taken) - 5} more" if len(taken) > 5 else ""
+        raise SweepError(
+            f"--out {out}: {len(taken)} of this sweep's run folders hold another finished "
+            f"run, which it will not clear: {listed}{more}. Sweep into another --out, or "
+            "remove those folders to run them here"
+        )
     capacity = backend.capacity(jobs)
     progress = SweepProgress(stream, len(plan.runs), len(results))
     progress.start(plan, out, len(pending), capacity, backend.description)
@@ -771,27 +796,84 @@ def _identity_key(plan: SweepPlan, run: PlannedRun) -> str:
     return json.dumps(run.identity(plan), sort_keys=True)
 
 
-def _runs_by_identity(out: Path) -> dict[str, Path]:
+def mission_digest(sources: Sequence[Path]) -> str:
+    """The SHA-256 of a mission's files (the mission file, then its includes), in hex."""
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(str(source).encode() + b"\0")
+        with contextlib.suppress(OSError):  # (read a moment ago: gone, it counts as empty)
+            digest.update(Path(source).read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _marker_identity(plan: SweepPlan, marker: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ``sweep_run.json`` says its run was.
+
+    A marker without a clock (``--clock`` not given) ran the mission's.
+    """
+    identity = {key: marker.get(key) for key in IDENTITY_KEYS}
+    identity["clock"] = identity["clock"] or plan.mission_clock
+    return identity
+
+
+def _runs_by_identity(plan: SweepPlan, out: Path) -> dict[str, Path]:
     """The run folders under ``out`` by what their ``sweep_run.json`` says they ran."""
     found: dict[str, Path] = {}
     for marker_path in sorted(out.glob(f"*/{RUN_FILE}")):
         marker = _read_json(marker_path)
         if marker is None:
             continue
-        identity = {key: marker.get(key) for key in IDENTITY_KEYS}
+        identity = _marker_identity(plan, marker)
         found.setdefault(json.dumps(identity, sort_keys=True), marker_path.parent)
     return found
+
+
+def _finished_summary(directory: Path) -> dict[str, Any] | None:
+    """The summary of the finished run recorded in ``directory``, or None."""
+    summary = _read_json(directory / "summary.json")
+    return summary if summary is not None and summary.get("outcome") in OUTCOMES else None
+
+
+def other_run(plan: SweepPlan, run: PlannedRun, directory: Path) -> str | None:
+    """What finished run ``directory`` holds other than ``run``, or None (none, or ``run``).
+
+    A sweep clears a run's folder before it runs it there: that is for an attempt that did
+    not finish, never for another finished run (another sweep's, of another mission, other
+    settings or clock, or of the mission's files before they changed).
+    """
+    if _finished_summary(directory) is None:
+        return None
+    marker = _read_json(directory / RUN_FILE)
+    if marker is None:
+        return "a finished record limbtree sweep did not make (no sweep_run.json)"
+    theirs, ours = _marker_identity(plan, marker), run.identity(plan)
+    if theirs["mission"] != ours["mission"]:
+        return f"a run of another mission ({theirs['mission']})"
+    differs = [key for key in IDENTITY_KEYS if theirs[key] != ours[key]]
+    if differs:
+        return (
+            "a run of other "
+            + " and ".join(
+                {"settings": "settings", "seed": "seed", "clock": "clock"}[key] for key in differs
+            )
+            + f" ({', '.join(f'{key} {theirs[key]}' for key in differs)})"
+        )
+    digest = marker.get(DIGEST_KEY)
+    if digest is not None and plan.digest is not None and digest != plan.digest:
+        return "a run of the mission's files as they were before they changed"
+    return None
 
 
 def kept_result(plan: SweepPlan, run: PlannedRun, directory: Path) -> RunResult | None:
     """The run's earlier result, when its directory holds a finished run of its settings."""
     marker = _read_json(directory / RUN_FILE)
-    summary = _read_json(directory / "summary.json")
-    if marker is None or summary is None or summary.get("outcome") not in OUTCOMES:
+    summary = _finished_summary(directory)
+    if marker is None or summary is None:
         return None
     if marker.get("status") != RunStatus.DONE.value:
         return None
-    if any(marker.get(key) != value for key, value in run.identity(plan).items()):
+    if other_run(plan, run, directory) is not None:
         return None
     return RunResult(
         run,
@@ -836,6 +918,8 @@ def _submit(plan: SweepPlan, out: Path, index: int, backend: Backend) -> RunResu
             (directory / name).unlink(missing_ok=True)
         for log in (directory / "agents").glob("*.log"):
             log.unlink()
+        for image in directory.glob("*.png"):  # (limbtree report's, of the attempt)
+            image.unlink()
         _write_marker(plan, run, directory, "running", None, None)
     except OSError as exc:
         return RunResult(run, RunStatus.ERROR, message=f"cannot write {directory}: {exc}")
@@ -851,7 +935,14 @@ def _write_marker(
     exit_code: int | None,
     host: str | None,
 ) -> None:
-    marker = {"v": 1, **run.identity(plan), "status": status, "exit": exit_code, "host": host}
+    marker = {
+        "v": 1,
+        **run.identity(plan),
+        DIGEST_KEY: plan.digest,
+        "status": status,
+        "exit": exit_code,
+        "host": host,
+    }
     (directory / RUN_FILE).write_text(json.dumps(marker, indent=2) + "\n")
 
 
@@ -1697,7 +1788,11 @@ def sweep(request: SweepRequest, stream: TextIO | None = None) -> SweepReport:
     by = check_by(request.by, plan) if request.by is not None else plan.default_by()
     mission = check_plan(plan)
     # The folders are named in the mission's order of its parameters (see plan_sweep).
-    plan = plan_sweep(plan.mission, plan.settings, plan.seeds, plan.clock, list(mission.parameters))
+    plan = dataclasses.replace(
+        plan_sweep(plan.mission, plan.settings, plan.seeds, plan.clock, list(mission.parameters)),
+        mission_clock=mission.clock,
+        digest=mission_digest(mission.sources),
+    )
     out = request.out or Path("runs") / f"sweep-{request.mission.stem}"
     backend: Backend
     if request.ray is not None:
@@ -1789,6 +1884,8 @@ __all__ = [
     "group_rows",
     "kept_result",
     "mission_bundle",
+    "mission_digest",
+    "other_run",
     "parse_seeds",
     "parse_settings",
     "parse_values",
