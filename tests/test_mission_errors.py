@@ -589,6 +589,16 @@ def test_an_unknown_override_lists_the_declared_parameters(check):
     )
 
 
+@pytest.mark.parametrize("text", ["", "null", "~", "  "])
+def test_an_empty_or_null_override_is_refused_not_read_as_the_keys_default(check, text):
+    # (--set cycles=$N with N unset would make a repeat's times its default: forever)
+    message = only(check(PARAMETERS, overrides={"speed_mm_s": text}))
+    assert message == (
+        f"--set:1:1: --set speed_mm_s={text}: an empty or null value; give a value, or leave "
+        "--set speed_mm_s out for the mission's default"
+    )
+
+
 def test_an_override_that_is_not_yaml_is_an_error(check):
     message = only(check(PARAMETERS, overrides={"limbs_moved": "[left"}))
     assert message.startswith("--set:1:1: --set limbs_moved: cannot read '[left' as YAML")

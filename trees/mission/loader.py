@@ -356,6 +356,15 @@ class _Loader:
                 )
                 continue
             node = compose_text(text, f"--set {name}", reader, at)
+            if isinstance(node, yaml.ScalarNode) and node.tag == NULL:
+                # (an unset shell variable, --set cycles=$N, is the usual way here: a null
+                # would silently give the key's default, for a repeat's times forever)
+                reader.report(
+                    at,
+                    f"--set {name}={text}: an empty or null value; give a value, or leave "
+                    f"--set {name} out for the mission's default",
+                )
+                continue
             if node is not None:
                 note = _note(f"parameter {name} = {text!r} from --set")
                 bindings[name] = Binding(node, note, Scope())
