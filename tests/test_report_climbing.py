@@ -165,6 +165,7 @@ SUMMARY = {
     "metrics": {
         "climb": {
             "max_grip_force_n": 0.85,
+            "max_pull_force_n": 0.81,
             "max_contact_force_n": 1.2,
             "min_gia_margin": 0.2,
             "detachments": 1,
@@ -321,8 +322,10 @@ def test_the_text_has_the_climb_block_with_peak_margin_and_detachment(report):
     assert _row(text, "planner") == "ramp"
     assert _row(text, "steps done") == "2 (1 swing, 1 support phase); then swing failed at 2.40 s"
     assert _row(text, "peak holding-gripper force") == (
-        "0.850 N (0.94 of the holding force) on hub.leg_3 at 2.30 s"
+        "0.850 N on hub.leg_3 at 2.30 s (pushed or pulled)"
     )
+    # the holding force limits a pull: a push tears nothing off
+    assert _row(text, "peak pull on a gripper") == "0.810 N (0.90 of the holding force)"
     assert _row(text, "peak contact force") == (
         "1.200 N on hub.leg_1 at 0.80 s (its palm not holding: landing)"
     )

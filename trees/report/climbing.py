@@ -516,6 +516,15 @@ def _grip_forces(
         axes.plot(t, forces, color=colour, lw=0.8, alpha=0.35)
         axes.plot(t, [f if h else _NAN for f, h in zip(forces, held, strict=True)],
                   color=colour, lw=1.4, label=leg)  # fmt: skip
+        # A sample held alone (a gripper closing, then torn off at once) draws no line.
+        alone = [
+            i
+            for i, h in enumerate(held)
+            if h and not (i > 0 and held[i - 1]) and not (i + 1 < len(held) and held[i + 1])
+        ]
+        if alone:
+            axes.plot([t[i] for i in alone], [forces[i] for i in alone], "o", color=colour,
+                      ms=4)  # fmt: skip
     axes.plot([], [], color="#757575", lw=0.8, alpha=0.5, label="faint: palm not holding\n"
               "(swinging, landing)")  # fmt: skip
     limit = climb.hold_force_n
@@ -530,10 +539,14 @@ def _grip_forces(
         top = max(top, d.force_n)
         axes.plot(d.t_s, d.force_n, "x", color=_DETACHED, ms=11, mew=2.4,
                   label="detachment" if index == 0 else None)  # fmt: skip
+        # (several at about one time, one after the other: their labels stack upwards)
+        span = (climb.t[-1] - climb.t[0]) if climb.t else 0.0
+        near = sum(1 for e in detached[:index] if abs(e.t_s - d.t_s) < 0.05 * span)
         axes.annotate(
             f"{short.get(d.leg, d.leg)} torn off\n{d.force_n:.3f} N at {d.t_s:.2f} s",
-            xy=(d.t_s, d.force_n), xytext=(-8, 8), textcoords="offset points", ha="right",
-            va="bottom", fontsize="small", color=_DETACHED,
+            xy=(d.t_s, d.force_n), xytext=(-8, 8 + 28 * near), textcoords="offset points",
+            ha="right", va="bottom", fontsize="small", color=_DETACHED,
+            arrowprops={"arrowstyle": "-", "color": _DETACHED, "lw": 0.6} if near else None,
         )  # fmt: skip
     _swing_legend(axes, climb)
     contact = climb.peak_contact()
@@ -549,8 +562,8 @@ def _grip_forces(
     parts = []
     if peak is not None:
         parts.append(
-            f"peak on a holding gripper {peak.value:.3f} N ({peak.value / limit:.2f} of the "
-            f"limit; {short.get(peak.leg, peak.leg)} at {peak.t_s:.2f} s)"
+            f"peak on a holding gripper {peak.value:.3f} N ({short.get(peak.leg, peak.leg)} "
+            f"at {peak.t_s:.2f} s; the limit is on a pull, this may be a push)"
         )
     if contact is not None:
         landing = "" if climb.held(contact.leg, contact.t_s) else " landing"

@@ -528,10 +528,11 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
     done, table = _steps_done(block, climb)
     peak = climb.peak_holding() if climb is not None else None
     peak_n = _first(block.get("max_grip_force_n"), peak.value if peak else None)
-    held = _num(peak_n, ".3f", " N")
-    if peak_n is not None:
-        held += f" ({peak_n / hold:.2f} of the holding force)"
-    held += _when(peak, peak_n)
+    held = _num(peak_n, ".3f", " N") + _when(peak, peak_n)
+    pull_n = _first(block.get("max_pull_force_n"), None)
+    pull = _num(pull_n, ".3f", " N")
+    if pull_n is not None:  # (what the holding force limits: a push tears nothing off)
+        pull += f" ({pull_n / hold:.2f} of the holding force)"
     contact = climb.peak_contact() if climb is not None else None
     contact_n = _first(block.get("max_contact_force_n"), contact.value if contact else None)
     landing = ""
@@ -543,7 +544,8 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
     rows: list[tuple[str, ...]] = [
         ("planner", " and ".join(planners) or "-"),
         ("steps done", done),
-        ("peak holding-gripper force", held),
+        ("peak holding-gripper force", held + " (pushed or pulled)"),
+        ("peak pull on a gripper", pull),
         ("peak contact force", _num(contact_n, ".3f", " N") + _when(contact, contact_n, landing)),
         ("min GIA margin", _num(low_value, ".3f", " m/s^2") + _when(low, low_value)),
     ]
