@@ -277,6 +277,28 @@ def test_the_plot_draws_each_group_and_nothing_when_no_run_has_the_metric(tmp_pa
     assert not (tmp_path / "b.png").exists()
 
 
+def test_the_plot_names_its_unit_says_what_marks_are_and_slants_long_labels():
+    from limbtree.trees.sweep import metric_unit, plot_figure
+
+    assert metric_unit("metrics.climb.max_grip_force_n") == "N"
+    assert metric_unit("metrics.climb.min_gia_margin_m_s2") == "m/s²"
+    assert metric_unit("metrics.climb.detachments") == ""
+    table = sweep_table(synthetic_result())
+    (axes,) = plot_figure(table, ("planner",), "metrics.grip.peak_n", "t").axes
+    assert axes.get_ylabel() == "metrics.grip.peak_n [N]"
+    legend = axes.get_legend()
+    assert legend is not None
+    assert [t.get_text() for t in legend.get_texts()] == ["SUCCESS", "FAILURE or ABORTED"]
+    assert all(t.get_rotation() == 0 for t in axes.get_xticklabels())  # two short labels
+    (axes,) = plot_figure(table, ("planner", "seed"), "metrics.grip.peak_n", "t").axes
+    assert all(t.get_rotation() == 30 for t in axes.get_xticklabels())  # six long ones
+    result = synthetic_result()
+    good = [r for r in result.results if r.summary and r.summary["outcome"] == "SUCCESS"]
+    succeeded = sweep_table(dataclasses.replace(result, results=good))
+    (axes,) = plot_figure(succeeded, ("planner",), "metrics.grip.peak_n", "t").axes
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == ["SUCCESS"]  # (one kind)
+
+
 @pytest.mark.parametrize(("why", "code"), [(None, 1), ("Ctrl-C", 130), ("SIGTERM", 143),
                                           ("SIGHUP", 129)])  # fmt: skip
 def test_the_exit_status_says_which_signal_stopped_the_sweep(why, code):

@@ -1404,6 +1404,33 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
+#: Units of metric names by their ending (the project's names carry their unit last).
+_METRIC_UNITS: Final = (
+    ("_m_s2", "m/s²"),
+    ("_kg_m2_s", "kg m²/s"),
+    ("_kg_m_s", "kg m/s"),
+    ("_mm_s", "mm/s"),
+    ("_deg_s", "deg/s"),
+    ("_mm", "mm"),
+    ("_deg", "deg"),
+    ("_rad", "rad"),
+    ("_m3", "m³"),
+    ("_ms", "ms"),
+    ("_hz", "Hz"),
+    ("_nm", "N m"),
+    ("_n", "N"),
+    ("_j", "J"),
+    ("_m", "m"),
+    ("_s", "s"),
+)
+
+
+def metric_unit(metric: str) -> str:
+    """The unit a metric's name ends in (``metrics.climb.max_grip_force_n``: N), or ``""``."""
+    name = metric.rsplit(".", 1)[-1].lower()
+    return next((unit for ending, unit in _METRIC_UNITS if name.endswith(ending)), "")
+
+
 def draw_plot(
     table: SweepTable, by: Sequence[str], metric: str, path: Path, title: str
 ) -> Path | None:
@@ -1416,6 +1443,20 @@ def draw_plot(
         SweepError: the image cannot be written.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = plot_figure(table, by, metric, title)
+    if figure is None:
+        return None
+    FigureCanvasAgg(figure)
+    try:
+        figure.savefig(path, dpi=110)
+    except OSError as exc:
+        raise SweepError(f"cannot write {path}: {exc}") from None
+    return path
+
+
+def plot_figure(table: SweepTable, by: Sequence[str], metric: str, title: str) -> Any:
+    """:func:`draw_plot`'s matplotlib Figure, or None when no finished run has ``metric``."""
     from matplotlib.figure import Figure
 
     groups = group_rows(table, by)
@@ -1455,20 +1496,23 @@ def draw_plot(
                 label=None if label in labelled else label,
             )
             labelled.add(label)
-    if len(labelled) > 1:
+    if labelled:  # (a cross or a dot says what it is, even when all runs are alike)
         axes.legend(loc="best", fontsize="small")
     labels = [f"{g.label(by)}\n(n={len(g.values(metric))})" for g in groups]
+    # Side by side, labels longer than their slot run into each other: slant them.
+    slanted = max(len(g.label(by)) for g in groups) > 16 and len(groups) > 3
     axes.set_xticks(positions, labels, fontsize="small")
+    if slanted:
+        axes.tick_params(axis="x", labelrotation=30)
+        for tick in axes.get_xticklabels():
+            tick.set_horizontalalignment("right")
+            tick.set_rotation_mode("anchor")
     axes.set_xlim(0.4, len(groups) + 0.6)
-    axes.set_ylabel(metric)
+    unit = metric_unit(metric)
+    axes.set_ylabel(f"{metric} [{unit}]" if unit else metric)
     axes.grid(True, axis="y", alpha=0.3)
     axes.set_title(title, fontsize="medium")
-    FigureCanvasAgg(figure)
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
-        raise SweepError(f"cannot write {path}: {exc}") from None
-    return path
+    return figure
 
 
 # Ray -----------------------------------------------------------------------------------
@@ -1883,6 +1927,7 @@ __all__ = [
     "format_table",
     "group_rows",
     "kept_result",
+    "metric_unit",
     "mission_bundle",
     "mission_digest",
     "other_run",
@@ -1890,6 +1935,7 @@ __all__ = [
     "parse_settings",
     "parse_values",
     "plan_sweep",
+    "plot_figure",
     "ray_run",
     "run_arguments",
     "run_sweep",
