@@ -292,6 +292,20 @@ def test_control_refuses_unknown_nodes_operations_and_kinds():
     assert [b.on for b in control.breakpoints] == [BreakOn.START]
 
 
+def test_a_recovery_breakpoint_on_a_node_that_never_recovers_is_refused():
+    control = RunControl(["0", "0.0", "0.1"], recovering=["0.1"])
+    with pytest.raises(ControlError, match=r"node '0.0' never recovers.*nodes 0.1\)"):
+        control.set_breakpoint("0.0", "recovery")
+    control.set_breakpoint("0.1", "recovery")
+    control.set_breakpoint("0.0", "recovery", enabled=False)  # (clearing is always fine)
+    assert [(b.node, b.on.value) for b in control.breakpoints] == [("0.1", "recovery")]
+    # limbtree run --view web names the nodes whose behaviour says it recovers
+    from limbtree.trees.behaviours.base import SkillBehaviour
+    from limbtree.trees.behaviours.sync_move import SyncMoveBehaviour
+
+    assert SyncMoveBehaviour.recovers and not SkillBehaviour.recovers
+
+
 def test_observe_fires_on_start_only_when_the_node_was_not_running():
     control = RunControl(["0"])
     control.set_breakpoint("0", "start")

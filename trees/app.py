@@ -663,13 +663,15 @@ def _web_view(
 
     assert request.web is not None
     options = request.web
+    nodes = list(walk(root))
     web = WebLink(
-        [node_id for node_id, _ in walk(root)],
+        [node_id for node_id, _ in nodes],
         operator if isinstance(operator, SharedOperator) else None,
         host=options.host,
         port=options.port,
         token=options.token,
         say=progress.on_message,
+        recovering=[node_id for node_id, b in nodes if getattr(b, "recovers", False)],
     )
     progress.on_message(f"web view: {web.url}")
     return web

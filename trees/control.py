@@ -84,15 +84,22 @@ class RunControl:
 
     Args:
         node_ids: the tree's node ids (a breakpoint on anything else is refused).
+        recovering: the nodes whose skill recovers (a recovery breakpoint on another is
+            refused: it could never fire), or None when not known (any is taken).
     """
 
-    def __init__(self, node_ids: Iterable[str] = ()) -> None:
+    def __init__(
+        self, node_ids: Iterable[str] = (), recovering: Iterable[str] | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self._ops: list[ControlOp] = []
         self._breakpoints: set[Breakpoint] = set()
         self._last: dict[str, NodeStatus] = {}
         self._modes: dict[str, str | None] = {}
         self.node_ids: frozenset[str] = frozenset(node_ids)
+        self.recovering: frozenset[str] | None = (
+            None if recovering is None else frozenset(recovering)
+        )
         self.paused = False
         self.ended = False
         self.hit: BreakpointHit | None = None
@@ -126,6 +133,13 @@ class RunControl:
         except ValueError:
             kinds = ", ".join(repr(kind.value) for kind in BreakOn)
             raise ControlError(f"a breakpoint is on {kinds}, not {on!r}") from None
+        never = self.recovering is not None and node not in self.recovering
+        if when is BreakOn.RECOVERY and enabled and never:
+            which = ", ".join(sorted(self.recovering or ())) or "none in this tree"
+            raise ControlError(
+                f"node {node!r} never recovers: a recovery breakpoint is for a skill that "
+                f"brings its limbs back after a fault (sync_move; nodes {which})"
+            )
         with self._lock:
             if enabled:
                 self._breakpoints.add(Breakpoint(node, when))

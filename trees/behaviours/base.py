@@ -39,12 +39,15 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
 
     Attributes:
         node_type: the mission-file name of the node (``sync_move``, ...).
+        recovers: whether the skill reports a ``mode`` that turns to ``recovering`` when it
+            brings its limbs back after a fault (what a recovery breakpoint waits for).
         params: the node's validated parameters, SI units.
         ticks: how many times the node was ticked.
         busy_s: wall time [s] spent in its updates (a diagnostic, not logic).
     """
 
     node_type: ClassVar[str] = ""
+    recovers: ClassVar[bool] = False
 
     def __init__(self, name: str, context: MissionContext, params: Mapping[str, Any]) -> None:
         super().__init__(name=name)

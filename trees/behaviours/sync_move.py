@@ -175,6 +175,7 @@ class SyncMoveBehaviour(PoseMoveBehaviour):
     """``sync_move``: clamp the stacked trajectory around the sensed states every tick."""
 
     node_type = "sync_move"
+    recovers = True
 
     def make_core(self, start: tuple[Pose, ...]) -> SyncMove[Pose]:
         """Waypoints relative to where each limb starts, or absolute, after ``start``."""

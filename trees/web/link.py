@@ -142,6 +142,8 @@ class WebLink:
         say: prints a message to the operator (the view dropped, ...).
         launch: starts the server on the pipe ends (default: a child process).
         clock: a monotonic clock [s] (when to pump).
+        recovering: the nodes whose skill recovers (see ``RunControl``), or None when not
+            known.
 
     Raises:
         RunError: when the server cannot listen (a taken port, ...) or does not start.
@@ -158,9 +160,10 @@ class WebLink:
         say: Callable[[str], None] = print,
         launch: Launcher = launch_process,
         clock: Callable[[], float] = time.monotonic,
+        recovering: list[str] | None = None,
     ) -> None:
         self.operator = operator
-        self.control = LinkedControl(node_ids, self)
+        self.control = LinkedControl(node_ids, self, recovering)
         self.sink = LinkSink(self)
         self._say = say
         self._clock = clock
@@ -367,8 +370,10 @@ class WebLink:
 class LinkedControl(RunControl):
     """The run's control, with the page's requests taken from the link at each safe point."""
 
-    def __init__(self, node_ids: list[str], link: WebLink) -> None:
-        super().__init__(node_ids)
+    def __init__(
+        self, node_ids: list[str], link: WebLink, recovering: list[str] | None = None
+    ) -> None:
+        super().__init__(node_ids, recovering)
         self._link = link
 
     def take(self) -> list[Any]:

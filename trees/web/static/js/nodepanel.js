@@ -221,10 +221,11 @@ export class NodePanel {
         el("span", { class: "status-tag", "data-status": status, text: status }),
         message ? el("span", { class: "msg", title: message, text: message }) : null));
     }
+    const rows = this.info.history_rows ?? history.length;
     const note = history.length
-      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"}, ${this.info.history_rows ?? history.length} rows · last changes:` })
+      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"} (${rows} of status or feedback) · the last:` })
       : el("div", { class: "muted small", text: "never ticked" });
-    box.replaceChildren(svg.node(), note, history.length ? list : null);
+    box.replaceChildren(svg.node(), note, ...(history.length ? [list] : []));
   }
 
   #renderTiming() {
