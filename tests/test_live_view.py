@@ -3,7 +3,7 @@
 import io
 
 from limbtree.kinematics import Pose
-from limbtree.trees.display import LiveView
+from limbtree.trees.display import HeadlessProgress, LiveView
 from limbtree.trees.runner import RunOutcome
 from limbtree.trees.stream import (
     LimbTick,
@@ -77,3 +77,17 @@ def test_the_final_frame_shows_the_outcome_and_no_keys():
     frame = view.frame()
     assert "SUCCESS" in frame.splitlines()[0]
     assert "q: abort" not in frame
+
+
+def test_the_terminal_numbers_ticks_as_the_record_and_the_page_do():
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.1"))  # the record's tick 50
+    assert "tick 50 " in view.frame().splitlines()[0]
+    lines: list[str] = []
+    progress = HeadlessProgress(io.StringIO())
+    progress.on_message = lines.append  # type: ignore[method-assign]
+    progress.on_start(header(big_tree(2)))
+    progress.on_tick(snapshot(2, "0.1"))
+    progress.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 51, None, {}))
+    assert [line.split("tick")[1].split()[0] for line in lines if "tick" in line] == ["50", "50"]

@@ -186,7 +186,8 @@ class LiveView:
         if header is None:
             lines = ["limbtree  starting up", "", *self._messages]
             return "\n".join(_clip(line, columns) for line in lines[:rows]) + "\n"
-        t, tick = (0.0, 0) if snapshot is None else (snapshot.t, snapshot.tick + 1)
+        # (the tick's number, from 0, as the record, the web page and breakpoints number it)
+        t, tick = (0.0, 0) if snapshot is None else (snapshot.t, snapshot.tick)
         nodes = {} if snapshot is None else snapshot.nodes
         limbs = {} if snapshot is None else snapshot.limbs
         tail = list(self._messages)
@@ -279,9 +280,9 @@ class HeadlessProgress:
 
     def on_end(self, end: RunEnd) -> None:
         """The last status line, with the outcome."""
-        self._status(end.outcome.value, ticks=end.ticks)
+        self._status(end.outcome.value)
 
-    def _status(self, state: str, ticks: int | None = None) -> None:
+    def _status(self, state: str) -> None:
         snapshot = self._snapshot
         if snapshot is None:
             return
@@ -291,8 +292,9 @@ class HeadlessProgress:
             if node.status is NodeStatus.RUNNING and node_id in self._leaves
         ]
         doing = "; ".join(running) or "-"
-        count = snapshot.tick + 1 if ticks is None else ticks
-        self.on_message(f"t={snapshot.t:7.2f} s  tick {count:6d}  {state:<8} {doing}")
+        # The tick's number, from 0, as the record, the web page and breakpoints number it
+        # (the closing line counts the ticks).
+        self.on_message(f"t={snapshot.t:7.2f} s  tick {snapshot.tick:6d}  {state:<8} {doing}")
 
 
 #: The run keys a terminal sends: space pauses and resumes, q (or Ctrl-C) aborts.
