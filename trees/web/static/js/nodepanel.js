@@ -267,7 +267,12 @@ export class NodePanel {
     const points = t.map((ti, i) => [ti, values[i]]);
     const finite = values.filter((v) => typeof v === "number" && Number.isFinite(v));
     const [lo, hi] = finite.length ? d3.extent(finite) : [0, 1];
-    const y = d3.scaleLinear().domain(lo === hi ? [lo - 1, hi + 1] : [lo, hi]).range([PLOT_H - 6, 14]).nice(3);
+    // A series constant but for rounding (a distance of 1 - 4e-14 and 1) is drawn flat: its
+    // noise would fill the plot.
+    const flat = hi - lo <= 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi));
+    const mid = (lo + hi) / 2;
+    const pad = Math.max(Math.abs(mid) * 0.5, 0.5);
+    const y = d3.scaleLinear().domain(flat ? [mid - pad, mid + pad] : [lo, hi]).range([PLOT_H - 6, 14]).nice(3);
     const svg = d3.create("svg").attr("class", "plot").attr("width", width).attr("height", PLOT_H);
     svg.append("rect").attr("class", "plot-bg").attr("x", MARGIN.left).attr("y", 14)
       .attr("width", width - MARGIN.left - MARGIN.right).attr("height", PLOT_H - 20);
@@ -298,9 +303,12 @@ export class NodePanel {
   }
 
   #band(key, t, labels, x, width) {
-    const values = [...new Set(labels)];
+    // Texts that differ only in their numbers ("for 0.0 s", "for 0.1 s") are one kind: one
+    // colour and one legend entry (the tooltip gives each text whole).
+    const kind = (v) => (v in MODE_COLOURS ? v : String(v).replace(/-?\d+(\.\d+)?(e-?\d+)?/g, "#"));
+    const values = [...new Set(labels.map(kind))];
     const others = values.filter((v) => !(v in MODE_COLOURS));
-    const colour = (v) => MODE_COLOURS[v] ?? LABEL_COLOURS[others.indexOf(v) % LABEL_COLOURS.length];
+    const colour = (v) => MODE_COLOURS[kind(v)] ?? LABEL_COLOURS[others.indexOf(kind(v)) % LABEL_COLOURS.length];
     const runs = [];
     for (let i = 0; i < t.length; i++) {
       const last = runs[runs.length - 1];
