@@ -282,7 +282,11 @@ def test_a_live_run_breakpoint_step_and_abort_over_http_and_the_socket(tmp_path)
                 message = json.loads(socket.recv(timeout=5))
                 if message["type"] == "end":
                     end = message
-            assert end["end"] == {"outcome": "ABORTED", "failure": "aborted from the web page"}
+            assert end["end"] == {
+                "outcome": "ABORTED",
+                "failure": "aborted from the web page",
+                "record": str(tmp_path / "rec"),  # (where to look on once the page is gone)
+            }
         late = httpx.post(url + "/api/control", headers=headers, json={"op": "pause"}, timeout=5)
         assert late.status_code == 409 and "the run is over" in late.json()["error"]
     finally:

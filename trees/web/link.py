@@ -425,6 +425,8 @@ class LinkSink:
                 "outcome": end.outcome.value,
                 "failure": end.failure,
                 "summary": plain_summary(end.summary),
+                # (limbtree run stops serving the page soon: the record is where to look on)
+                "record": None if self.recorder is None else str(self.recorder.directory),
             },
         )
         link.pump(force=True)

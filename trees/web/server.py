@@ -542,7 +542,12 @@ def _drain(state: PageState) -> bool:
                 state.remote.controls = item
         elif kind == "end":
             if state.store is not None:
-                state.store.finish(str(item["outcome"]), item.get("failure"), item.get("summary"))
+                state.store.finish(
+                    str(item["outcome"]),
+                    item.get("failure"),
+                    item.get("summary"),
+                    item.get("record"),
+                )
             ended = True
         elif kind == "closed":  # the run's process is gone: if it said no end, it was killed
             if state.store is not None and state.store.end is None:

@@ -302,9 +302,17 @@ class RunStore:
                 node.busy_count = ticks
                 node.busy_max = math.nan
 
-    def finish(self, outcome: str, failure: str | None, summary: Mapping[str, Any] | None) -> None:
-        """The run is over."""
+    def finish(
+        self,
+        outcome: str,
+        failure: str | None,
+        summary: Mapping[str, Any] | None,
+        record: str | None = None,
+    ) -> None:
+        """The run is over (``record``: a live run's record directory, if it recorded)."""
         self.end = {"outcome": outcome, "failure": failure}
+        if record is not None:
+            self.end["record"] = record
         self.summary = dict(summary) if summary is not None else None
 
     # -- the skeletons --------------------------------------------------------------------------

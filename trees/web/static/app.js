@@ -141,7 +141,11 @@ function buildViews(header) {
       // A scrub answered after the user went back to following live: drop it.
       if (!following()) showFrame(frame);
     },
-    (err) => toast(`frame: ${err.message}`),
+    (err) => {
+      if (app.shown) timeline.value = app.shown.tick;   // (the scrubber says what is shown)
+      if (serverGone()) sayServerGone();
+      else toast(`frame: ${err.message}`);
+    },
   );
   wireControls();
   // For the console and for automated checks (read-only use intended).
@@ -450,11 +454,30 @@ function onEnd(end, summary) {
   renderRunState();
   showGate(null);
   const outcome = app.end.outcome;
-  showBanner(`Run ended: ${outcome}${app.end.failure ? ` — ${app.end.failure}` : ""}`, outcome);
+  const record = live() && app.end.record ? ` · its record: limbtree view ${app.end.record}` : "";
+  showBanner(`Run ended: ${outcome}${app.end.failure ? ` — ${app.end.failure}` : ""}${record}`, outcome);
   if (app.socket) app.socket.close();
   setConn("open");
   // No request here: `limbtree run` stops serving right after its run ends, and the last
   // update (sent just before `end`) already carried the final tick and events.
+}
+
+/** Whether a live run's page may have lost its server: limbtree run stops serving it
+ * after the run (at once when its stdin is not a terminal). */
+function serverGone() {
+  return live() && !!app.end;
+}
+
+/** Say so once, with where the record is, instead of a failed request's toast. */
+function sayServerGone() {
+  if (app.saidGone) return;
+  app.saidGone = true;
+  const record = app.end?.record;
+  showBanner(
+    "limbtree has stopped serving this run: the page keeps what it has shown"
+      + (record ? `; open the record with limbtree view ${record}` : " (the run was not recorded)"),
+    "info",
+  );
 }
 
 // ---------------------------------------------------------------- live socket
