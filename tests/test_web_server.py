@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -451,3 +452,13 @@ def test_the_command_line_names_what_is_wrong(tmp_path, capsys):
     assert "--insecure" in capsys.readouterr().err
     assert main(["run", "missions/square_sync.yaml", "--port", "9000"]) == 1
     assert "--port is for the web view: add --view web" in capsys.readouterr().err
+    # A taken port is refused before any agent starts (not after six have started).
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        args = ["run", "missions/square_sync.yaml", "--view", "web", "--port", port, "--headless"]
+        assert main(args) == 1
+    printed = capsys.readouterr()
+    assert f"the web view cannot listen on 127.0.0.1:{port}" in printed.err
+    assert "starting" not in printed.out

@@ -474,9 +474,10 @@ def run_mission(
         raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
     keyboard = TerminalKeyboard(stdin)
     if request.web is not None:
-        from limbtree.trees.web.server import check_binding
+        from limbtree.trees.web.server import check_binding, check_port
 
         check_binding(request.web.host, request.web.token, request.web.insecure)
+        check_port(request.web.host, request.web.port)  # (before the agents start)
     if not request.auto_confirm and request.web is None:  # (the page can answer them)
         check_operator(mission, keyboard.interactive)
     if request.record is not None:  # (made only once every other check has passed)

@@ -580,6 +580,36 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _bound(host: str, port: int) -> socket.socket:
+    """A TCP socket bound on ``host:port``.
+
+    Raises:
+        RunError: naming the address and what to do (a taken port, ...).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    bound = socket.socket(family, socket.SOCK_STREAM)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        bound.bind((host, port))
+    except OSError as exc:
+        bound.close()
+        raise RunError(
+            f"the web view cannot listen on {host}:{port}: {exc.strerror or exc}; pick "
+            "another port with --port (0 picks a free one)"
+        ) from None
+    return bound
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse a page address that cannot be served, before a run starts its agents.
+
+    Raises:
+        RunError: as the server itself would (the port is only tried, not kept).
+    """
+    if port != 0:
+        _bound(host, port).close()
+
+
 def page_hosts(host: str) -> tuple[str, ...] | None:
     """The host names a page served on ``host`` may be reached by, or None for any.
 
@@ -639,21 +669,11 @@ class WebServer:
         self.host = host
         self.token = token or secrets.token_urlsafe(16)
         self.token_for_reads = token_for_reads
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.socket(family, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket = _bound(host, port)
         # Accepted connections inherit it: without, each keep-alive reply waited ~40 ms for
         # the client's delayed ACK (Nagle), which asyncio does not switch off on a socket
         # handed to it.
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            self._socket.bind((host, port))
-        except OSError as exc:
-            self._socket.close()
-            raise RunError(
-                f"the web view cannot listen on {host}:{port}: {exc.strerror or exc}; pick "
-                "another port with --port (0 picks a free one)"
-            ) from None
         self._socket.listen(64)
         self._socket.setblocking(False)
         self.port: int = self._socket.getsockname()[1]
@@ -736,6 +756,7 @@ __all__ = [
     "RemoteControl",
     "WebServer",
     "check_binding",
+    "check_port",
     "is_loopback",
     "make_app",
     "page_hosts",
