@@ -233,8 +233,16 @@ def test_the_page_answers_an_operator_gate_and_the_gate_is_an_event(tmp_path):
     runner.control = Page(list(runner.nodes))
     assert runner.run().value == "SUCCESS"
     assert answered == [("0.1", "go on?")]
-    gates = [e for m in ticks(tmp_path) for e in m["events"] if e["kind"] == "gate"]
-    assert gates == [{"kind": "gate", "node": "0.1", "t": pytest.approx(0.1), "prompt": "go on?"}]
+    log = ticks(tmp_path)
+    gates = [(m["t"], e) for m in log for e in m["events"] if e["kind"].startswith("gate")]
+    # Each in the map of the tick it happened in (its time is that tick's), the answer
+    # saying who gave it.
+    assert [e for _, e in gates] == [
+        {"kind": "gate", "node": "0.1", "t": pytest.approx(0.1), "prompt": "go on?"},
+        {"kind": "gate_answered", "node": "0.1", "t": pytest.approx(gates[1][0]),
+         "answer": "yes (from the web page)"},
+    ]  # fmt: skip
+    assert all(t == e["t"] for t, e in gates)
 
 
 def test_shared_operator_takes_the_first_answer_of_page_or_terminal():

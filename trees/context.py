@@ -40,13 +40,28 @@ class Operator(Protocol):
         Optional: the runner treats an operator without it as never waiting.
         """
 
+    def take_answers(self) -> list[tuple[str, str]]:
+        """The answers given since the last call: (gate key, ``yes (from WHO)``).
+
+        Optional: the record keeps each answer as a ``gate_answered`` event.
+        """
+
 
 class AutoConfirm:
     """The operator of ``--auto-confirm``: every gate passes at once."""
 
+    def __init__(self) -> None:
+        self._answers: list[tuple[str, str]] = []
+
     def confirm(self, key: str, prompt: str) -> bool | None:
         """Always True."""
+        self._answers.append((key, "yes (--auto-confirm)"))
         return True
+
+    def take_answers(self) -> list[tuple[str, str]]:
+        """See :meth:`Operator.take_answers`."""
+        answers, self._answers = self._answers, []
+        return answers
 
     def withdraw(self, key: str) -> None:
         """Nothing to forget."""

@@ -249,6 +249,7 @@ class SharedOperator:
         self.say = say
         self._lock = threading.Lock()
         self._answers: dict[str, bool] = {}
+        self._given: list[tuple[str, str]] = []
         self.question: tuple[str, str] | None = None
 
     def answer(self, key: str, yes: bool) -> None:
@@ -274,11 +275,19 @@ class SharedOperator:
                 self.inner.withdraw(key)
             if self.say is not None:
                 self.say(f"operator: {prompt} {'yes' if answer else 'no'} (from the web page)")
+            self._given.append((key, f"{'yes' if answer else 'no'} (from the web page)"))
         elif self.inner is not None:
             answer = self.inner.confirm(key, prompt)
         if answer is not None:
             self._forget(key)
         return answer
+
+    def take_answers(self) -> list[tuple[str, str]]:
+        """The answers given since the last call, the page's and the terminal's."""
+        with self._lock:
+            answers, self._given = self._given, []
+        take = getattr(self.inner, "take_answers", None)
+        return answers + (take() if take is not None else [])
 
     def withdraw(self, key: str) -> None:
         """Forget the question ``key`` (its gate was interrupted or answered)."""

@@ -426,6 +426,7 @@ class TerminalOperator:
         self.web = False
         self.pending: str | None = None
         self._asked: str | None = None
+        self._answers: list[tuple[str, str]] = []
 
     def confirm(self, key: str, prompt: str) -> bool | None:
         """Ask once, then look for y or n without blocking."""
@@ -441,7 +442,13 @@ class TerminalOperator:
             return None
         self.pending = None
         self._asked = None
+        self._answers.append((key, f"{'yes' if answer else 'no'} (from the terminal)"))
         return answer
+
+    def take_answers(self) -> list[tuple[str, str]]:
+        """The answers given since the last call: (gate key, ``yes (from the terminal)``)."""
+        answers, self._answers = self._answers, []
+        return answers
 
     def waiting(self) -> bool:
         """Whether a question was asked and its answer has not come yet."""

@@ -274,7 +274,6 @@ class Runner:
             while self.outcome is None:
                 if self._handle_keys() or self._handle_control():
                     continue
-                self._note_gate()
                 if self.paused or self._gate_holds_time():
                     self.run_clock.idle(0.05)
                     continue
@@ -344,6 +343,7 @@ class Runner:
             limb.tick_record = CommandRecord()
         began = time.perf_counter()
         self._tick_tree()
+        self._note_gates(t, events)
         events.extend(self.context.claims.drain())  # one commander per limb (claims.py)
         self._track_faults(t)
         status = self.root.status
@@ -692,14 +692,22 @@ class Runner:
         name = behaviour.name if behaviour is not None else hit.node
         return f"breakpoint: {name} ({hit.node}) {BREAK_VERBS[hit.on]} at tick {hit.tick}"
 
-    def _note_gate(self) -> None:
-        """A ``gate`` event when an operator gate starts waiting for its answer."""
-        question = getattr(self.context.operator, "question", None)
+    def _note_gates(self, t: float, events: list[RunEvent]) -> None:
+        """This tick's gate events.
+
+        Each answer given (``gate_answered``, saying by whom), and a gate that started waiting
+        for its answer (``gate``): both in the tick in which they happened.
+        """
+        operator = self.context.operator
+        take = getattr(operator, "take_answers", None)
+        for node, answer in take() if take is not None else ():
+            events.append(RunEvent(EventKind.GATE_ANSWERED, t, node=node, detail=answer))
+        question = getattr(operator, "question", None)
         if question != self._gate_asked:
             self._gate_asked = question
             if question is not None:
                 node, prompt = question
-                self._next_events.append(RunEvent(EventKind.GATE, self.t, node=node, detail=prompt))
+                events.append(RunEvent(EventKind.GATE, t, node=node, detail=prompt))
 
     def _gate_holds_time(self) -> bool:
         """Sim clock: whether an operator gate waits for its answer (time does not advance).

@@ -71,6 +71,7 @@ class EventKind(StrEnum):
     FAULT_DEFERRED = "fault_deferred"
     FAULT_SKIPPED = "fault_skipped"
     GATE = "gate"
+    GATE_ANSWERED = "gate_answered"
 
 
 #: The key an event's ``detail`` takes in the record, per kind (record v1 names kept).
@@ -86,6 +87,7 @@ _DETAIL_KEY: Mapping[EventKind, str] = MappingProxyType(
         EventKind.PAUSED: "why",
         EventKind.RESUMED: "why",
         EventKind.GATE: "prompt",
+        EventKind.GATE_ANSWERED: "answer",
     }
 )
 

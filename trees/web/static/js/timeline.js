@@ -146,7 +146,9 @@ export class Timeline {
       frag.append(bg);
     });
     this.marks = [];
-    for (const event of this.events) {
+    // Gates last: a run's pauses often share their tick, and would hide them.
+    const gate = (e) => (e.kind === "gate" || e.kind === "gate_answered" ? 1 : 0);
+    for (const event of [...this.events].sort((a, b) => gate(a) - gate(b))) {
       const colour = EVENT_COLOURS[event.kind];
       if (!colour) continue;   // limb_claimed/released etc. are not marked
       const lane = eventLane(event.kind);

@@ -23,6 +23,7 @@ export const EVENT_COLOURS = {
   resumed: "#2f6fd6",
   breakpoint: "#2f6fd6",
   gate: "#8e44ad",
+  gate_answered: "#8e44ad",
   aborted: "#111111",
   time_limit: "#111111",
   agent_error: "#111111",
