@@ -698,6 +698,9 @@ def test_a_run_folder_another_run_is_writing_is_left_alone_and_is_an_error_row(t
     first = result.results[0]
     assert first.status is RunStatus.ERROR
     assert "a run is still writing its record there" in (first.message or "")
+    from limbtree.trees.sweep import _run_text
+
+    assert _run_text(first).startswith("could not run: ")  # (no process ran: no exit status)
     assert (busy / "log.msgpack").read_bytes() == b"a run still going"
 
 
@@ -763,6 +766,14 @@ def read_plan(mission: Path, settings: list[str], clock: str | None = None) -> S
     return dataclasses.replace(
         plan, mission_clock=loaded.clock, digest=mission_digest(loaded.sources)
     )
+
+
+def test_an_out_that_is_a_file_is_refused_as_such(tmp_path):
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1"]), (0,))
+    (tmp_path / "afile").write_text("notes")
+    with pytest.raises(SweepError, match=r"--out .*afile is a file, not a folder"):
+        run_sweep(plan, tmp_path / "afile", backend=Immediate(), stream=io.StringIO())
+    assert (tmp_path / "afile").read_text() == "notes"
 
 
 def test_a_sweep_never_clears_another_finished_run_in_its_folders(tmp_path):

@@ -707,6 +707,8 @@ def run_sweep(
     check_jobs(jobs)
     stream = sys.stdout if stream is None else stream
     backend = LocalBackend(plan.mission) if backend is None else backend
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"--out {out} is a file, not a folder: give a folder for the sweep")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -1101,6 +1103,8 @@ def _run_text(result: RunResult) -> str:
     if result.status is RunStatus.ERROR:
         why = result.message or ""
         why = why if len(why) <= 300 else why[:300] + "... (see its run.log)"
+        if result.exit_code is None:  # (no process ran: the folder was refused)
+            return f"could not run: {why}"
         return f"could not run (exit status {result.exit_code}): {why}"
     summary = result.summary or {}
     if result.status is RunStatus.INTERRUPTED:
