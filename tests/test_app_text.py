@@ -16,10 +16,13 @@ def test_plural_takes_an_irregular_plural(count, expected):
     assert plural(count, "recovery", "recoveries") == expected
 
 
-def closing(outcome: RunOutcome, **summary: object) -> str:
+def closing(outcome: RunOutcome, clamped: bool = True, **summary: object) -> str:
     """``limbtree run``'s closing line for a run whose summary has these figures."""
     runner = SimpleNamespace(
-        end=SimpleNamespace(summary=summary), name="m", options=SimpleNamespace(record_dir=None)
+        end=SimpleNamespace(summary=summary),
+        name="m",
+        options=SimpleNamespace(record_dir=None),
+        context=SimpleNamespace(telemetry=SimpleNamespace(clamped=clamped)),
     )
     return _closing_line(runner, outcome, recorded=False)  # type: ignore[arg-type]
 
@@ -32,6 +35,14 @@ def test_the_closing_line_says_1_recovery_and_1_tick():
     assert "1 recovery," in text
     assert "1 tick)" in text
     assert "recoveries" not in text
+    assert "max clamp distance 1.000 (<= 1)" in text
+    # a run whose skills clamp nothing (a climb, a walk) does not print a meaningless 0.000
+    unclamped = closing(
+        RunOutcome.SUCCESS, clamped=False, sim_time_s=0.02, wall_time_s=0.01, ticks=1,
+        faults_recovered=0, faults_injected=0, recoveries=0, max_command_state_distance=0.0,
+        failure=None,
+    )  # fmt: skip
+    assert "clamp" not in unclamped and "0 recoveries" in unclamped
 
 
 @pytest.mark.parametrize(

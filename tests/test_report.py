@@ -175,7 +175,7 @@ def test_a_finished_run_gets_every_limb_plot_the_skill_plot_and_its_numbers(fini
     assert "7.90 s mission time, 0.50 s wall (15.8x real time)" in text
     assert f"{TICKS} (log: {TICKS} ticks, t = 0.00 .. 7.90 s)" in text
     assert "1 injected, 1 recovered" in text
-    assert "0.9500 (<= 1 by construction)" in text
+    assert "max clamp distance" in text and "0.9500 (<= 1: each command in its sphere)" in text
     assert "metrics.square.laps" in text
     assert "No summary" not in text
 

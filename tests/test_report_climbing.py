@@ -190,7 +190,9 @@ SUMMARY = {
 def write_climb_run(directory: Path, *, summary: bool = True) -> Path:
     recorder = Recorder(directory)
     recorder.on_start(HEADER)
-    limbs = {leg: LimbTick(None, None, (0.0, 0.0, 0.0), None, 0, False) for leg in LEGS}
+    # (the legs are driven in joint space: a command 0.01 rad off the joints logged with it)
+    commanded = (0.01, 0.0, 0.0)
+    limbs = {leg: LimbTick(None, None, (0.0, 0.0, 0.0), commanded, 0, False) for leg in LEGS}
     for i in range(TICKS):
         skills = telemetry(i)
         running = NodeTick(NodeStatus.RUNNING, "", 0.001)
@@ -334,6 +336,13 @@ def test_the_text_has_the_climb_block_with_peak_margin_and_detachment(report):
     assert _row(text, "base collisions") == (
         "2 ticks with the base on the terrain (20 physics steps), 1.60 to 1.70 s"
     )
+
+
+def test_the_limbs_table_counts_joint_commands_and_says_no_clamp_distance(report):
+    text = report.text
+    assert "joint-commanded ticks" in text
+    assert _row(text, "hub.leg_0").split()[2:4] == [str(TICKS), "0.57"]  # 0.01 rad
+    assert "clamp distance" not in text  # (nothing was clamped: no meaningless 0)
 
 
 def test_the_climb_metrics_are_not_listed_raw_nor_taken_for_a_walk(report):

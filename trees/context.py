@@ -79,7 +79,8 @@ class Telemetry:
         tick: per node id, this tick's skill telemetry (mode, t, distance, message, ...).
         recoveries: how many recovery episodes skills went through.
         max_command_state_distance: largest metric distance between a clamped command and
-            the state it was clamped around.
+            the state it was clamped around (the hypersphere's: ``<= 1``).
+        clamped: whether a skill clamped a command at all (the distance means something).
         nominal_limbs: limbs that a skill drove on its trajectory (not recovering) this tick.
         metrics: skill figures for ``summary.json`` (``metrics.align.final_dd_mm``, ...).
     """
@@ -87,8 +88,14 @@ class Telemetry:
     tick: dict[str, SkillTelemetry] = field(default_factory=dict)
     recoveries: int = 0
     max_command_state_distance: float = 0.0
+    clamped: bool = False
     nominal_limbs: set[str] = field(default_factory=set)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def note_clamp(self, distance: float) -> None:
+        """A command was clamped around its state at this (hypersphere) distance."""
+        self.clamped = True
+        self.max_command_state_distance = max(self.max_command_state_distance, distance)
 
     def new_tick(self) -> None:
         """Forget the previous tick's per-tick figures."""

@@ -85,10 +85,7 @@ class AlignBehaviour(SkillBehaviour):
         if result.twist is not None:
             self.limb.command_twist(result.twist[:3], result.twist[3:])
         if result.distance is not None:
-            telemetry = self.context.telemetry
-            telemetry.max_command_state_distance = max(
-                telemetry.max_command_state_distance, result.distance
-            )
+            self.context.telemetry.note_clamp(result.distance)
         if result.telemetry is not None:
             self.report(result.telemetry)
         self.feedback_message = result.message

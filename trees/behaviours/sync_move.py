@@ -150,9 +150,7 @@ class PoseMoveBehaviour(SkillBehaviour):
             ):
                 limb.command_pose(command, center)
         if result.distance is not None:
-            telemetry.max_command_state_distance = max(
-                telemetry.max_command_state_distance, result.distance
-            )
+            telemetry.note_clamp(result.distance)
         if result.mode is Mode.NOMINAL or result.outcome is Outcome.SUCCESS:
             telemetry.nominal_limbs.update(self.limb_names)
             if result.command is not None:

@@ -50,6 +50,9 @@ class LimbSeries:
         command: end-effector position commands.
         stale_ticks: ticks in which the limb's state was stale.
         max_error: largest position distance between a command and its state [m].
+        joint_ticks: ticks with a joint-space command (``q_command``).
+        max_joint_error: largest joint difference between such a command and the joints
+            logged with it [rad].
     """
 
     t: list[float] = field(default_factory=list)
@@ -57,6 +60,8 @@ class LimbSeries:
     command: list[tuple[float, float, float]] = field(default_factory=list)
     stale_ticks: int = 0
     max_error: float = 0.0
+    joint_ticks: int = 0
+    max_joint_error: float = 0.0
 
     @property
     def commanded_ticks(self) -> int:
@@ -435,6 +440,14 @@ def _add_tick(run: RunLog, entry: Mapping[str, Any]) -> None:
         error = math.dist(state, command)
         if not math.isnan(error):
             series.max_error = max(series.max_error, error)
+        q_command, q = limb.get("q_command"), limb.get("q")
+        if isinstance(q_command, list) and q_command:
+            series.joint_ticks += 1
+            if isinstance(q, list) and len(q) == len(q_command):
+                gaps = [abs(_float(a) - _float(b)) for a, b in zip(q_command, q, strict=True)]
+                gap = max(gaps)
+                if not math.isnan(gap):
+                    series.max_joint_error = max(series.max_joint_error, gap)
     nodes = entry.get("nodes") or {}
     for key, status in nodes.items() if isinstance(nodes, Mapping) else ():
         label = run.label(str(key))

@@ -97,8 +97,8 @@ def summary_text(
     recovered = s.get("faults_recovered", sum(d.recovered is not None for d in disruptions))
     recoveries = s.get("recoveries", sum(k.recoveries for k in run.skills.values()))
     distance = s.get("max_command_state_distance")
+    logged = [d for k in run.skills.values() for d in k.distance if not math.isnan(d)]
     if distance is None:
-        logged = [d for k in run.skills.values() for d in k.distance if not math.isnan(d)]
         distance = max(logged) if logged else None
     rows: list[tuple[str, ...]] = [
         ("mission", str(mission)),
@@ -108,8 +108,11 @@ def summary_text(
         ("ticks", ticks),
         ("faults", f"{injected} injected, {recovered} recovered"),
         ("recoveries", str(recoveries)),
-        ("max command-state distance", _num(distance, ".4f") + " (<= 1 by construction)"),
     ]
+    if distance or logged:  # (a skill clamped its commands: the hypersphere's distance)
+        rows.append(
+            ("max clamp distance", _num(distance, ".4f") + " (<= 1: each command in its sphere)")
+        )
     if s.get("failure"):
         rows.append(("failure", str(s["failure"])))
     raw_metrics = s.get("metrics")
@@ -154,16 +157,20 @@ def summary_text(
 
     if run.limbs:
         lines += ["", "Limbs (from the log)"]
-        rows = [("limb", "commanded ticks", "max |command - state| [mm]", "stale ticks")]
-        rows += [
-            (
+        joints = any(series.joint_ticks for series in run.limbs.values())
+        head: tuple[str, ...] = ("limb", "commanded ticks", "max |command - state| [mm]")
+        if joints:  # (joint-space commands: a walk's, a climb's, a joint move's)
+            head += ("joint-commanded ticks", "max |joint command - state| [deg]")
+        rows = [(*head, "stale ticks")]
+        for name, series in run.limbs.items():
+            row: tuple[str, ...] = (
                 name,
                 str(series.commanded_ticks),
                 f"{series.max_error * 1e3:.2f}",
-                str(series.stale_ticks),
             )
-            for name, series in run.limbs.items()
-        ]
+            if joints:
+                row += (str(series.joint_ticks), f"{math.degrees(series.max_joint_error):.2f}")
+            rows.append((*row, str(series.stale_ticks)))
         lines += _table(rows)
 
     if run.skills:
