@@ -7,6 +7,7 @@ matrix (not the plan's own figures), the support pose against the plane's closed
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import numpy as np
@@ -306,6 +307,21 @@ def test_the_support_phase_raises_the_base_over_a_rock_by_eq_1():
     baseline = SupportStep(robot.tree, robot.legs, SupportParams(planner=Planner.BASELINE))
     flat = run(baseline, lambda t: observe(t, terrain=terrain))
     assert flat[-1].base_pose[2, 3] == pytest.approx(0.11, abs=1e-9)  # blind to the rock
+
+
+def test_a_rock_too_high_to_climb_over_fails_the_support_phase_naming_the_leg():
+    robot = climber()
+
+    def terrain(x, y):  # a 300 mm rock: eq. 1 lifts the base out of the legs' reach
+        return np.where(np.hypot(x, y) < 0.02, 0.3, 0.0)
+
+    core = SupportStep(robot.tree, robot.legs, SupportParams(planner=Planner.RAMP))
+    result = core.step(observe(0.0, terrain=terrain), 0.01)
+    assert result.outcome is Outcome.FAILURE
+    assert re.search(
+        r"puts leg_\d's foot out of reach \(reach margin -[\d.]+, below 0: ", result.message
+    )
+    assert "too far from the footholds for the legs" in result.message
 
 
 def test_a_detached_gripper_fails_the_support_phase():

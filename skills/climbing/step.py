@@ -547,8 +547,9 @@ class SwingStep:
             self.planning_s = self.clock() - started
         if motion.min_reach < 0.0:
             return (
-                f"the planned motion takes a foot out of reach (margin {motion.min_reach:.3g}); "
-                "the foothold is too far for this stance"
+                f"the planned motion takes a foot out of reach (reach margin "
+                f"{motion.min_reach:.3g}, below 0: the leg would have to stretch past straight "
+                "or fold past its knee); the foothold is too far for this stance"
             )
         return None
 
@@ -860,20 +861,23 @@ class SupportStep:
         poses = np.array([motion.at(float(t)).pose for t in times])
         qs = np.tile(obs.q, (count, 1))
         rotation_t = np.transpose(poses[:, :3, :3], (0, 2, 1))
-        worst = math.inf
+        worst, farthest = math.inf, ""
         for name, leg in self.legs.items():
             local = np.einsum("kij,kj->ki", rotation_t, obs.footholds[name] - poses[:, :3, 3])
             solution = leg.ik(local, obs.q[leg.columns])
             qs[:, leg.columns] = solution.q
-            worst = min(worst, float(solution.reach.min()))
+            if float(solution.reach.min()) < worst:
+                worst, farthest = float(solution.reach.min()), name
         self.goal, self.motion = goal, motion
         self._track = _Track(times, qs, poses)
         if self.clock is not None:
             self.planning_s = self.clock() - started
         if worst < 0.0:
             return (
-                f"the base pose at {np.round(goal[:3, 3] * 1e3, 1).tolist()} mm puts a foot out "
-                f"of reach (margin {worst:.3g})"
+                f"the base pose at {np.round(goal[:3, 3] * 1e3, 1).tolist()} mm puts "
+                f"{farthest}'s foot out of reach (reach margin {worst:.3g}, below 0: the leg "
+                "would have to stretch past straight or fold past its knee); the base is "
+                "raised or moved too far from the footholds for the legs"
             )
         return None
 
