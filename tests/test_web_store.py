@@ -85,6 +85,17 @@ def test_node_parameters_are_shown_as_the_mission_file_writes_them():
     assert json.loads(json.dumps(shown, allow_nan=False)) == shown  # (JSON has no inf)
 
 
+def test_an_aborted_runs_last_map_is_shown_but_not_counted_as_a_tick_of_the_nodes():
+    store = RunStore(HEADER)
+    for i in range(3):
+        store.add(tick(i, {"0": "RUNNING", "0.0": "RUNNING"}, busy={"0.0": 0.001}))
+    aborted = {**tick(3, {"0": "RUNNING", "0.0": "RUNNING"}, busy={"0.0": 0.0}), "t": 0.2}
+    store.add({**aborted, "events": [{"kind": "aborted", "t": 0.2, "why": "operator"}]})
+    assert store.ticks == 4  # (the page shows it: the state the run was aborted in)
+    node = store.node("0.0")
+    assert node["ticks"] == 3 and node["busy"]["mean_s"] == pytest.approx(0.001)
+
+
 def test_node_details_give_timing_ticks_and_thinned_telemetry():
     store = RunStore(HEADER)
     for i in range(5000):

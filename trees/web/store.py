@@ -200,14 +200,22 @@ class RunStore:
     def add(self, entry: Mapping[str, Any], raw: bytes | memoryview | None = None) -> None:
         """Take one tick map (the record's), packed as ``raw`` when already packed.
 
-        Its index is its position: the record's ``tick`` numbers repeat in an aborted
-        run's last map, which the page still shows.
+        Its index is its position (an aborted run's last map, at its last tick's time, is
+        one more: the page shows it, though the nodes were not ticked again).
         """
         index = len(self._raw)
         self._raw.append(raw if raw is not None else msgpack.packb(entry, use_bin_type=True))
         t = float(entry.get("t", 0.0))
         self._t.append(t)
-        self._index_nodes(index, entry)
+        # An aborted run's last map is at its last tick's time (docs/record.md): shown, but
+        # not a tick of the nodes' (their counts and timing are the summary's).
+        events = entry.get("events") or ()
+        repeat = (
+            index > 0
+            and t == self._t[-2]
+            and any(isinstance(e, Mapping) and e.get("kind") == "aborted" for e in events)
+        )
+        self._index_nodes(index, entry, counted=not repeat)
         skills = entry.get("skills")
         if skills:
             nodes = self.nodes
@@ -230,7 +238,7 @@ class RunStore:
             )
         return node
 
-    def _index_nodes(self, index: int, entry: Mapping[str, Any]) -> None:
+    def _index_nodes(self, index: int, entry: Mapping[str, Any], *, counted: bool = True) -> None:
         statuses: Mapping[str, Any] = entry.get("nodes") or {}
         messages: Mapping[str, Any] = entry.get("messages") or {}
         busy: Mapping[str, Any] = entry.get("busy") or {}
@@ -243,6 +251,8 @@ class RunStore:
             message = messages.get(node_id, "")
             if status != node.status or message != node.message:
                 node.note(index, status, str(message))
+            if not counted:
+                continue
             node.ticks += 1
             took = busy.get(node_id)
             if took is not None and took == took and took != math.inf:  # (not NaN, not inf)
