@@ -126,13 +126,7 @@ class Waypoints(ValueType):
 
     def file_value(self, value: Any) -> Any:
         """See :meth:`ValueType.file_value`: each waypoint a map limb -> pose."""
-        pose = PoseSpec()
-        return [
-            {limb: pose.file_value(p) for limb, p in waypoint.items()}
-            if isinstance(waypoint, Mapping)
-            else pose.file_value(waypoint)
-            for waypoint in value
-        ]
+        return _per_limb_list(PoseSpec(), value)
 
 
 _SEGMENT: Final = (
@@ -283,13 +277,17 @@ class Postures(ValueType):
 
     def file_value(self, value: Any) -> Any:
         """See :meth:`ValueType.file_value`: each entry a map limb -> posture."""
-        posture = Posture()
-        return [
-            {limb: posture.file_value(p) for limb, p in entry.items()}
-            if isinstance(entry, Mapping)
-            else posture.file_value(entry)
-            for entry in value
-        ]
+        return _per_limb_list(Posture(), value)
+
+
+def _per_limb_list(each: ValueType, value: Any) -> list[Any]:
+    """A list of (maps limb -> ``each``'s value, or one for every limb) in file form."""
+    return [
+        {limb: each.file_value(v) for limb, v in entry.items()}
+        if isinstance(entry, Mapping)
+        else each.file_value(entry)
+        for entry in value
+    ]
 
 
 __all__ = ["PoseSpec", "Posture", "Postures", "Profile", "Waypoints"]
