@@ -223,7 +223,7 @@ export class NodePanel {
     }
     const rows = this.info.history_rows ?? history.length;
     const note = history.length
-      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"} (${rows} of status or feedback) · the last:` })
+      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"} · ${Math.max(0, rows - changes.length)} feedback changes · the latest:` })
       : el("div", { class: "muted small", text: "never ticked" });
     box.replaceChildren(svg.node(), note, ...(history.length ? [list] : []));
   }
@@ -236,7 +236,7 @@ export class NodePanel {
       rows.push(["busy mean", formatDuration(busy.mean_s)], ["busy max", formatDuration(busy.max_s)],
         ["busy total", formatDuration(busy.total_s)]);
     }
-    if (info.last_message) rows.push(["last feedback", info.last_message]);
+    if (info.last_message) rows.push(["newest feedback", info.last_message]);
     $("node-timing").replaceChildren(keyValueTable(rows, "timing"));
   }
 
