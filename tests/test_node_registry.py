@@ -179,6 +179,8 @@ def test_recorded_parameters_read_back_as_the_mission_file_keys_and_units():
     assert converted >= 5
     move = next(b for b in root.iterate() if b.node_type == "sync_move")
     assert file_params(registry["sync_move"], move.node_params)["r_e_deg"] == "inf"
+    repeat = next(b for b in root.iterate() if b.node_type == "repeat")
+    assert file_params(registry["repeat"], repeat.node_params)["times"] == "forever"
     # poses as the file writes them: translation in mm, xyz Euler angles in degrees
     pose = [0.1, -0.02, 0.0, *quaternion_from_euler([0.0, 0.0, math.radians(30.0)])]
     shown = file_params(registry["sync_move"], {"waypoints": [{"a": pose}, pose]})

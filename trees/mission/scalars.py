@@ -122,6 +122,10 @@ class Integer(ValueType):
         """``forever`` -> None."""
         return None if default == "forever" else default
 
+    def file_value(self, value: Any) -> Any:
+        """See :meth:`ValueType.file_value`: None -> ``forever`` (where it may be)."""
+        return "forever" if value is None and self.forever else value
+
 
 @dataclass(frozen=True)
 class Quantity(ValueType):
