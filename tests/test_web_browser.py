@@ -170,6 +170,14 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
             )
             assert shown_statuses(page) == expected
         assert page.locator("#run-state").get_attribute("data-state") == "SUCCESS"
+        # A node's tooltip follows the tick shown while the pointer stays on the node.
+        scrub(page, 0)
+        page.locator('[data-node-id="0.1"]').first.hover()
+        assert "· IDLE" in page.locator("#tooltip").inner_text()
+        scrub(page, started)
+        page.wait_for_function(
+            "(document.querySelector('#tooltip')?.textContent || '').includes('· RUNNING')"
+        )
         # The node panel gives the parameters as the mission file writes them (the record
         # keeps SI, and null for r_e's infinity).
         page.locator('[data-node-id="0.1"]').first.click()

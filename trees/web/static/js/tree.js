@@ -46,6 +46,7 @@ export class TreeView {
     this.nodes = new Map();       // id -> entry (see #collect)
     this.collapsed = new Set();
     this.selected = null;
+    this.hovered = null;          // {entry, event}: the node under the pointer (its tooltip)
     this.matches = [];
     this.matchIndex = -1;
     this.breakpoints = new Set(); // node ids with any breakpoint
@@ -103,7 +104,10 @@ export class TreeView {
     this.nodeLayer.addEventListener("click", (event) => this.#onClick(event));
     this.nodeLayer.addEventListener("mouseover", (event) => this.#onHover(event));
     this.nodeLayer.addEventListener("mousemove", (event) => this.#onHover(event));
-    this.nodeLayer.addEventListener("mouseout", () => hideTooltip());
+    this.nodeLayer.addEventListener("mouseout", () => {
+      this.hovered = null;
+      hideTooltip();
+    });
   }
 
   #nodeElement(entry, name, type) {
@@ -367,6 +371,12 @@ export class TreeView {
   #onHover(event) {
     const entry = this.#entryOf(event);
     if (!entry) return;
+    // (kept, so a new frame can say the node's new status under a pointer that stays)
+    this.hovered = { entry, event: { clientX: event.clientX, clientY: event.clientY } };
+    this.#showTip(entry, event);
+  }
+
+  #showTip(entry, event) {
     const lines = [`${entry.data.name}`, `${entry.data.type} · id ${entry.id} · ${entry.status}`];
     if (entry.message) lines.push(entry.message);
     if (this.collapsed.has(entry.id)) lines.push(`${entry.size - 1} nodes hidden (click +)`);
@@ -470,6 +480,7 @@ export class TreeView {
       entry.message = info.message ?? "";
     }
     this.#updateHiddenStatus();
+    if (this.hovered) this.#showTip(this.hovered.entry, this.hovered.event);
   }
 
   /** A collapsed node tells whether something inside it runs or failed. */
