@@ -846,7 +846,11 @@ def other_run(plan: SweepPlan, run: PlannedRun, directory: Path) -> str | None:
     """
     if _finished_summary(directory) is None:
         return None
-    marker = _read_json(directory / RUN_FILE)
+    return _other_than(plan, run, _read_json(directory / RUN_FILE))
+
+
+def _other_than(plan: SweepPlan, run: PlannedRun, marker: Mapping[str, Any] | None) -> str | None:
+    """How the finished run a ``sweep_run.json`` describes differs from ``run``, or None."""
     if marker is None:
         return "a finished record limbtree sweep did not make (no sweep_run.json)"
     theirs, ours = _marker_identity(plan, marker), run.identity(plan)
@@ -854,13 +858,8 @@ def other_run(plan: SweepPlan, run: PlannedRun, directory: Path) -> str | None:
         return f"a run of another mission ({theirs['mission']})"
     differs = [key for key in IDENTITY_KEYS if theirs[key] != ours[key]]
     if differs:
-        return (
-            "a run of other "
-            + " and ".join(
-                {"settings": "settings", "seed": "seed", "clock": "clock"}[key] for key in differs
-            )
-            + f" ({', '.join(f'{key} {theirs[key]}' for key in differs)})"
-        )
+        given = ", ".join(f"{key} {theirs[key]}" for key in differs)
+        return f"a run of other {' and '.join(differs)} ({given})"
     digest = marker.get(DIGEST_KEY)
     if digest is not None and plan.digest is not None and digest != plan.digest:
         return "a run of the mission's files as they were before they changed"
@@ -873,9 +872,7 @@ def kept_result(plan: SweepPlan, run: PlannedRun, directory: Path) -> RunResult 
     summary = _finished_summary(directory)
     if marker is None or summary is None:
         return None
-    if marker.get("status") != RunStatus.DONE.value:
-        return None
-    if other_run(plan, run, directory) is not None:
+    if marker.get("status") != RunStatus.DONE.value or _other_than(plan, run, marker):
         return None
     return RunResult(
         run,
