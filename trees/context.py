@@ -47,21 +47,29 @@ class Operator(Protocol):
         """
 
 
-class AutoConfirm:
-    """The operator of ``--auto-confirm``: every gate passes at once."""
+class AnswerLog:
+    """The answers an operator gave, until the runner takes them (:meth:`Operator.take_answers`)."""
 
     def __init__(self) -> None:
         self._answers: list[tuple[str, str]] = []
 
-    def confirm(self, key: str, prompt: str) -> bool | None:
-        """Always True."""
-        self._answers.append((key, "yes (--auto-confirm)"))
-        return True
+    def note_answer(self, key: str, answer: bool, by: str) -> None:
+        """Gate ``key`` was answered (``by``: who, as the record says it: ``the terminal``)."""
+        self._answers.append((key, f"{'yes' if answer else 'no'} ({by})"))
 
     def take_answers(self) -> list[tuple[str, str]]:
         """See :meth:`Operator.take_answers`."""
         answers, self._answers = self._answers, []
         return answers
+
+
+class AutoConfirm(AnswerLog):
+    """The operator of ``--auto-confirm``: every gate passes at once."""
+
+    def confirm(self, key: str, prompt: str) -> bool | None:
+        """Always True."""
+        self.note_answer(key, True, "--auto-confirm")
+        return True
 
     def withdraw(self, key: str) -> None:
         """Nothing to forget."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from limbtree.skills.sync import Mode
-from limbtree.trees.context import Operator
+from limbtree.trees.context import AnswerLog, Operator
 from limbtree.trees.stream import NodeStatus, NodeTick
 
 
@@ -249,7 +249,7 @@ class SharedOperator:
         self.say = say
         self._lock = threading.Lock()
         self._answers: dict[str, bool] = {}
-        self._given: list[tuple[str, str]] = []
+        self._given = AnswerLog()  # (the page's: given and taken on the runner's thread)
         self.question: tuple[str, str] | None = None
 
     def answer(self, key: str, yes: bool) -> None:
@@ -275,7 +275,7 @@ class SharedOperator:
                 self.inner.withdraw(key)
             if self.say is not None:
                 self.say(f"operator: {prompt} {'yes' if answer else 'no'} (from the web page)")
-            self._given.append((key, f"{'yes' if answer else 'no'} (from the web page)"))
+            self._given.note_answer(key, answer, "from the web page")
         elif self.inner is not None:
             answer = self.inner.confirm(key, prompt)
         if answer is not None:
@@ -284,8 +284,7 @@ class SharedOperator:
 
     def take_answers(self) -> list[tuple[str, str]]:
         """The answers given since the last call, the page's and the terminal's."""
-        with self._lock:
-            answers, self._given = self._given, []
+        answers = self._given.take_answers()
         take = getattr(self.inner, "take_answers", None)
         return answers + (take() if take is not None else [])
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
 from limbtree.transport.driver import Health
+from limbtree.trees.context import AnswerLog
 from limbtree.trees.stream import (
     EventKind,
     LimbTick,
@@ -426,7 +427,7 @@ class TerminalOperator:
         self.web = False
         self.pending: str | None = None
         self._asked: str | None = None
-        self._answers: list[tuple[str, str]] = []
+        self.answers = AnswerLog()
 
     def confirm(self, key: str, prompt: str) -> bool | None:
         """Ask once, then look for y or n without blocking."""
@@ -442,13 +443,12 @@ class TerminalOperator:
             return None
         self.pending = None
         self._asked = None
-        self._answers.append((key, f"{'yes' if answer else 'no'} (from the terminal)"))
+        self.answers.note_answer(key, answer, "from the terminal")
         return answer
 
     def take_answers(self) -> list[tuple[str, str]]:
         """The answers given since the last call: (gate key, ``yes (from the terminal)``)."""
-        answers, self._answers = self._answers, []
-        return answers
+        return self.answers.take_answers()
 
     def waiting(self) -> bool:
         """Whether a question was asked and its answer has not come yet."""

@@ -81,7 +81,7 @@ async function start() {
   if (app.ticks === 0) requestAnimationFrame(() => tree.initialView());
   if (live()) {
     $("follow").checked = true;
-    if (app.ticks > 0) showLatestFromServer();
+    if (app.ticks > 0) showLiveTick(app.ticks - 1);
     connect();
   } else {
     $("follow").checked = false;
@@ -309,16 +309,6 @@ function queueLiveRender() {
 /** Ask the server for the live run's next new frame (it comes when there is one). */
 function askForFrame() {
   if (following() && app.socket) app.socket.send({ want: "frame" });
-}
-
-async function showLatestFromServer() {
-  try {
-    const frame = await getFrame(app.ticks - 1);
-    if (!app.latest || app.latest.tick < frame.tick) app.latest = frame;
-    if (following()) showFrame(app.latest);
-  } catch (err) {
-    toast(`frame: ${err.message}`);
-  }
 }
 
 // ---------------------------------------------------------------- run state
@@ -577,7 +567,7 @@ function wireControls() {
     if (!following()) return;
     fetcher.cancel();
     // Frames stopped coming while the page did not follow: the newest, then the next ones.
-    showLatestFromServer();
+    if (app.ticks > 0) showLiveTick(app.ticks - 1);
     askForFrame();
   });
 
