@@ -122,6 +122,18 @@ def wants_ipv6(endpoint: str) -> bool:
     return host == "*" or ":" in host
 
 
+def _ipc_file(endpoint: str) -> str | None:
+    """The socket file's path of an ``ipc://PATH`` endpoint, or None.
+
+    None for other endpoints, and for Linux's abstract namespace (``ipc://@NAME``: no file,
+    and the bind itself refuses a name in use).
+    """
+    if not endpoint.startswith("ipc://"):
+        return None
+    path = endpoint[len("ipc://") :]
+    return None if path.startswith("@") else path
+
+
 #: How long :func:`ipc_in_use` waits for a Unix socket to accept a connection [s].
 _IPC_PROBE_TIMEOUT_S: Final = 1.0
 
@@ -187,10 +199,8 @@ def ipc_in_use(endpoint: str) -> str | None:
         A sentence naming the path and what to do, or None (not ``ipc://``, nothing at PATH,
         or a stale socket file).
     """
-    if not endpoint.startswith("ipc://"):
-        return None
-    path = endpoint[len("ipc://") :]
-    if path.startswith("@"):  # Linux abstract namespace: no file, the bind itself refuses
+    path = _ipc_file(endpoint)
+    if path is None:
         return None
     found, reason = probe_socket_file(path, _IPC_PROBE_TIMEOUT_S)
     if found is SocketFile.MISSING or found is SocketFile.STALE:
@@ -249,9 +259,10 @@ def hold_ipc_path(endpoint: str) -> IpcHold | None:
         ConfigError: when another process holds the path (naming its lock file and the
             process id written in it), or the lock file cannot be opened.
     """
-    if not endpoint.startswith("ipc://") or endpoint[len("ipc://") :].startswith("@"):
+    path = _ipc_file(endpoint)
+    if path is None:
         return None
-    lock_path = endpoint[len("ipc://") :] + IPC_LOCK_SUFFIX
+    lock_path = path + IPC_LOCK_SUFFIX
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:

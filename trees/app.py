@@ -51,7 +51,7 @@ from limbtree.trees.mission.loops import mission_warnings
 from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
 from limbtree.trees.reach import reach_problems
-from limbtree.trees.recorder import being_written
+from limbtree.trees.recorder import BEING_WRITTEN, being_written
 from limbtree.trees.runner import (
     RunInfo,
     Runner,
@@ -418,10 +418,7 @@ def prepare_record_dir(directory: Path) -> None:
             "into (it is made when missing)"
         )
     if directory.is_dir() and being_written(directory):
-        raise RunError(
-            f"{where}: another limbtree run is writing its record there; wait for it to end, "
-            "or give another directory"
-        )
+        raise RunError(f"{where}: {BEING_WRITTEN}")
     old = [name for name in RECORD_FILES if (directory / name).exists()]
     if old:
         raise RunError(

@@ -15,7 +15,7 @@ import os
 import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import msgpack
 
@@ -103,6 +103,13 @@ def lock_record_dir(directory: Path) -> int | None:
     return fd
 
 
+#: Why a record directory cannot be written: a run holds its lock (:func:`lock_record_dir`).
+BEING_WRITTEN: Final = (
+    "another limbtree run is writing its record there; wait for it to end, or give another "
+    "directory"
+)
+
+
 def being_written(directory: Path) -> bool:
     """Whether a run holds the record directory's lock: it is still writing the record."""
     try:
@@ -136,10 +143,7 @@ class Recorder:
         except OSError as exc:
             raise RunError(f"cannot write the run record in {self.directory}: {exc}") from None
         if lock is None:
-            raise RunError(
-                f"{self.directory}: another limbtree run is writing its record there; wait "
-                "for it to end, or give another --record"
-            )
+            raise RunError(f"{self.directory}: {BEING_WRITTEN}")
         # Released by close(), or when the recorder is dropped unclosed (as a killed run's
         # process releases it).
         self._unlock = weakref.finalize(self, os.close, lock)
