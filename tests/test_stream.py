@@ -14,7 +14,7 @@ from fake_driver import FakeDriver
 from fake_limbs import FakeLink, handles
 
 from limbtree.transport import LimbAgent, LimbClient
-from limbtree.transport.driver import Health
+from limbtree.transport.driver import CommandMode, Health
 from limbtree.transport.errors import RemoteError, RequestTimeoutError
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.behaviours import WaitBehaviour
@@ -336,16 +336,31 @@ class SwappedLink(RestartedLink):
             self.drives = "other"
         return state
 
+    def send_command(self, mode, **fields) -> bool:
+        self.sent_after_restart = getattr(self, "sent_after_restart", [])
+        if self.restarts:
+            self.sent_after_restart.append(CommandMode(mode))
+        return super().send_command(mode, **fields)
+
 
 def test_an_agent_restarted_as_another_robot_stops_the_run_before_its_limb_is_commanded(
     tmp_path,
 ):
     tree = move_ab(stale_timeout_s=2.0)
+    links: list[SwappedLink] = []
+
+    def swapped(clock):
+        links.append(SwappedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now))
+        return links[-1]
+
     with pytest.raises(AgentError, match="limb b: its agent restarted and drives other, but "
                        "the mission declares fake: the run stops"):  # fmt: skip
-        run(tmp_path, tree=tree, b=lambda clock: SwappedLink((1.0, 0.0, 0.0), 0.2, clock=clock.now))
+        run(tmp_path, tree=tree, b=swapped)
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "ABORTED" and "drives other" in summary["failure"]
+    # The new process was told to hold, never to move.
+    (link,) = links
+    assert link.sent_after_restart and set(link.sent_after_restart) == {CommandMode.HOLD}
 
 
 class DisassembledLink(FakeLink):

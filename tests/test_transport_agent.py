@@ -461,7 +461,9 @@ def test_a_slow_commander_keeps_its_limb_between_two_commands(make_agent: MakeAg
             other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
         now[0] = 3.0 + 2.5 * 3.0 + 0.1
         other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
-        now[0] += 100.0  # a long silence: the lease is at most COMMANDER_LEASE_MAX_S
+        # After 100 s of silence, other's next command would earn a 250 s lease but for the
+        # cap: the slow client takes the limb back COMMANDER_LEASE_MAX_S later.
+        now[0] += 100.0
         other.command(None, "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
         now[0] += COMMANDER_LEASE_MAX_S + 0.1
         slow.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])

@@ -351,27 +351,36 @@ def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):
         leave(page, server)
 
 
-def test_a_draw_already_coming_is_not_followed_by_a_held_one_of_the_same_scene(tmp_path, page):
-    """A live frame's draw held to its pace (software rendering) is dropped when another
-    draw (the camera fitted to newly made skeletons) shows the scene first: one draw, not
-    two of the same frame."""
+@pytest.mark.parametrize("first", ["request", "update"])
+def test_a_draw_already_coming_is_not_followed_by_a_held_one_of_the_same_scene(
+    tmp_path, page, first
+):
+    """A live frame's draw held to its pace (software rendering) and another draw (the
+    camera fitted to newly made skeletons) make one draw of the scene, not two: a paced
+    draw asked while one is coming is not held, and a draw drops a held one."""
     server = serve(arm_on_terrain(tmp_path / "arm"))
     try:
         page.goto(server.url)
         page.wait_for_function("window.limbtree?.view3d?.ok === true")
         page.wait_for_function("window.limbtree.app.shown?.skeletons === 'ready'")
         draws = page.evaluate(
-            """async () => {
+            """async (first) => {
               const v = window.limbtree.view3d;
               let draws = 0;
               const render = v.renderer.render.bind(v.renderer);
               v.renderer.render = (s, c) => { draws++; render(s, c); };
               v.renderDue = performance.now() + 300;   // paced draws held for 300 ms
-              v.requestRender();                       // as fitting the camera asks
-              v.update(v.lastFrame);                   // the frame's own, paced
+              if (first === "request") {
+                v.requestRender();                     // as fitting the camera asks
+                v.update(v.lastFrame);                 // the frame's own, paced
+              } else {
+                v.update(v.lastFrame);                 // held to its pace
+                v.requestRender();                     // draws now: the held one goes
+              }
               await new Promise((resolve) => setTimeout(resolve, 700));
               return draws;
-            }"""
+            }""",
+            first,
         )
         assert draws == 1
     finally:
