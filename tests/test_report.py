@@ -3,18 +3,18 @@
 import itertools
 import json
 import math
-import os
 import shutil
 from pathlib import Path
 from types import MappingProxyType
 
 import msgpack
 import pytest
+from records import held_by_a_run
 
 from limbtree.kinematics import Pose
 from limbtree.skills.telemetry import Figures
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import Recorder, lock_record_dir
+from limbtree.trees.recorder import Recorder
 from limbtree.trees.report import approach_path, make_report, read_run
 from limbtree.trees.stream import (
     EventKind,
@@ -225,12 +225,8 @@ def test_a_killed_run_with_a_truncated_log_is_reported_from_the_log_alone(tmp_pa
 @pytest.mark.slow
 def test_a_record_a_run_is_still_writing_is_reported_as_its_ticks_so_far(tmp_path):
     directory = write_run(tmp_path, summary=False, limbs=("light",))
-    lock = lock_record_dir(directory)  # (as the run writing it holds it)
-    assert lock is not None
-    try:
+    with held_by_a_run(directory):
         result = make_report(directory)
-    finally:
-        os.close(lock)
     assert "A run is still writing this record: the report covers its ticks so far" in (result.text)
     assert "killed?" not in result.text
 

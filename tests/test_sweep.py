@@ -26,10 +26,11 @@ import time
 from pathlib import Path
 
 import pytest
+from records import held_by_a_run
 
 from limbtree.trees.cli import main
 from limbtree.trees.interrupts import STOP_WITH_ENV
-from limbtree.trees.recorder import lock_record_dir, read_header
+from limbtree.trees.recorder import read_header
 from limbtree.trees.sweep import (
     Finished,
     PlannedRun,
@@ -687,13 +688,9 @@ def test_a_run_folder_another_run_is_writing_is_left_alone_and_is_an_error_row(t
     busy = out / plan.runs[0].name
     busy.mkdir(parents=True)
     (busy / "log.msgpack").write_bytes(b"a run still going")
-    lock = lock_record_dir(busy)  # (as a run a killed sweep left going holds it)
-    assert lock is not None
-    try:
-        backend = Immediate()
+    backend = Immediate()
+    with held_by_a_run(busy):  # (a run a killed sweep left going)
         result = run_sweep(plan, out, backend=backend, stream=io.StringIO())
-    finally:
-        os.close(lock)
     assert backend.submitted == [1]
     first = result.results[0]
     assert first.status is RunStatus.ERROR

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from records import held_by_a_run
 from test_run_control import make_runner
 from test_web_control import SEQUENCE
 
-from limbtree.trees.recorder import lock_record_dir, read_header
+from limbtree.trees.recorder import read_header
 from limbtree.trees.web.chromium import CHROMIUM_ARGS, chromium_path
 from limbtree.trees.web.server import PageState, WebServer
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
@@ -226,12 +227,8 @@ def test_a_record_damaged_part_way_shows_the_ticks_before_the_damage_and_says_so
 def test_a_record_a_run_is_still_writing_says_it_shows_the_ticks_so_far(tmp_path, page):
     record = tmp_path / "writing"
     big_record(record, 12)
-    lock = lock_record_dir(record)  # (as the run writing it holds it)
-    assert lock is not None
-    try:
+    with held_by_a_run(record):
         server = serve(record)
-    finally:
-        os.close(lock)
     try:
         page.goto(server.url)
         page.wait_for_function(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 
 import msgpack
 import pytest
+from records import held_by_a_run
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import lock_record_dir
 from limbtree.trees.web.store import IDLE, RunStore, health_flags, load_record
 
 TREE = {
@@ -180,16 +179,12 @@ def test_a_killed_runs_log_loads_up_to_its_last_whole_tick(tmp_path):
 
 def test_a_record_a_run_is_still_writing_is_read_as_far_as_it_goes_and_says_so(tmp_path):
     write_log(tmp_path, [HEADER])
-    lock = lock_record_dir(tmp_path)  # (as the run writing it holds it)
-    assert lock is not None
-    try:
+    with held_by_a_run(tmp_path):
         with pytest.raises(RunError, match=r"has not recorded a tick yet; try again"):
             load_record(tmp_path)
         write_log(tmp_path, [HEADER, *(tick(i, {"0": "RUNNING"}) for i in range(3))])
         store = load_record(tmp_path)
         assert store.ticks == 3 and store.writing and store.state()["writing"] is True
-    finally:
-        os.close(lock)
     assert load_record(tmp_path).writing is False  # the run is gone: it was killed
     (tmp_path / "summary.json").write_text(json.dumps({"outcome": "SUCCESS", "failure": None}))
     assert load_record(tmp_path).writing is False
