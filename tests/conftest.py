@@ -33,6 +33,25 @@ def free_port() -> Callable[[], int]:
 
 
 @pytest.fixture
+def bound_agent() -> Iterator[Callable[..., LimbAgent]]:
+    """Start in-thread agents of a robot on a given endpoint: ``bound_agent("light_limb",
+    "ipc://PATH", **kwargs)``; stopped at teardown."""
+    from limbtree.robots import make_plant
+
+    agents: list[LimbAgent] = []
+
+    def make(robot: str, bind: str, **kwargs: Any) -> LimbAgent:
+        agent = LimbAgent(make_plant(robot), bind, **kwargs)
+        agents.append(agent)
+        agent.start_in_thread()
+        return agent
+
+    yield make
+    for agent in agents:
+        agent.stop(timeout_s=5.0)
+
+
+@pytest.fixture
 def make_agent() -> Iterator[Callable[..., LimbAgent]]:
     """Start in-thread agents: ``make_agent(driver, clock="sim", **kwargs)``; stopped at teardown.
 

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import zmq
@@ -34,22 +33,6 @@ socket.bind(sys.argv[1])
 print("bound", flush=True)
 time.sleep(60)
 """
-
-
-@pytest.fixture
-def agents() -> Iterator[MakeAgent]:
-    """Start in-thread agents on the given bind endpoint; all are stopped at the end."""
-    started: list[LimbAgent] = []
-
-    def make(robot: str, bind: str, **kwargs: Any) -> LimbAgent:
-        agent = LimbAgent(make_plant(robot), bind, **kwargs)
-        started.append(agent)
-        agent.start_in_thread()
-        return agent
-
-    yield make
-    for agent in started:
-        agent.stop(timeout_s=5.0)
 
 
 @pytest.fixture
@@ -96,10 +79,10 @@ def _refusal(bind: str) -> str:
 
 
 def test_a_second_agent_on_a_live_agents_ipc_path_is_refused(
-    agents: MakeAgent, tmp_path: Path
+    bound_agent: MakeAgent, tmp_path: Path
 ) -> None:
     bind = f"ipc://{tmp_path / 'arm'}"
-    agents("light_limb", bind)
+    bound_agent("light_limb", bind)
     text = _refusal(bind)
     assert f"cannot bind {bind}: another agent holds it (process {os.getpid()})" in text
     assert f"its lock {tmp_path / 'arm'}.lock is held" in text
@@ -108,7 +91,7 @@ def test_a_second_agent_on_a_live_agents_ipc_path_is_refused(
 
 
 def test_an_agent_starting_on_a_path_another_agent_is_starting_on_is_refused(
-    agents: MakeAgent, tmp_path: Path
+    bound_agent: MakeAgent, tmp_path: Path
 ) -> None:
     # Another agent has taken the path and not bound yet (two started in the same instant):
     # nothing listens there, yet the path is taken.
@@ -118,19 +101,19 @@ def test_an_agent_starting_on_a_path_another_agent_is_starting_on_is_refused(
     assert "another agent holds it" in _refusal(f"ipc://{path}")
     assert not path.exists() and not Path(f"{path}.state").exists()  # nothing bound
     other.release()
-    agents("heavy_limb", f"ipc://{path}")
+    bound_agent("heavy_limb", f"ipc://{path}")
     assert robot_at(f"ipc://{path}") == "heavy_limb"
 
 
 def test_the_hold_on_an_ipc_path_ends_with_its_process(
-    listener: Callable[..., subprocess.Popen[str]], agents: MakeAgent, tmp_path: Path
+    listener: Callable[..., subprocess.Popen[str]], bound_agent: MakeAgent, tmp_path: Path
 ) -> None:
     path = tmp_path / "arm"
     killed = listener(f"ipc://{path}", hold=True)
     assert "another agent holds it" in _refusal(f"ipc://{path}")
     killed.kill()
     killed.wait(timeout=10)
-    agents("heavy_limb", f"ipc://{path}")  # (the system dropped the dead process's lock)
+    bound_agent("heavy_limb", f"ipc://{path}")  # (the system dropped the dead process's lock)
     assert robot_at(f"ipc://{path}") == "heavy_limb"
 
 
@@ -146,7 +129,7 @@ def test_an_ipc_path_whose_state_stream_is_live_in_another_process_is_refused(
 
 
 def test_an_agent_replaces_the_socket_files_of_a_killed_one(
-    listener: Callable[..., subprocess.Popen[str]], agents: MakeAgent, tmp_path: Path
+    listener: Callable[..., subprocess.Popen[str]], bound_agent: MakeAgent, tmp_path: Path
 ) -> None:
     path = tmp_path / "arm"
     for endpoint in (f"ipc://{path}", f"ipc://{path}.state"):
@@ -155,7 +138,7 @@ def test_an_agent_replaces_the_socket_files_of_a_killed_one(
         killed.wait(timeout=10)
     assert path.is_socket() and Path(f"{path}.state").is_socket()  # left behind
     assert ipc_in_use(f"ipc://{path}") is None
-    agents("heavy_limb", f"ipc://{path}")
+    bound_agent("heavy_limb", f"ipc://{path}")
     assert robot_at(f"ipc://{path}") == "heavy_limb"
 
 
@@ -184,7 +167,9 @@ needs_ipv6 = pytest.mark.skipif(
 )
 
 
-def _bind_on_free_ports(agents: MakeAgent, host: str, family: socket.AddressFamily) -> LimbAgent:
+def _bind_on_free_ports(
+    bound_agent: MakeAgent, host: str, family: socket.AddressFamily
+) -> LimbAgent:
     """An agent on ``tcp://HOST:N`` with N, N+1 free (retried if another process took them)."""
     loopback = "::1" if family == socket.AF_INET6 else "127.0.0.1"
     for _ in range(20):
@@ -194,7 +179,7 @@ def _bind_on_free_ports(agents: MakeAgent, host: str, family: socket.AddressFami
         if port >= 65534:
             continue
         try:
-            return agents("light_limb", f"tcp://{host}:{port}", insecure=host == "*")
+            return bound_agent("light_limb", f"tcp://{host}:{port}", insecure=host == "*")
         except ConfigError:
             continue
     raise RuntimeError(f"could not bind an agent on {host}")
@@ -211,8 +196,8 @@ def test_which_tcp_endpoints_want_ipv6() -> None:
 
 
 @needs_ipv6
-def test_an_agent_bound_on_ipv6_loopback_answers_a_ping(agents: MakeAgent) -> None:
-    agent = _bind_on_free_ports(agents, "[::1]", socket.AF_INET6)
+def test_an_agent_bound_on_ipv6_loopback_answers_a_ping(bound_agent: MakeAgent) -> None:
+    agent = _bind_on_free_ports(bound_agent, "[::1]", socket.AF_INET6)
     assert agent.request_endpoint.startswith("tcp://[::1]:")
     assert robot_at(agent.request_endpoint) == "light_limb"
     # Its stream is on [::1] too: a client with IPV6 on follows it.
@@ -227,15 +212,15 @@ def test_an_agent_bound_on_ipv6_loopback_answers_a_ping(agents: MakeAgent) -> No
 
 
 @needs_ipv6
-def test_an_agent_bound_on_every_interface_answers_on_ipv4_and_ipv6(agents: MakeAgent) -> None:
-    agent = _bind_on_free_ports(agents, "*", socket.AF_INET)
+def test_an_agent_bound_on_every_interface_answers_on_ipv4_and_ipv6(bound_agent: MakeAgent) -> None:
+    agent = _bind_on_free_ports(bound_agent, "*", socket.AF_INET)
     port = agent.request_endpoint.rpartition(":")[2]
     assert robot_at(f"tcp://127.0.0.1:{port}") == "light_limb"
     assert robot_at(f"tcp://[::1]:{port}") == "light_limb"
 
 
-def test_ipv4_loopback_agents_answer_ipv4_clients_as_before(agents: MakeAgent) -> None:
-    agent = _bind_on_free_ports(agents, "127.0.0.1", socket.AF_INET)
+def test_ipv4_loopback_agents_answer_ipv4_clients_as_before(bound_agent: MakeAgent) -> None:
+    agent = _bind_on_free_ports(bound_agent, "127.0.0.1", socket.AF_INET)
     port = agent.request_endpoint.rpartition(":")[2]
     assert robot_at(f"tcp://127.0.0.1:{port}") == "light_limb"
     assert robot_at(f"tcp://localhost:{port}") == "light_limb"

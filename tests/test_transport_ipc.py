@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_driver import wait_until
 
-from limbtree.robots import make_plant
 from limbtree.transport import AgentClient, LimbAgent, agent_endpoints
 from limbtree.transport.endpoint import endpoint_host
 from limbtree.transport.errors import ConfigError
@@ -25,18 +24,13 @@ MakeIpcAgent = Callable[..., LimbAgent]
 
 
 @pytest.fixture
-def ipc_agent(tmp_path: Path) -> Iterator[MakeIpcAgent]:
-    agents: list[LimbAgent] = []
+def ipc_agent(tmp_path: Path, bound_agent: MakeIpcAgent) -> MakeIpcAgent:
+    """In-thread agents of a robot on ``ipc://TMP/NAME`` (conftest's ``bound_agent``)."""
 
     def make(robot: str, name: str = "agent", **kwargs: Any) -> LimbAgent:
-        agent = LimbAgent(make_plant(robot), f"ipc://{tmp_path / name}", **kwargs)
-        agents.append(agent)
-        agent.start_in_thread()
-        return agent
+        return bound_agent(robot, f"ipc://{tmp_path / name}", **kwargs)
 
-    yield make
-    for agent in agents:
-        agent.stop(timeout_s=5.0)
+    return make
 
 
 def test_an_ipc_agent_streams_on_its_path_with_state_added() -> None:
