@@ -1044,6 +1044,7 @@ class MujocoPlant(Plant):
                 dq=tuple(float(v) for v in data.qvel[m.limb_dof[limb]]),
                 ee_poses=ends,
                 effort=tuple(float(v) for v in self._tau[part]),
+                health=self._grip_health(limb),
                 detail={
                     **shared,
                     "mode": self._mode[limb].value,
@@ -1055,6 +1056,13 @@ class MujocoPlant(Plant):
                     **self._grip_detail(limb),
                 },
             )
+
+    def _grip_health(self, limb: str) -> Health:
+        """``GRIP_LOST`` while the limb's gripper is torn off its hold, else ``OK``."""
+        if self._grippers is None or limb not in self._grip_legs:
+            return Health.OK
+        state = self._grippers.states[self._grip_legs.index(limb)]
+        return Health.GRIP_LOST if state is GripperState.DETACHED else Health.OK
 
     def _grip_detail(self, limb: str) -> dict[str, Any]:
         """A gripper leg's ``grip``: state, closed, the spring force [N] and the anchor [m]."""

@@ -23,7 +23,12 @@ from limbtree.robots.mujoco_plant import (  # noqa: E402
     TerrainSpec,
 )
 from limbtree.robots.terrain import Rock  # noqa: E402
-from limbtree.transport.driver import CommandMode, DriverError, GripperAction  # noqa: E402
+from limbtree.transport.driver import (  # noqa: E402
+    CommandMode,
+    DriverError,
+    GripperAction,
+    Health,
+)
 
 LEGS = tuple(f"leg_{i}" for i in range(4))
 G_MICRO = (0.0, 0.0, -9.81e-6)  # seed 004: 1e-6 g [m/s^2]
@@ -114,8 +119,16 @@ def test_a_push_past_the_grip_force_detaches_that_leg_naming_it_and_the_force():
     assert 0.1 < record[0]["t_s"] <= plant.time
     assert plant.limb_state("leg_0").detail["grip"]["state"] == "detached"
     assert not plant.limb_state("leg_0").detail["grip"]["supporting"]
+    # the torn gripper is in the leg's health, for every view of the limbs to show
+    assert plant.limb_state("leg_0").health == Health.GRIP_LOST
     for leg in LEGS[1:]:
         assert plant.limb_state(leg).detail["grip"]["state"] == "anchored"
+        assert plant.limb_state(leg).health == Health.OK
+    # opened, the leg leaves support and its gripper is ready again: the flag clears
+    plant.gripper("leg_0", GripperAction.OPEN)
+    plant.advance(plant.time + 0.01)
+    assert plant.limb_state("leg_0").detail["grip"]["state"] != "detached"
+    assert plant.limb_state("leg_0").health == Health.OK
 
 
 def test_a_push_below_the_grip_force_holds():

@@ -76,6 +76,8 @@ class Health(IntFlag):
     """A command was clipped to the joint limits."""
     BAD_INPUT = 64
     """The agent has received malformed messages (see ``errors_received`` in ``describe``)."""
+    GRIP_LOST = 128
+    """The gripper was torn off its hold: it holds nothing until its leg leaves support."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 import { el } from "./util.js";
 
-const RED_FLAGS = new Set(["POWER_OFF", "BLOCKED", "DISASSEMBLED"]);
+export const RED_FLAGS = new Set(["POWER_OFF", "BLOCKED", "DISASSEMBLED", "GRIP_LOST"]);
 const AMBER_FLAGS = new Set(["SLOWED", "JOINT_LIMIT", "IK_FAILED", "BAD_INPUT"]);
 
 export function flagClass(flag) {

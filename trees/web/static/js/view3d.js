@@ -8,6 +8,7 @@
 import * as THREE from "three";
 import { OrbitControls } from "/static/vendor/three/addons/controls/OrbitControls.js";
 import { FRAME_MS } from "./util.js";
+import { RED_FLAGS } from "./limbs.js";
 
 const LINK_RADIUS = 0.014;     // skeleton links [m]
 const JOINT_RADIUS = 0.024;    // joint spheres [m]
@@ -362,7 +363,7 @@ export class View3D {
       pose(limb.commandTriad, data.command);
       pose(limb.stateTriad, data.state);
       // A limb in trouble glows red; a stale one is drawn dimmed.
-      const alarm = (data.health_flags ?? []).some((f) => ["POWER_OFF", "BLOCKED", "DISASSEMBLED"].includes(f))
+      const alarm = (data.health_flags ?? []).some((f) => RED_FLAGS.has(f))
         ? "red" : data.stale ? "stale" : "";
       if (alarm !== limb.alarm) {
         limb.alarm = alarm;
