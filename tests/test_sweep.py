@@ -756,13 +756,10 @@ def finished_run(plan: SweepPlan, run: PlannedRun, out: Path, outcome: str = "SU
 
 def read_plan(mission: Path, settings: list[str], clock: str | None = None) -> SweepPlan:
     """A plan as ``limbtree sweep`` makes it once it has read the mission."""
-    from limbtree.trees.sweep import check_plan, mission_digest
+    from limbtree.trees.sweep import check_plan
 
     plan = plan_sweep(mission, parse_settings(settings), (0,), clock)
-    loaded = check_plan(plan)
-    return dataclasses.replace(
-        plan, mission_clock=loaded.clock, digest=mission_digest(loaded.sources)
-    )
+    return check_plan(plan)[0]
 
 
 def test_an_out_that_is_a_file_is_refused_as_such(tmp_path):
@@ -807,6 +804,44 @@ def test_a_run_of_the_missions_files_before_they_changed_is_not_kept(tmp_path):
     assert kept_result(after, after.runs[0], out / after.runs[0].name) is None
     with pytest.raises(SweepError, match=r"as they were before they changed.*remove those"):
         run_sweep(after, out, backend=Immediate(), stream=io.StringIO())
+
+
+def test_runs_are_the_same_run_by_their_values_not_by_how_the_flags_wrote_them(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    first = read_plan(mission, ["tag=x,y"])  # wait_s at its default, 0.2
+    for run in first.runs:
+        finished_run(first, run, out)
+    # the default written out, in another spelling, and the settings in another order
+    again = read_plan(mission, ["wait_s=0.20", "tag=x,y"])
+    assert [r.name for r in again.runs] == ["wait_s=0.20,tag=x", "wait_s=0.20,tag=y"]
+    backend = Immediate()
+    result = run_sweep(again, out, backend=backend, stream=io.StringIO())
+    assert backend.submitted == []  # nothing run again
+    assert [(r.status, r.run.name) for r in result.results] == [
+        (RunStatus.KEPT, "tag=x"),
+        (RunStatus.KEPT, "tag=y"),
+    ]
+    # another value is another run, and the message names the parameter that differs
+    other = read_plan(mission, ["tag=x", "wait_s=0.3"])
+    from limbtree.trees.sweep import other_run
+
+    why = other_run(other, dataclasses.replace(other.runs[0], name="tag=x"), out / "tag=x")
+    assert why == "a run of other settings (wait_s=0.2)"
+
+
+def test_a_run_of_a_sweep_that_kept_only_the_settings_as_written_is_still_kept(tmp_path):
+    mission = write_mission(tmp_path)
+    out = tmp_path / "out"
+    plan = read_plan(mission, ["tag=x"])
+    folder = finished_run(plan, plan.runs[0], out)
+    marker = json.loads((folder / "sweep_run.json").read_text())
+    assert marker["parameters"] == {"wait_s": 0.2, "tag": "x", "where": "sim"}
+    del marker["parameters"]  # (as sweeps wrote them before they kept the values)
+    (folder / "sweep_run.json").write_text(json.dumps(marker))
+    assert kept_result(plan, plan.runs[0], folder) is not None
+    other = read_plan(mission, ["tag=y"])
+    assert kept_result(other, dataclasses.replace(other.runs[0], name="tag=x"), folder) is None
 
 
 def test_naming_the_missions_own_clock_finds_the_runs_made_without_naming_it(tmp_path):

@@ -119,6 +119,10 @@ class Setting:
 IDENTITY_KEYS: Final = ("mission", "settings", "seed", "clock")
 #: The ``sweep_run.json`` key of the mission files' digest (:func:`mission_digest`).
 DIGEST_KEY: Final = "mission_sha256"
+#: The ``sweep_run.json`` key of every parameter's value as the mission read it
+#: (:meth:`PlannedRun.identity`): two runs of the same values are the same run, however
+#: their ``--set`` flags wrote them.
+PARAMETERS_KEY: Final = "parameters"
 
 
 @dataclass(frozen=True)
@@ -144,11 +148,19 @@ class PlannedRun:
         """What makes two runs the same run: the mission file, settings, seed and clock.
 
         The clock is the one the run takes (``--clock``, else the mission's), so a sweep
-        that names the mission's own clock finds the runs of one that did not.
+        that names the mission's own clock finds the runs of one that did not. Once the
+        plan was checked against its mission (:func:`check_plan`), it also holds every
+        parameter's value as the mission reads it (``parameters``), by which runs are
+        compared: ``--set rock_mm=100`` is then the same run as the default 100, and
+        ``--set rock_mm=1e2`` too.
         """
         clock = plan.clock or plan.mission_clock
         values = (str(plan.mission.resolve()), self.overrides, self.seed, clock)
-        return dict(zip(IDENTITY_KEYS, values, strict=True))
+        identity = dict(zip(IDENTITY_KEYS, values, strict=True))
+        if plan.defaults is not None:
+            read = {name: plan.read[name][text] for name, text in self.settings}
+            identity[PARAMETERS_KEY] = _canonical({**plan.defaults, **read})
+        return identity
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,9 @@ class SweepPlan:
         mission_clock: the mission's own clock, once it was read (None before).
         digest: the SHA-256 of the mission's files (:func:`mission_digest`), once it was
             read: a run made from other files is not kept.
+        defaults: the mission's parameters at their defaults, once it was read.
+        read: each setting's values as the mission reads them (name -> text -> value),
+            once it was read.
     """
 
     mission: Path
@@ -173,6 +188,8 @@ class SweepPlan:
     runs: tuple[PlannedRun, ...]
     mission_clock: str | None = None
     digest: str | None = None
+    defaults: Mapping[str, Any] | None = None
+    read: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -196,6 +213,26 @@ class SweepPlan:
 
 def _is_seed(name: str) -> bool:
     return name == "seed" or name.endswith("_seed")
+
+
+def _shown(value: Any) -> str:
+    """A canonical parameter value as a person writes it (``100``, not ``100.0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _canonical(value: Any) -> Any:
+    """A parameter value in one form per value: integers as floats (``100`` is ``100.0``)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, Sequence):
+        return [_canonical(v) for v in value]
+    return str(value)
 
 
 def split_values(text: str) -> list[str]:
@@ -363,12 +400,17 @@ def _name_parts(name: str, values: Sequence[str]) -> list[str]:
     return parts
 
 
-def check_plan(plan: SweepPlan) -> Mission:
-    """Check the plan against its mission before anything runs; returns the mission.
+def check_plan(plan: SweepPlan) -> tuple[SweepPlan, Mission]:
+    """Check the plan against its mission before anything runs.
 
     Every ``--set`` name must be a parameter of the mission, and the mission must load with
     each value of each setting (the other settings at their first value); a mission with
     scheduled faults needs the sim clock.
+
+    Returns:
+        The plan as the mission reads it (its folders named in the order of the mission's
+        parameters, its clock, its files' digest, its parameters' defaults and each
+        setting's values as read), and the mission.
 
     Raises:
         MissionError: the mission file itself is wrong (``file:line:column`` lines).
@@ -389,17 +431,27 @@ def check_plan(plan: SweepPlan) -> Mission:
             )
     first = {s.name: s.values[0] for s in plan.settings}
     trials = [first] + [{**first, s.name: value} for s in plan.settings for value in s.values[1:]]
+    read: dict[str, dict[str, Any]] = {s.name: {} for s in plan.settings}
     for overrides in trials if plan.settings else []:
         try:
-            load(plan.mission, overrides)
+            loaded = load(plan.mission, overrides)
         except MissionError as exc:
             given = " ".join(f"--set {n}={v}" for n, v in overrides.items())
             raise SweepError(f"{given}: the mission does not load with it:\n{exc}") from None
+        for name, text in overrides.items():
+            read[name][text] = loaded.parameters[name]
     if (plan.clock or mission.clock) == "real" and mission.faults:
         raise SweepError(
             f"{plan.mission}: scheduled faults need the sim clock; sweep with --clock sim"
         )
-    return mission
+    checked = dataclasses.replace(
+        plan_sweep(plan.mission, plan.settings, plan.seeds, plan.clock, list(mission.parameters)),
+        mission_clock=mission.clock,
+        digest=mission_digest(mission.sources),
+        defaults=dict(mission.parameters),
+        read=read,
+    )
+    return checked, mission
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -719,7 +771,8 @@ def run_sweep(
         kept = kept_result(plan, run, out / run.name)
         if kept is None:  # the same run, in a folder another sweep named (--seed 1 after 0..3)
             earlier = _runs_by_identity(plan, out) if earlier is None else earlier
-            folder = earlier.get(_identity_key(plan, run))
+            keys = _identity_keys(run.identity(plan))
+            folder = next((earlier[key] for key in keys if key in earlier), None)
             if folder is not None and folder.name != run.name:
                 kept = kept_result(plan, run, folder)
                 if kept is not None:  # its row names the folder that holds it
@@ -794,8 +847,18 @@ def _signal_named(name: str) -> signal.Signals:
     return signal.SIGINT if name == "Ctrl-C" else signal.Signals[name]
 
 
-def _identity_key(plan: SweepPlan, run: PlannedRun) -> str:
-    return json.dumps(run.identity(plan), sort_keys=True)
+def _identity_keys(identity: Mapping[str, Any]) -> list[str]:
+    """The keys a run is found by: by its parameters' values when known, then as written.
+
+    (A ``sweep_run.json`` written before the values were kept has only the settings as
+    written.)
+    """
+    same = {key: identity.get(key) for key in IDENTITY_KEYS if key != "settings"}
+    keys = []
+    if identity.get(PARAMETERS_KEY) is not None:
+        keys.append(json.dumps({**same, PARAMETERS_KEY: identity[PARAMETERS_KEY]}, sort_keys=True))
+    keys.append(json.dumps({**same, "settings": identity.get("settings")}, sort_keys=True))
+    return keys
 
 
 def mission_digest(sources: Sequence[Path]) -> str:
@@ -814,7 +877,7 @@ def _marker_identity(plan: SweepPlan, marker: Mapping[str, Any]) -> dict[str, An
 
     A marker without a clock (``--clock`` not given) ran the mission's.
     """
-    identity = {key: marker.get(key) for key in IDENTITY_KEYS}
+    identity = {key: marker.get(key) for key in (*IDENTITY_KEYS, PARAMETERS_KEY)}
     identity["clock"] = identity["clock"] or plan.mission_clock
     return identity
 
@@ -827,7 +890,7 @@ def _runs_by_identity(plan: SweepPlan, out: Path) -> dict[str, Path]:
         if marker is None:
             continue
         identity = _marker_identity(plan, marker)
-        found.setdefault(json.dumps(identity, sort_keys=True), marker_path.parent)
+        found.setdefault(_identity_keys(identity)[0], marker_path.parent)
     return found
 
 
@@ -856,10 +919,17 @@ def _other_than(plan: SweepPlan, run: PlannedRun, marker: Mapping[str, Any] | No
     theirs, ours = _marker_identity(plan, marker), run.identity(plan)
     if theirs["mission"] != ours["mission"]:
         return f"a run of another mission ({theirs['mission']})"
-    differs = [key for key in IDENTITY_KEYS if theirs[key] != ours[key]]
+    by_value = theirs[PARAMETERS_KEY] is not None and ours.get(PARAMETERS_KEY) is not None
+    compared = [k for k in IDENTITY_KEYS if k != "settings" or not by_value]
+    differs = [key for key in compared if theirs[key] != ours[key]]
+    given = [f"{key} {theirs[key]}" for key in differs]
+    if by_value and theirs[PARAMETERS_KEY] != ours[PARAMETERS_KEY]:
+        mine, other = ours[PARAMETERS_KEY], theirs[PARAMETERS_KEY]
+        changed = sorted(n for n in {*mine, *other} if mine.get(n) != other.get(n))
+        differs.append("settings")
+        given.append(", ".join(f"{n}={_shown(other.get(n))}" for n in changed))
     if differs:
-        given = ", ".join(f"{key} {theirs[key]}" for key in differs)
-        return f"a run of other {' and '.join(differs)} ({given})"
+        return f"a run of other {' and '.join(differs)} ({', '.join(given)})"
     digest = marker.get(DIGEST_KEY)
     if digest is not None and plan.digest is not None and digest != plan.digest:
         return "a run of the mission's files as they were before they changed"
@@ -936,7 +1006,7 @@ def _write_marker(
 ) -> None:
     marker = {
         "v": 1,
-        **run.identity(plan),
+        **run.identity(plan),  # (with the parameters' values once the plan was checked)
         DIGEST_KEY: plan.digest,
         "status": status,
         "exit": exit_code,
@@ -1831,13 +1901,7 @@ def sweep(request: SweepRequest, stream: TextIO | None = None) -> SweepReport:
         request.clock,
     )
     by = check_by(request.by, plan) if request.by is not None else plan.default_by()
-    mission = check_plan(plan)
-    # The folders are named in the mission's order of its parameters (see plan_sweep).
-    plan = dataclasses.replace(
-        plan_sweep(plan.mission, plan.settings, plan.seeds, plan.clock, list(mission.parameters)),
-        mission_clock=mission.clock,
-        digest=mission_digest(mission.sources),
-    )
+    plan, mission = check_plan(plan)
     out = request.out or Path("runs") / f"sweep-{request.mission.stem}"
     backend: Backend
     if request.ray is not None:
