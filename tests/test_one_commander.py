@@ -22,7 +22,7 @@ from test_agent_restart import _start_agent, _wait_until_it_answers
 MISSION = """\
 mission: {name}
 clock: real
-rate_hz: 25
+rate_hz: {rate_hz}
 limbs:
   arm: {{robot: light_limb, agent: "{endpoint}"}}
 tree:
@@ -35,10 +35,11 @@ tree:
 
 
 def _run(
-    tmp_path: Path, name: str, endpoint: str, dx: int, speed: float = 20.0
+    tmp_path: Path, name: str, endpoint: str, dx: int, speed: float = 20.0, rate_hz: float = 25
 ) -> subprocess.Popen[str]:
     mission = tmp_path / f"{name}.yaml"
-    mission.write_text(MISSION.format(name=name, endpoint=endpoint, dx=dx, speed=speed))
+    text = MISSION.format(name=name, endpoint=endpoint, dx=dx, speed=speed, rate_hz=rate_hz)
+    mission.write_text(text)
     return subprocess.Popen(
         [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
          "--record", str(tmp_path / name)],
@@ -79,3 +80,33 @@ def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(tmp_path: Path
     failure = json.loads((tmp_path / "second" / "summary.json").read_text())["failure"]
     assert failure.startswith("limb arm: its agent refused this run's command: ")
     assert "commanded_elsewhere" in failure and failure.endswith("(one limb takes one commander)")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_run_commands_at_once_a_limb_the_run_before_it_released(tmp_path: Path) -> None:
+    """A run releases the limbs of agents it did not start as it ends (``release``).
+
+    The first run ticks at 0.5 Hz, so its lease is 2.5 times its pace: 5 s after its last
+    command. Without the release, the next run, started as the first ends, would be refused.
+    """
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    log = tmp_path / "agent.log"
+    agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
+    runs: list[subprocess.Popen[str]] = []
+    try:
+        agent = _start_agent(endpoint, log, clock="real")
+        _wait_until_it_answers(endpoint, agent, log)
+        runs.append(_run(tmp_path, "first", endpoint, 60, rate_hz=0.5))
+        first_out, _ = runs[0].communicate(timeout=120)
+        runs.append(_run(tmp_path, "second", endpoint, -40))
+        second_out, _ = runs[1].communicate(timeout=120)
+    finally:
+        for process in [*runs, agent]:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+    assert runs[0].returncode == 0, first_out
+    assert runs[1].returncode == 0, second_out
+    first = json.loads((tmp_path / "first" / "summary.json").read_text())
+    assert first["ticks"] >= 3  # (it commanded the arm at its slow pace)

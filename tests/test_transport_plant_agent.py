@@ -265,3 +265,32 @@ def test_the_lockstep_waits_once_for_all_its_absent_agents_not_once_each() -> No
             c.close()
     assert [type(problem) for _, problem in stale] == [RequestTimeoutError] * 3
     assert timeout_s <= elapsed < 2 * timeout_s, elapsed
+
+
+def test_a_commander_that_releases_its_limb_lets_another_command_it_at_once(
+    make_agent: MakeAgent,
+) -> None:
+    now = [0.0]
+    quadruped = make_plant("moonbot_zero")
+    agent = make_agent(quadruped, clock="real", stream_rate_hz=50, time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as first,
+        AgentClient(agent.request_endpoint, subscribe=False) as second,
+    ):
+        for limb in ("leg_0", "leg_1"):
+            first.command(limb, "joint_position", timeout_s=5, q=[0.1, 0.2, 0.3])
+        now[0] = 0.1  # well within its lease
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            second.command("leg_0", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
+        # another client cannot release it, nor learn anything by trying
+        with pytest.raises(RemoteError, match=r"commanded_elsewhere: .*only its commander"):
+            second.release("leg_0", timeout_s=5)
+        assert second.release(timeout_s=5) == []  # it commands nothing
+        assert first.release("leg_0", timeout_s=5) == ["leg_0"]
+        second.command("leg_0", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            second.command("leg_1", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
+        assert first.release(timeout_s=5) == ["leg_1"]  # every limb it still commands
+        second.command("leg_1", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
+        with pytest.raises(RemoteError, match="unknown_limb"):
+            first.release("leg_9", timeout_s=5)

@@ -284,6 +284,7 @@ class PlantAgent:
             MessageType.FAULT: self._on_fault,
             MessageType.GRIPPER: self._on_gripper,
             MessageType.SHUTDOWN: self._on_shutdown,
+            MessageType.RELEASE: self._on_release,
         }
 
         # Sockets, in the agent's own context unless it was given one.
@@ -843,7 +844,7 @@ class PlantAgent:
                 ErrorCode.COMMANDED_ELSEWHERE,
                 f"limb {limb!r} is commanded by another client (its last command "
                 f"{now - held[1]:.2f} s ago): one limb takes one commander; stop the other "
-                f"(another runner?), or command it {held[2]:g} s after the other stops",
+                f"(another runner?), or command it {held[2]:.1f} s after the other stops",
                 seq=seq,
                 field="limb",
             )
@@ -952,6 +953,45 @@ class PlantAgent:
         self._claim(limb.name, request.seq)
         self._plant.gripper(limb.name, request.fields["action"])
         return self._ack(request)
+
+    def _on_release(self, request: Request) -> bytes:
+        """The requesting client gives up its command of a limb, or of every limb it has.
+
+        A limb it does not command is left as it is: one another client commands within
+        its lease is refused (``commanded_elsewhere``); one nobody commands is not listed.
+        The reply's ``released`` lists the limbs now free for another commander.
+        """
+        peer = self._peer
+        if "limb" in request.fields:
+            names = [self._limb(request).name]
+        else:
+            names = [name for name, held in self._commanders.items() if held[0] == peer]
+        now = self._time()
+        released = []
+        for name in names:
+            held = self._commanders.get(name)
+            if held is None:
+                continue
+            if held[0] != peer:
+                if now - held[1] < held[2]:
+                    raise ProtocolError(
+                        ErrorCode.COMMANDED_ELSEWHERE,
+                        f"limb {name!r} is commanded by another client (its last command "
+                        f"{now - held[1]:.2f} s ago): only its commander can release it",
+                        seq=request.seq,
+                        field="limb",
+                    )
+                continue
+            del self._commanders[name]
+            released.append(name)
+        return self._pack(
+            {
+                "v": PROTOCOL_VERSION,
+                "type": MessageType.RELEASE_REPLY.value,
+                "seq": request.seq,
+                "released": released,
+            }
+        )
 
     def _on_shutdown(self, request: Request) -> bytes:
         if not self._shutdown_policy.allows(request.fields.get("token")):

@@ -627,6 +627,24 @@ class AgentClient:
             message[name] = _plain_array(value) if name in _ARRAY_FIELDS else value
         self._call(MessageType.COMMAND, timeout_s, message)
 
+    def release(self, limb: str | None = None, timeout_s: float = 1.0) -> list[str]:
+        """Give up this client's command of ``limb`` (None: of every limb it commands).
+
+        Another client may command the released limbs at once, instead of after this
+        client's lease (section 5.3 of the protocol). Commands not yet sent (riding on the
+        next step) go out first.
+
+        Returns:
+            The limbs released.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``commanded_elsewhere`` when another client commands ``limb``.
+        """
+        reply = self._call(MessageType.RELEASE, timeout_s, {} if limb is None else {"limb": limb})
+        released = reply.get("released")
+        return [str(name) for name in released] if isinstance(released, list | tuple) else []
+
     def shutdown(self, timeout_s: float = 1.0, token: str | None = None) -> None:
         """Ask the agent process to stop serving.
 

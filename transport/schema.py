@@ -73,6 +73,8 @@ class MessageType(StrEnum):
     FAULT = "fault"
     GRIPPER = "gripper"
     SHUTDOWN = "shutdown"
+    RELEASE = "release"
+    """The commander gives up its command of a limb (section 5.3 of the protocol)."""
     DESCRIBE_REPLY = "describe_reply"
     PING_REPLY = "ping_reply"
     COMMAND_REPLY = "command_reply"
@@ -80,6 +82,7 @@ class MessageType(StrEnum):
     FAULT_REPLY = "fault_reply"
     GRIPPER_REPLY = "gripper_reply"
     SHUTDOWN_REPLY = "shutdown_reply"
+    RELEASE_REPLY = "release_reply"
     ERROR = "error"
     """The reply to any request the agent refused; see :class:`ErrorCode`."""
     STATE = "state"
@@ -94,6 +97,7 @@ REQUEST_TYPES: Final = (
     MessageType.FAULT,
     MessageType.GRIPPER,
     MessageType.SHUTDOWN,
+    MessageType.RELEASE,
 )
 """The message types a client may send to an agent."""
 
@@ -699,6 +703,10 @@ def _parse_shutdown(obj: dict[str, Any], seq: int) -> Request:
     return Request(MessageType.SHUTDOWN, seq, fields)
 
 
+def _parse_release(obj: dict[str, Any], seq: int) -> Request:
+    return Request(MessageType.RELEASE, seq, _limb(obj, {}, "release", seq))
+
+
 _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
     {
         MessageType.DESCRIBE.value: _parse_empty(MessageType.DESCRIBE),
@@ -708,6 +716,7 @@ _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] 
         MessageType.STEP.value: _parse_step,
         MessageType.FAULT.value: _parse_fault,
         MessageType.GRIPPER.value: _parse_gripper,
+        MessageType.RELEASE.value: _parse_release,
     }
 )
 

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -70,6 +70,8 @@ if TYPE_CHECKING:  # the web view's imports wait for --view web
 
 #: A limb is stale after this long without a state [s of mission time].
 STALE_AFTER_S = 0.25
+#: How long the runner waits for an agent it did not start to release its limbs at the end [s].
+RELEASE_TIMEOUT_S = 0.5
 #: How long the runner waits for each agent to describe its plant at the start [s].
 DESCRIBE_TIMEOUT_S = 5.0
 
@@ -187,11 +189,15 @@ def _agents(
     stale_after: float,
     clock: Any,
     lockstep: bool,
+    release: Collection[str] = (),
 ) -> Iterator[dict[str, AgentClient]]:
     """One client per plant (robot), following the stream topics of its limbs.
 
     In lockstep (the sim clock) each tick's commands ride on the agent's ``step``: one
-    message each way per agent per tick.
+    message each way per agent per tick. At the end the agents of the robots in
+    ``release`` (those this run did not start) are told that it commands their limbs no
+    more, after its last commands (the limbs hold): the next run may command them at once,
+    instead of after this one's lease.
     """
     # One ZeroMQ context (one I/O thread) for every agent: a context per client would start
     # as many I/O threads, and each send would wake its own (64 limbs: 3x slower ticks).
@@ -217,7 +223,10 @@ def _agents(
                 ) from None
         yield clients
     finally:
-        for client in clients.values():
+        for name, client in clients.items():
+            if name in release:
+                with contextlib.suppress(TransportError):  # (gone: its lease runs out)
+                    client.release(timeout_s=RELEASE_TIMEOUT_S)
             client.close()
         context.term()
 
@@ -584,7 +593,8 @@ def _run(
         endpoints.update({robot.name: robot.agent for robot in remote})
         started.doing = "connecting to the agents"
         lockstep = clock_mode == "sim"
-        with _agents(mission, endpoints, STALE_AFTER_S, clock.now, lockstep) as clients:
+        theirs = [robot.name for robot in remote]
+        with _agents(mission, endpoints, STALE_AFTER_S, clock.now, lockstep, theirs) as clients:
             handles = _handles(mission, clients, endpoints, clock_mode=clock_mode)
             if started.signals is not None:
                 started.signals.check()
