@@ -813,8 +813,8 @@ def test_runs_are_the_same_run_by_their_values_not_by_how_the_flags_wrote_them(t
     for run in first.runs:
         finished_run(first, run, out)
     # the default written out, in another spelling, and the settings in another order
-    again = read_plan(mission, ["wait_s=0.20", "tag=x,y"])
-    assert [r.name for r in again.runs] == ["wait_s=0.20,tag=x", "wait_s=0.20,tag=y"]
+    again = read_plan(mission, ["wait_s=2e-1", "tag=x,y"])
+    assert [r.name for r in again.runs] == ["wait_s=2e-1,tag=x", "wait_s=2e-1,tag=y"]
     backend = Immediate()
     result = run_sweep(again, out, backend=backend, stream=io.StringIO())
     assert backend.submitted == []  # nothing run again

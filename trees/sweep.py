@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 from limbtree.trees.errors import TreesError
 from limbtree.trees.interrupts import STOP_WITH_ENV, signals_abort
 from limbtree.trees.launcher import PROCESSES_ENV, agent_processes
+from limbtree.trees.mission.scalars import number_text
 from limbtree.trees.recorder import lock_record_dir
 
 if TYPE_CHECKING:
@@ -223,8 +224,14 @@ def _shown(value: Any) -> str:
 
 
 def _canonical(value: Any) -> Any:
-    """A parameter value in one form per value: integers as floats (``100`` is ``100.0``)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    """A parameter value in one form per value: numbers as floats.
+
+    ``100``, ``100.0`` and the words missions read as numbers (``1e2``) are all ``100.0``.
+    """
+    if isinstance(value, str):
+        number = number_text(value)
+        return value if number is None else number
+    if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int | float):
         return float(value)

@@ -56,10 +56,17 @@ def scalar_number(reader: Reader, item: Item) -> float | None:
     if node.tag in (INT, FLOAT):
         value = reader.plain(item)
         return None if value is INVALID else float(value)
-    text = str(node.value)
-    if node.tag != STR or node.style is not None or not _NUMBER_TEXT.match(text):
+    if node.tag != STR or node.style is not None:
         return None
-    if not any(c.isdigit() or c in "iI" for c in text):
+    return number_text(str(node.value))
+
+
+def number_text(text: str) -> float | None:
+    """``text`` as a number when a plain scalar of it reads as one (``1e-3``, ``inf``), else None.
+
+    YAML 1.1 calls such words text; missions read them as numbers (:func:`scalar_number`).
+    """
+    if not _NUMBER_TEXT.match(text) or not any(c.isdigit() or c in "iI" for c in text):
         return None
     try:
         return float(text.replace("_", ""))
