@@ -18,10 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from agent_processes import start_agent, wait_until_it_answers
 from fake_driver import free_port_pair
 
-from limbtree.transport import ping_endpoint
-from limbtree.transport.errors import TransportError
 from limbtree.trees.recorder import read_log
 
 MISSION = """\
@@ -42,29 +41,6 @@ tree:
 """
 
 
-def _start_agent(
-    endpoint: str, log: Path, robot: str = "light_limb", clock: str = "sim"
-) -> subprocess.Popen[bytes]:
-    with log.open("ab") as sink:
-        return subprocess.Popen(
-            [sys.executable, "-m", "limbtree", "agent", "--robot", robot,
-             "--bind", endpoint, "--clock", clock, "--name", "arm"],
-            stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-
-
-def _wait_until_it_answers(endpoint: str, agent: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120.0  # a safety limit: an agent starts in seconds
-    while True:
-        assert agent.poll() is None, log.read_text()
-        try:
-            ping_endpoint(endpoint, timeout_s=1.0)
-        except TransportError:
-            assert time.monotonic() < deadline, log.read_text()
-            continue
-        return
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("again", ["light_limb", "heavy_limb"])
@@ -77,10 +53,10 @@ def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(
     mission.write_text(MISSION.format(endpoint=endpoint))
     agent_log = tmp_path / "agent.log"
     run_out = tmp_path / "run.out"
-    agents = [_start_agent(endpoint, agent_log)]
+    agents = [start_agent(endpoint, agent_log)]
     runner: subprocess.Popen[bytes] | None = None
     try:
-        _wait_until_it_answers(endpoint, agents[0], agent_log)
+        wait_until_it_answers(endpoint, agents[0], agent_log)
         with run_out.open("wb") as sink:
             runner = subprocess.Popen(
                 [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
@@ -96,7 +72,7 @@ def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(
         agents[0].send_signal(signal.SIGKILL)
         agents[0].wait(30.0)
         time.sleep(0.5)
-        agents.append(_start_agent(endpoint, agent_log, again))
+        agents.append(start_agent(endpoint, agent_log, again))
         code = runner.wait(240.0)
     finally:
         if runner is not None and runner.poll() is None:

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from agent_processes import start_agent, wait_until_it_answers
 from fake_driver import free_port_pair
-from test_agent_restart import _start_agent, _wait_until_it_answers
 
 MISSION = """\
 mission: {name}
@@ -55,8 +55,8 @@ def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(tmp_path: Path
     agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
     runs: list[subprocess.Popen[str]] = []
     try:
-        agent = _start_agent(endpoint, log, clock="real")
-        _wait_until_it_answers(endpoint, agent, log)
+        agent = start_agent(endpoint, log, clock="real")
+        wait_until_it_answers(endpoint, agent, log)
         # (slow: about 10 s of moving, so it still commands the arm however long the second
         # run takes to start on a loaded machine)
         runs.append(_run(tmp_path, "first", endpoint, 40, speed=8.0))
@@ -95,8 +95,8 @@ def test_a_run_commands_at_once_a_limb_the_run_before_it_released(tmp_path: Path
     agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
     runs: list[subprocess.Popen[str]] = []
     try:
-        agent = _start_agent(endpoint, log, clock="real")
-        _wait_until_it_answers(endpoint, agent, log)
+        agent = start_agent(endpoint, log, clock="real")
+        wait_until_it_answers(endpoint, agent, log)
         runs.append(_run(tmp_path, "first", endpoint, 60, rate_hz=0.5))
         first_out, _ = runs[0].communicate(timeout=120)
         runs.append(_run(tmp_path, "second", endpoint, -40))
