@@ -36,6 +36,17 @@ nearer foothold: 8 mm in the middle of the swing, closing in a 45 deg cone over 
 footholds (less as far as a foothold itself lies under the terrain model). On seed 004's
 terrain with a rock the unconstrained swing touched down 0.25 s early and its impact tore
 off another gripper (docs/climbing.md).
+
+**Lift-off and touchdown along the normal (not in the paper; ``normal_ends``, the
+default).** The free points lie on the normals (``up``) over the footholds: ``A_B3 = start
++ h3 up`` and ``A_B4 = end + h4 up``, and LRST chooses the two heights. The foot then leaves
+and reaches its foothold along the normal, with nothing across it: near its ends the curve
+runs along ``A_B3 − A_B2`` and ``A_B4 − A_B5``. With all six coordinates free (the paper's
+eq. 2), the optimum flattens the approach, the palm meets the terrain while it still slides
+across it, and its gripper closes on a moving palm; those touchdowns made RAMP's largest
+gripper forces (docs/climbing.md, Results). Eq. 2 improves less over two variables than over
+six, and the swing's momentum peaks a little higher, but the measured peaks fall. The seed
+is ClimbLab's plain Bezier with its free points moved onto the normals, at their heights.
 """
 
 from __future__ import annotations
@@ -216,6 +227,9 @@ class LrstProblem:
         clearance_m: the foot's clearance over the terrain between the footholds [m].
         approach_slope: how the clearance closes over a foothold [m per m of horizontal
             distance].
+        normal_ends: the free points on the normals over the footholds (two heights to
+            choose: lift-off and touchdown along ``up``; the default); False: all six
+            coordinates free, the paper's eq. 2.
 
     Raises:
         ClimbingInputError: for bad sizes, a non-rigid pose, a non-positive duration or too
@@ -239,6 +253,7 @@ class LrstProblem:
         terrain: HeightFunction | None = None,
         clearance_m: float = CLEARANCE_M,
         approach_slope: float = APPROACH_SLOPE,
+        normal_ends: bool = True,
     ) -> None:
         if int(samples) != samples or samples < 5:
             raise ClimbingInputError("samples", samples, "must be an integer >= 5")
@@ -276,9 +291,23 @@ class LrstProblem:
         self._finite_limits = np.concatenate([np.isfinite(leg.lower), np.isfinite(leg.upper)])
         self._rows = np.tile(self.q, (int(samples), 1))
         self._cache: dict[bytes, _Sampled] = {}
-        self.seed = BezierSwing.through_apex(
+        self.normal_ends = bool(normal_ends)
+        seed = BezierSwing.through_apex(
             self.start, self.end, self.duration_s, self.step_height_m, self.up
         )
+        if self.normal_ends:
+            # the free points on the normals over the footholds, at the seed's heights
+            a3, a4 = (
+                foot + max(float((point - foot) @ self.up), 0.0) * self.up
+                for point, foot in zip(seed.free_points, (self.start, self.end), strict=True)
+            )
+            seed = BezierSwing.from_free_points(self.start, self.end, a3, a4, self.duration_s)
+            self._basis = np.zeros((6, 2))
+            self._basis[:3, 0] = self._up_b
+            self._basis[3:, 1] = self._up_b
+        else:
+            self._basis = np.eye(6)
+        self.seed = seed
         self.terrain = terrain
         self._slack = 0.0
         self.clearance_m = positive("clearance_m", clearance_m, allow_zero=True)
@@ -426,7 +455,8 @@ class LrstProblem:
             outcome = self._solve_epigraph(x0, before, max_iterations, tolerance)
         else:
             outcome = self._solve_smooth(x0, max_iterations, tolerance)
-        x_found = x0 + _SCALE_M * np.asarray(outcome.x, dtype=np.float64)[:6]
+        m = self._basis.shape[1]
+        x_found = x0 + _SCALE_M * self._basis @ np.asarray(outcome.x, dtype=np.float64)[:m]
         after = self._terms(self._sample(x_found))
         improved = bool(
             np.isfinite(x_found).all()
@@ -450,8 +480,8 @@ class LrstProblem:
         )
 
     def _batch(self, x: FloatArray) -> list[_Sampled]:
-        """``x`` and its six forward-difference neighbours, evaluated together."""
-        return self._sample_many(x + _STEP_M * np.vstack([np.zeros(6), np.eye(6)]))
+        """``x`` and its forward-difference neighbours (one per variable), evaluated together."""
+        return self._sample_many(x + _STEP_M * np.vstack([np.zeros(6), self._basis.T]))
 
     def _surrogate(self, sampled: _Sampled) -> float:
         """Eq. 2 with smooth maxima: p-means of ``|L̇|`` and a rounded ``|h_sw − apex|``."""
@@ -485,10 +515,12 @@ class LrstProblem:
         step = _STEP_M / _SCALE_M
         memo: dict[bytes, tuple[FloatArray, FloatArray]] = {}
 
+        basis = self._basis
+
         def values(z: FloatArray) -> tuple[FloatArray, FloatArray]:
             key = z.tobytes()
             if key not in memo:
-                batch = self._batch(x0 + _SCALE_M * z)
+                batch = self._batch(x0 + _SCALE_M * basis @ z)
                 objective = np.array([self._surrogate(b) for b in batch]) / scale
                 constraint = np.array([self._aggregate(b) for b in batch])
                 memo.clear()
@@ -514,7 +546,7 @@ class LrstProblem:
 
         return minimize(
             objective,
-            np.zeros(6),
+            np.zeros(basis.shape[1]),
             jac=gradient,
             method="SLSQP",
             constraints=[{"type": "ineq", "fun": constraints, "jac": constraints_jacobian}],
@@ -530,9 +562,11 @@ class LrstProblem:
         scale_f = max(before.objective, 1e-12)
         k = len(self._times)
         free_weights = self._position_free  # heights: d h_k / d A_j = weight_kj * up_b
+        basis = self._basis
+        m = basis.shape[1]  # the control points' variables; then the two bounds
 
         def unpack(z: FloatArray) -> tuple[FloatArray, float, float]:
-            return x0 + _SCALE_M * z[:6], z[6] * scale_lin, z[7] * scale_ang
+            return x0 + _SCALE_M * basis @ z[:m], z[m] * scale_lin, z[m + 1] * scale_ang
 
         def objective(z: FloatArray) -> float:
             x, s_lin, s_ang = unpack(z)
@@ -545,10 +579,11 @@ class LrstProblem:
             heights = self._sample(x).heights
             top = int(np.argmax(heights))
             sign = -1.0 if self.step_height_m > heights[top] else 1.0
-            grad = np.zeros(8)
-            grad[:6] = w.c3 * sign * np.outer(free_weights[top], self._up_b).ravel() * _SCALE_M
-            grad[6] = w.c1 * scale_lin
-            grad[7] = w.c2 * scale_ang
+            grad = np.zeros(m + 2)
+            along = np.outer(free_weights[top], self._up_b).ravel()
+            grad[:m] = w.c3 * sign * (along @ basis) * _SCALE_M
+            grad[m] = w.c1 * scale_lin
+            grad[m + 1] = w.c2 * scale_ang
             return grad / scale_f
 
         def vector(sampled: _Sampled, s_lin: float, s_ang: float) -> FloatArray:
@@ -570,14 +605,14 @@ class LrstProblem:
             x, s_lin, s_ang = unpack(z)
             first, *steps = self._batch(x)
             base = vector(first, s_lin, s_ang)
-            jac = np.zeros((len(base), 8))
+            jac = np.zeros((len(base), m + 2))
             for i, sampled in enumerate(steps):
                 jac[:, i] = (vector(sampled, s_lin, s_ang) - base) / (_STEP_M / _SCALE_M)
-            jac[:k, 6] = 1.0
-            jac[k : 2 * k, 7] = 1.0
+            jac[:k, m] = 1.0
+            jac[k : 2 * k, m + 1] = 1.0
             return jac
 
-        z0 = np.concatenate([np.zeros(6), [1.0, 1.0]])
+        z0 = np.concatenate([np.zeros(m), [1.0, 1.0]])
         return minimize(
             objective,
             z0,
@@ -621,6 +656,7 @@ def optimise_swing(
     max_iterations: int = 60,
     terrain: HeightFunction | None = None,
     clearance_m: float = CLEARANCE_M,
+    normal_ends: bool = True,
 ) -> LrstResult:
     """LRST for one swing: :class:`LrstProblem` built and solved (arguments as there)."""
     problem = LrstProblem(
@@ -637,6 +673,7 @@ def optimise_swing(
         samples=samples,
         terrain=terrain,
         clearance_m=clearance_m,
+        normal_ends=normal_ends,
     )
     return problem.solve(method=method, max_iterations=max_iterations)
 

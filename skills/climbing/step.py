@@ -219,6 +219,9 @@ class SwingParams:
         lrst_iterations: SLSQP's iteration limit (ramp).
         clearance_m: the swinging foot's clearance over the terrain between the footholds
             [m] (ramp, when the observation has a terrain; :mod:`~.lrst`); 0: none.
+        normal_ends: LRST's free points on the normals over the footholds, so the foot
+            lifts off and touches down along the footholds' plane normal (ramp; not in the
+            paper, :mod:`~.lrst`); False: the paper's eq. 2, all six coordinates free.
         track_foot: the swinging leg's joint targets put its foot on its world path from
             the base's measured pose each tick (both planners); False: the plan's joints,
             computed for the planned base pose.
@@ -245,6 +248,7 @@ class SwingParams:
     lrst_samples: int = 50
     lrst_iterations: int = 60
     clearance_m: float = CLEARANCE_M
+    normal_ends: bool = True
     track_foot: bool = True
     settle_speed_m_s: float = SETTLE_SPEED_M_S
     settle_timeout_s: float = SETTLE_TIMEOUT_S
@@ -508,6 +512,7 @@ class SwingStep:
                 max_iterations=p.lrst_iterations,
                 terrain=obs.terrain if p.clearance_m > 0.0 else None,
                 clearance_m=p.clearance_m,
+                normal_ends=p.normal_ends,
             )
             swing = result.swing
             self._lrst = {

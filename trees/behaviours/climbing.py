@@ -483,6 +483,7 @@ class ClimbStepBehaviour(ClimbBehaviour):
                 ),
                 settle_speed_m_s=float(p.get("settle_speed", SETTLE_SPEED_M_S)),
                 settle_timeout_s=float(p.get("settle_timeout", SETTLE_TIMEOUT_S)),
+                normal_ends=str(p.get("swing_ends", "normal")) == "normal",
             )
             return SwingStep(
                 self.robot.tree, self.robot.legs, swing, params, clock=time.perf_counter

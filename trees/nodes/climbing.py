@@ -31,6 +31,8 @@ from limbtree.trees.nodes.skills import leaf
 
 #: The planners of seed 004.
 PLANNERS: Final = ("baseline", "ramp")
+#: How RAMP's swing leaves and reaches its footholds (``swing_ends``).
+SWING_ENDS: Final = ("normal", "free")
 
 _LEGS = ParamSpec(
     "legs", LimbList(), REQUIRED, "every leg of the climbing robot (all are commanded)"
@@ -83,6 +85,14 @@ CLIMB_STEP: Final = NodeSpec(
         ParamSpec("c1", Quantity(low=0), 7.0, "eq. 2's weight on max |dL_lin/dt| [1/N] (ramp)"),
         ParamSpec("c2", Quantity(low=0), 1.75, "eq. 2's weight on max |dL_ang/dt| (ramp)"),
         ParamSpec("c3", Quantity(low=0), 30.0, "eq. 2's weight on the apex error [1/m] (ramp)"),
+        ParamSpec(
+            "swing_ends",
+            Choice(SWING_ENDS),
+            "normal",
+            "normal: LRST's free points over the footholds, so the foot lifts off and touches "
+            "down along the terrain's normal (not in the paper; lower peaks, docs/climbing.md); "
+            "free: the paper's eq. 2, its two free points anywhere (ramp)",
+        ),
         ParamSpec(
             "alpha",
             Quantity(low=0, high=1),
