@@ -424,6 +424,9 @@ class MujocoPlant(Plant):
         self._closed = np.array([leg in gripped for leg in self._grip_legs], dtype=bool)
         self._grip_force = np.zeros((len(self._grip_legs), 3))
         self._detachments: list[Detachment] = []
+        #: The speed brake's forces of the substep in progress, and the largest so far [N m].
+        self._braking: FloatArray | None = None
+        self._braked_nm = 0.0
         self._contact_ticks = 0
         self._palm_velocity = np.empty(6)
         self._zero3 = np.zeros(3)
@@ -852,6 +855,7 @@ class MujocoPlant(Plant):
         self._accelerations()
         self._tau = self._within_speed_limits(tau, qdot)
         mujoco.mj_Euler(model, data)
+        self._release_brake()
 
     def _grip(self) -> None:
         """The grippers' spring forces on the palms, into ``qfrc_applied`` (after mj_step1)."""
@@ -928,7 +932,49 @@ class MujocoPlant(Plant):
             np.clip(limited, -effort, effort, out=limited)  # round-off
         data.ctrl[actuators] = limited
         self._accelerations()
+        if peak > 1.0:
+            self._brake(qdot, joints, response)
         return limited
+
+    def _brake(self, qdot: FloatArray, joints: npt.NDArray[np.intp], response: FloatArray) -> None:
+        """Hold at their limits the joints the motors' efforts could not (after the limiter).
+
+        The motors at their effort limits may still leave a joint passing its speed limit
+        (the coupling of the others' motion, at absurd gains). The joint's brake then takes
+        the rest: forces on those joints alone, against their motion, that end the substep at
+        their limits (``response`` as in :meth:`_within_speed_limits`). They act for this
+        substep (``qfrc_applied``, taken off again by :meth:`_release_brake`) and are not
+        the motors' torques: ``effort`` stays within its limits, ``detail.braked_nm`` says
+        the largest.
+        """
+        data, dofs, limit = self._data, self._dof_index, self._limit
+        dt = self._config.timestep_s
+        braked = np.zeros(joints.size, dtype=bool)
+        brake = np.zeros(dofs.size)
+        for _ in range(4 * joints.size):  # a braked joint's coupling may push another past
+            speed = qdot + dt * data.qacc[dofs]
+            past = np.abs(speed[joints]) > limit[joints] * (1.0 + 1e-9)
+            if not past.any():
+                break
+            braked |= past
+            wanted = (np.clip(speed, -limit, limit) - speed)[joints] / dt
+            columns = response[:, braked]
+            normal = columns.T @ columns
+            normal += SPEED_DAMPING * np.trace(normal) / len(normal) * np.eye(len(normal))
+            more = np.zeros(dofs.size)
+            more[joints[braked]] = np.linalg.solve(normal, columns.T @ wanted)
+            brake += more
+            data.qfrc_applied[dofs] += more
+            self._accelerations()
+        if braked.any():
+            self._braking = brake
+            self._braked_nm = max(self._braked_nm, float(np.abs(brake).max()))
+
+    def _release_brake(self) -> None:
+        """Take the brake's forces of the last substep off ``qfrc_applied`` (after it)."""
+        if self._braking is not None:
+            self._data.qfrc_applied[self._dof_index] -= self._braking
+            self._braking = None
 
     def _accelerations(self) -> None:
         """Forward dynamics again after a change of ``data.ctrl`` only (the rest is current)."""
@@ -1005,6 +1051,7 @@ class MujocoPlant(Plant):
             "max_rise_at_s": self._rise_at,
             "errors": {f: [e[0], e[1]] for f, e in self._errors.items()},
             "constraint_rank": self._rank,
+            "braked_nm": self._braked_nm,
             "wrench": self._wrenches(),
             "tasks": sorted(self._tasks),
         }

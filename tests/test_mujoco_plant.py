@@ -452,23 +452,29 @@ def test_bad_impedance_commands_are_refused_with_bad_value():
 # ---------------------------------------------------------------------- limits
 
 
-@pytest.mark.parametrize("drive", ["torque_100", "absurd_gains"])
+@pytest.mark.parametrize("drive", ["torque_100", "absurd_gains", "far_goal"])
 def test_no_joint_exceeds_its_speed_limit_nor_its_effort_limit(drive):
     plant = mujoco_plant()
     if drive == "torque_100":
         plant.command("arm", CommandMode.JOINT_TORQUE, {"tau": [100.0, -100.0] * 3 + [100.0]})
-    else:
+    elif drive == "absurd_gains":
         gains = {"k_n_per_m": 1e7, "k_nm_per_rad": 1e7, "d_ns_per_m": 1e5}
         impedance(plant, "E2", si_world(2), **gains, d_nms_per_rad=0.0, null_nms_per_rad=0.0)
+    else:  # an outside client's: the motors at their efforts let joint 3 run 8.6% too fast
+        goal = Pose((0.6, 0.5, 0.5), (0.0, 0.0, 0.0, 1.0)).as_matrix()
+        impedance(plant, "E2", goal, k_n_per_m=1e5, k_nm_per_rad=1e5)
     speed = np.array([j.max_speed for j in plant.describe().limb("arm").description.joints])
     effort = urdf_efforts("mirror_arm")
     fastest = np.zeros(ARM_JOINTS)
     strongest = np.zeros(ARM_JOINTS)
+    q = np.array(plant.limb_state("arm").q)
     for _ in sweep(plant, 0.6):
         state = plant.limb_state("arm")
-        fastest = np.maximum(fastest, np.abs(state.dq))
+        moved = np.abs(np.array(state.q) - q) / 0.001  # (and what the joints did)
+        q = np.array(state.q)
+        fastest = np.maximum(fastest, np.maximum(np.abs(state.dq), moved))
         strongest = np.maximum(strongest, np.abs(state.effort))
-    assert (fastest <= speed * 1.02).all(), f"joint speeds {fastest} beyond {speed} rad/s"
+    assert (fastest <= speed * (1 + 1e-6)).all(), f"joint speeds {fastest} beyond {speed} rad/s"
     assert (strongest <= effort).all()
     assert strongest.max() == pytest.approx(effort.max())  # it was pushing as hard as it may
     assert fastest.max() > 0.9 * speed.max()  # and running as fast
