@@ -395,3 +395,12 @@ def test_idempotence_describe_ping_same_step_and_same_gripper_change_nothing(
     )
     later = ask({"type": "step", "t": 0.2})["limbs"]["arm"]
     assert later["q"] == first["q"]
+
+
+def test_the_error_tables_counted_column_is_what_the_agent_counts():
+    from limbtree.transport.schema import COUNTED_ERRORS, ErrorCode
+
+    rows = re.findall(r"^\| `([a-z_]+)` \| .* \| (yes|no)\b[^|]*\|$", DOC, flags=re.MULTILINE)
+    table = {code: counted == "yes" for code, counted in rows if code in set(ErrorCode)}
+    assert set(table) == set(ErrorCode)  # every code is in the table
+    assert {code for code, counted in table.items() if counted} == set(COUNTED_ERRORS)

@@ -286,11 +286,15 @@ def test_a_commander_that_releases_its_limb_lets_another_command_it_at_once(
         with pytest.raises(RemoteError, match=r"commanded_elsewhere: .*only its commander"):
             second.release("leg_0", timeout_s=5)
         assert second.release(timeout_s=5) == []  # it commands nothing
+        # a refusal for what a well-formed request asks is not bad input: nothing counted,
+        # so no limb is flagged BAD_INPUT (the first client's limbs least of all)
+        assert first.describe(timeout_s=5).errors_received == {}
+        first.command("leg_2", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.3])
         assert first.release("leg_0", timeout_s=5) == ["leg_0"]
         second.command("leg_0", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
         with pytest.raises(RemoteError, match="commanded_elsewhere"):
             second.command("leg_1", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
-        assert first.release(timeout_s=5) == ["leg_1"]  # every limb it still commands
+        assert first.release(timeout_s=5) == ["leg_1", "leg_2"]  # every limb it commands
         second.command("leg_1", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
         with pytest.raises(RemoteError, match="unknown_limb"):
             first.release("leg_9", timeout_s=5)

@@ -60,6 +60,7 @@ from limbtree.transport.schema import (
     COMMANDER_LEASE_MAX_S,
     COMMANDER_LEASE_S,
     COMMANDS_FIELD,
+    COUNTED_ERRORS,
     LIMB_KEY,
     LIMBS_KEY,
     MAX_ENVELOPE_FRAMES,
@@ -874,9 +875,10 @@ class PlantAgent:
         return self._packb(errors) if errors else None
 
     def _bad_request(self, exc: ProtocolError) -> dict[str, Any]:
-        """Count a malformed or refused request (``describe`` reports it); its error map."""
-        self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
-        self._extra_health = Health.BAD_INPUT
+        """A refused request's error map; a malformed one is counted (``describe`` reports it)."""
+        if exc.code in COUNTED_ERRORS:
+            self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
+            self._extra_health = Health.BAD_INPUT
         return error_reply(exc.seq, exc.code, str(exc), exc.field)
 
     def _on_step(self, request: Request) -> bytes | None:

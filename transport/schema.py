@@ -160,6 +160,24 @@ class ErrorCode(StrEnum):
     ``--allow-remote-shutdown``."""
 
 
+#: The errors that count as bad input (``errors_received``, the BAD_INPUT health bit):
+#: requests the agent rejected as malformed. A well-formed request refused for what it asks
+#: (another client commands the limb, ...) is not counted.
+COUNTED_ERRORS: Final = frozenset(
+    {
+        ErrorCode.UNDECODABLE,
+        ErrorCode.TOO_LARGE,
+        ErrorCode.BAD_VERSION,
+        ErrorCode.UNKNOWN_TYPE,
+        ErrorCode.BAD_FIELD,
+        ErrorCode.BAD_VALUE,
+        ErrorCode.UNKNOWN_LIMB,
+        ErrorCode.WRONG_CLOCK,
+        ErrorCode.UNSUPPORTED_MODE,
+    }
+)
+
+
 class Request(NamedTuple):
     """A decoded and validated request.
 
