@@ -100,8 +100,11 @@ def test_header_values_are_checked(check):
     problems = check("clock: wall\nrate_hz: 0\ntree: {wait: {duration_s: 1}}\n")
     assert problems == [
         "m.yaml:5:8: clock: unknown value wall; valid values: sim, real",
-        "m.yaml:6:10: rate_hz must be > 0; got 0",
+        "m.yaml:6:10: rate_hz must be >= 0.0166667; got 0",
     ]
+    # a tick is at most 60 s: an agent's step advances its plant no more
+    slow = check("rate_hz: 0.01\ntree: {wait: {duration_s: 1}}\n")
+    assert slow == ["m.yaml:5:10: rate_hz must be >= 0.0166667; got 0.01"]
 
 
 def test_many_problems_are_reported_in_one_pass_in_file_order(check):

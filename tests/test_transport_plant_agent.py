@@ -298,3 +298,14 @@ def test_a_commander_that_releases_its_limb_lets_another_command_it_at_once(
         second.command("leg_1", "joint_position", timeout_s=5, q=[0.1, 0.2, 0.2])
         with pytest.raises(RemoteError, match="unknown_limb"):
             first.release("leg_9", timeout_s=5)
+
+
+def test_a_step_of_more_than_a_minute_is_refused_naming_the_limit(client: AgentClient) -> None:
+    # (a mujoco plant steps its physics each millisecond: a step to t = 1e9 would keep its
+    # agent from answering anyone for days)
+    client.step(60.0, timeout_s=5)
+    with pytest.raises(RemoteError, match=r"bad_value: .*at most 60 s per step") as refused:
+        client.step(120.5, timeout_s=5)
+    assert refused.value.code == "bad_value"
+    assert client.step(120.0, timeout_s=5).t == 120.0  # and it goes on serving
+    assert client.describe(timeout_s=5).errors_received == {"bad_value": 1}

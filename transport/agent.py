@@ -66,6 +66,7 @@ from limbtree.transport.schema import (
     MAX_ENVELOPE_FRAMES,
     MAX_FRAME_BYTES,
     MAX_MESSAGE_BYTES,
+    MAX_STEP_SPAN_S,
     PROTOCOL_VERSION,
     STATE_KEY,
     SUPPORTED_VERSIONS,
@@ -894,6 +895,15 @@ class PlantAgent:
             raise ProtocolError(
                 ErrorCode.BAD_VALUE,
                 f"step to t={t!r} s goes back in time: the last step was to t={last!r} s",
+                seq=request.seq,
+                field="t",
+            )
+        if t - self._sim_time > MAX_STEP_SPAN_S:
+            raise ProtocolError(
+                ErrorCode.BAD_VALUE,
+                f"step to t={t!r} s advances the plant {t - self._sim_time:g} s from "
+                f"t={self._sim_time!r} s: at most {MAX_STEP_SPAN_S:g} s per step; step in "
+                "smaller increments",
                 seq=request.seq,
                 field="t",
             )

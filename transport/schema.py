@@ -114,6 +114,9 @@ REPLY_TYPES: Final[Mapping[MessageType, MessageType]] = MappingProxyType(
 COMMANDER_LEASE_S: Final = 1.0
 #: The longest lease [s].
 COMMANDER_LEASE_MAX_S: Final = 10.0
+#: The most a ``step`` may advance a plant [s of sim time]: a plant steps its physics
+#: substep by substep, and one step far ahead would keep its agent from answering anyone.
+MAX_STEP_SPAN_S: Final = 60.0
 
 
 class ErrorCode(StrEnum):

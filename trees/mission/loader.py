@@ -20,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 import yaml
 
+from limbtree.transport.schema import MAX_STEP_SPAN_S
 from limbtree.trees.mission.declarations import CAPTURE_KEYS, Declarations
 from limbtree.trees.mission.errors import Location, MissionError, Problem, merge_uses
 from limbtree.trees.mission.faults import read_faults, read_random_faults
@@ -64,7 +65,12 @@ HEADER_SPECS: Final = (
     ParamSpec("mission", Text(), REQUIRED, "the mission's name"),
     ParamSpec("description", Text(), None, "what it does"),
     ParamSpec("clock", Choice(tuple(c.value for c in Clock)), "sim", "sim or real"),
-    ParamSpec("rate", Quantity(HZ, low=0, low_open=True), 100.0, "tick rate"),
+    ParamSpec(
+        "rate",
+        Quantity(HZ, low=1.0 / MAX_STEP_SPAN_S),
+        100.0,
+        f"tick rate (a tick is at most {MAX_STEP_SPAN_S:g} s: an agent's step advances no more)",
+    ),
     ParamSpec(
         "gravity",
         Quantity(G, low=0),
