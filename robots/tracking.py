@@ -80,6 +80,12 @@ _CHECK_STEP: Final = math.radians(3.0)
 _MAX_CHECKS: Final = 16
 #: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
 NEAR_LIMIT: Final = math.radians(2.0)
+#: Why an ``ee_twist`` stopped (``detail.ik_failure`` while ``IK_FAILED`` says so).
+TWIST_STOPPED: Final = (
+    "the twist leads where the limb cannot follow (no IK solution next to its joints: a joint "
+    "limit, a singularity, out of reach, or a step too long for one control period): it stops "
+    "where it got"
+)
 
 
 def speed_limited_step(
@@ -745,9 +751,15 @@ class CommandTracker:
         target = integrate_twist(start, twist, dt)
         result = self.chain.ik(target, reference, mask=self._mask, slimit=1)
         if not result.success or bool(np.any(np.abs(result.q - reference) > self._branch_step)):
-            # No solution, or only one on another branch: stop at the edge, on this branch.
+            # No solution, or only one on another branch: stop at the edge, on this branch,
+            # and say so (IK_FAILED) until the twist can be followed again.
             self._twist_pose = self.chain.fk(reference)
+            self._ik_failed = True
+            self._ik_reason = TWIST_STOPPED
             return reference
+        if self._ik_failed:
+            self._ik_failed = False
+            self._ik_reason = ""
         stepped, limited = speed_limited_step(reference, result.q, max_step)
         self._twist_pose = self.chain.fk(stepped) if limited else target
         return stepped

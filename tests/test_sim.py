@@ -221,9 +221,15 @@ def test_an_ee_twist_past_the_reach_stops_at_the_edge_and_comes_back_at_once():
     run(driver, 10.0)
     edge = ee(driver.state()).position
     assert np.linalg.norm(edge) < 1.0
+    # stopped at the edge, and the state says so and why
+    state = driver.state()
+    assert state.health & Health.IK_FAILED
+    assert state.detail["ik_failure"].startswith("the twist leads where the limb cannot follow")
     driver.command(CommandMode.EE_TWIST, {"twist": [-0.05, 0.0, 0.0, 0.0, 0.0, 0.0]})
     run(driver, 1.0)
     assert ee(driver.state()).position[0] < edge[0] - 0.03
+    assert not driver.state().health & Health.IK_FAILED  # moving again
+    assert "ik_failure" not in driver.state().detail
 
 
 def test_joint_torque_is_refused_as_an_unsupported_mode():
