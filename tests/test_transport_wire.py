@@ -108,13 +108,28 @@ REFUSED = [
     ({"v": 2, "type": "ping", "seq": 3, b"x": 1}, None),
     ({**FAULT, "params": {b"k": 1}}, "params"),
     ({**FAULT, "params": {"a": [TIMESTAMP]}}, "params"),
+    # (msgpack itself refuses these while unpacking: the seq and field are read again)
+    ({"v": 2, "type": "ping", "seq": 3, "x": {5: 1}}, "x"),
+    ({**FAULT, "params": {"a": {None: 1}}}, "params"),
+    ({"v": 2, "type": "ping", "seq": 3, "x": [msgpack.ExtType(5, b"a")]}, "x"),
+    ({"v": 2, "type": "ping", "seq": 3, 7: 1}, None),
 ]
 
 
 @pytest.mark.parametrize(
     ("message", "field"),
     REFUSED,
-    ids=["timestamp", "nested-timestamp", "binary-key", "nested-binary-key", "timestamp-in-params"],
+    ids=[
+        "timestamp",
+        "nested-timestamp",
+        "binary-key",
+        "nested-binary-key",
+        "timestamp-in-params",
+        "int-key",
+        "nil-key-in-params",
+        "extension-type-5",
+        "top-level-int-key",
+    ],
 )
 def test_timestamps_and_binary_keys_are_refused_wherever_they_are(
     wire: Sockets, message: dict[Any, Any], field: str | None
@@ -124,6 +139,13 @@ def test_timestamps_and_binary_keys_are_refused_wherever_they_are(
     assert (reply["type"], reply["seq"], reply["code"]) == ("error", 3, "undecodable")
     assert reply.get("field") == field
     assert agent.errors_received == {"undecodable": 1}
+
+
+def test_bytes_that_are_not_msgpack_get_a_message_that_says_something(wire: Sockets) -> None:
+    dealer, _, _ = wire
+    reply = ask(dealer, b"\xc1\x00\x01")  # 0xc1 is never used in msgpack
+    assert reply["code"] == "undecodable" and reply["seq"] == 0
+    assert reply["message"] == "not valid msgpack: FormatError"
 
 
 def _nested(depth: int) -> bytes:

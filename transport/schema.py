@@ -243,13 +243,54 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
             "(the message map is level 1)",
         ) from None
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise ProtocolError(ErrorCode.UNDECODABLE, f"not valid msgpack: {exc}") from None
+        seq, field = _locate(frame)
+        where = "" if field is None else f" (under field {field!r})"
+        raise ProtocolError(
+            ErrorCode.UNDECODABLE,
+            f"not valid msgpack{where}: {str(exc) or type(exc).__name__}",
+            seq=seq,
+            field=field,
+        ) from None
     if type(obj) is not dict:
         raise ProtocolError(
             ErrorCode.UNDECODABLE,
             f"a message must be one msgpack map, got {_wire_type_name(obj)}",
         )
     return obj
+
+
+def _locate(frame: bytes) -> tuple[int, str | None]:
+    """The ``seq`` and the top-level field of a frame the protocol's decoding refused.
+
+    Read leniently (any map keys, extension types kept as such): a message refused for a
+    non-string key or an extension type deep inside still has a ``seq`` and a field to name.
+    ``(0, None)`` when even that cannot read it.
+    """
+    try:
+        obj = msgpack.unpackb(frame, raw=False, strict_map_key=False, use_list=False)
+    except Exception:  # (not msgpack at all: nothing to locate)
+        return 0, None
+    if type(obj) is not dict:
+        return 0, None
+    seq = obj.get("seq")
+    seq_echo = seq if type(seq) is int else 0
+    for key, value in obj.items():
+        if type(key) is not str:
+            return seq_echo, None
+        if not _plain_protocol_value(value):
+            return seq_echo, key
+    return seq_echo, None
+
+
+def _plain_protocol_value(value: object) -> bool:
+    """Whether ``value`` holds only string map keys and no extension types, at any depth."""
+    if isinstance(value, msgpack.ExtType | msgpack.Timestamp):
+        return False
+    if type(value) is dict:
+        return all(type(k) is str and _plain_protocol_value(v) for k, v in value.items())
+    if type(value) is tuple:
+        return all(_plain_protocol_value(v) for v in value)
+    return True
 
 
 def check_header(obj: Mapping[str, Any]) -> tuple[str, int]:
