@@ -105,7 +105,7 @@ def generate_keys(directory: str | os.PathLike[str], *, overwrite: bool = False)
     if existing and not overwrite:
         raise KeysError(
             str(existing[0]),
-            "key file exists; limbtree keys generate --overwrite (overwrite=True) replaces "
+            "key file exists; limbtree keys generate --overwrite replaces "
             "every key here, and the agents and clients then need the new ones",
         )
     root.mkdir(parents=True, exist_ok=True)
