@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,49 +35,68 @@ tree:
 """
 
 
-def _run(
-    tmp_path: Path, name: str, endpoint: str, dx: int, speed: float = 20.0, rate_hz: float = 25
-) -> subprocess.Popen[str]:
-    mission = tmp_path / f"{name}.yaml"
-    text = MISSION.format(name=name, endpoint=endpoint, dx=dx, speed=speed, rate_hz=rate_hz)
-    mission.write_text(text)
-    return subprocess.Popen(
-        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
-         "--record", str(tmp_path / name)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+class Runs:
+    """``limbtree run`` processes of missions on one real-clock agent the test started."""
+
+    def __init__(self, tmp_path: Path, endpoint: str) -> None:
+        self.tmp_path, self.endpoint = tmp_path, endpoint
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def start(
+        self, name: str, dx: int, speed: float = 20.0, rate_hz: float = 25
+    ) -> subprocess.Popen[str]:
+        mission = self.tmp_path / f"{name}.yaml"
+        text = MISSION.format(
+            name=name, endpoint=self.endpoint, dx=dx, speed=speed, rate_hz=rate_hz
+        )
+        mission.write_text(text)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
+             "--record", str(self.tmp_path / name)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            text=True,
+        )  # fmt: skip
+        self.processes.append(process)
+        return process
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Iterator[Runs]:
+    """A real-clock agent of one ``arm`` (started as its own computer would), and its runs."""
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    log = tmp_path / "agent.log"
+    agent = start_agent(endpoint, log, clock="real")
+    launched = Runs(tmp_path, endpoint)
+    try:
+        wait_until_it_answers(endpoint, agent, log)
+        yield launched
+    finally:
+        for process in [*launched.processes, agent]:
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(tmp_path: Path) -> None:
-    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
-    log = tmp_path / "agent.log"
-    agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
-    runs: list[subprocess.Popen[str]] = []
-    try:
-        agent = start_agent(endpoint, log, clock="real")
-        wait_until_it_answers(endpoint, agent, log)
-        # (slow: about 10 s of moving, so it still commands the arm however long the second
-        # run takes to start on a loaded machine)
-        runs.append(_run(tmp_path, "first", endpoint, 40, speed=8.0))
-        deadline = time.monotonic() + 120
-        while (
-            not (tmp_path / "first" / "log.msgpack").exists()
-            or (tmp_path / "first" / "log.msgpack").stat().st_size < 20_000
-        ):  # it is ticking, commanding the arm
-            assert runs[0].poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
-        runs.append(_run(tmp_path, "second", endpoint, -40))
-        second_out, _ = runs[1].communicate(timeout=120)
-        first_out, _ = runs[0].communicate(timeout=120)
-    finally:
-        for process in [*runs, agent]:
-            if process.poll() is None:
-                process.kill()
-                process.wait(30)
-    assert runs[0].returncode == 0, first_out
-    assert runs[1].returncode == 1, second_out
+def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(
+    tmp_path: Path, runs: Runs
+) -> None:
+    # (slow: about 10 s of moving, so it still commands the arm however long the second run
+    # takes to start on a loaded machine)
+    first = runs.start("first", 40, speed=8.0)
+    deadline = time.monotonic() + 120
+    while (
+        not (tmp_path / "first" / "log.msgpack").exists()
+        or (tmp_path / "first" / "log.msgpack").stat().st_size < 20_000
+    ):  # it is ticking, commanding the arm
+        assert first.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    second = runs.start("second", -40)
+    second_out, _ = second.communicate(timeout=120)
+    first_out, _ = first.communicate(timeout=120)
+    assert first.returncode == 0, first_out
+    assert second.returncode == 1, second_out
     failure = json.loads((tmp_path / "second" / "summary.json").read_text())["failure"]
     assert failure.startswith("limb arm: its agent refused this run's command: ")
     assert "commanded_elsewhere" in failure and failure.endswith("(one limb takes one commander)")
@@ -84,29 +104,19 @@ def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(tmp_path: Path
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_run_commands_at_once_a_limb_the_run_before_it_released(tmp_path: Path) -> None:
+def test_a_run_commands_at_once_a_limb_the_run_before_it_released(
+    tmp_path: Path, runs: Runs
+) -> None:
     """A run releases the limbs of agents it did not start as it ends (``release``).
 
     The first run ticks at 0.5 Hz, so its lease is 2.5 times its pace: 5 s after its last
     command. Without the release, the next run, started as the first ends, would be refused.
     """
-    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
-    log = tmp_path / "agent.log"
-    agent = subprocess.Popen(["true"])  # (replaced below; keeps the finally simple)
-    runs: list[subprocess.Popen[str]] = []
-    try:
-        agent = start_agent(endpoint, log, clock="real")
-        wait_until_it_answers(endpoint, agent, log)
-        runs.append(_run(tmp_path, "first", endpoint, 60, rate_hz=0.5))
-        first_out, _ = runs[0].communicate(timeout=120)
-        runs.append(_run(tmp_path, "second", endpoint, -40))
-        second_out, _ = runs[1].communicate(timeout=120)
-    finally:
-        for process in [*runs, agent]:
-            if process.poll() is None:
-                process.kill()
-                process.wait(30)
-    assert runs[0].returncode == 0, first_out
-    assert runs[1].returncode == 0, second_out
-    first = json.loads((tmp_path / "first" / "summary.json").read_text())
-    assert first["ticks"] >= 3  # (it commanded the arm at its slow pace)
+    first = runs.start("first", 60, rate_hz=0.5)
+    first_out, _ = first.communicate(timeout=120)
+    second = runs.start("second", -40)
+    second_out, _ = second.communicate(timeout=120)
+    assert first.returncode == 0, first_out
+    assert second.returncode == 0, second_out
+    summary = json.loads((tmp_path / "first" / "summary.json").read_text())
+    assert summary["ticks"] >= 3  # (it commanded the arm at its slow pace)
