@@ -196,7 +196,7 @@ class HardwareDriver(LimbDriver):
                 ``internal`` if :meth:`read_joints` returns the wrong number of values.
         """
         t = finite_time(t, self._t)
-        if t == self._t and self._state is not None:
+        if t == self._t and self._state is not None and not self._back():
             return
         dt = 0.0 if self._t is None else t - self._t
         tracker = self._tracker
@@ -243,6 +243,14 @@ class HardwareDriver(LimbDriver):
             health=self._health(powered),
             detail=self._detail(None),
         )
+
+    def _back(self) -> bool:
+        """Whether the limb is live again since its state stopped updating (power, reassembly).
+
+        Then an :meth:`advance` to the same time reads it again: its state would otherwise
+        stay the one from before the interruption.
+        """
+        return self._interrupted and self.power_state() and self.available
 
     def state(self) -> LimbState:
         """The latest state; before the first :meth:`advance`, the limb read at t = 0 s."""

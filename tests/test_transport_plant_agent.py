@@ -309,3 +309,24 @@ def test_a_step_of_more_than_a_minute_is_refused_naming_the_limit(client: AgentC
     assert refused.value.code == "bad_value"
     assert client.step(120.0, timeout_s=5).t == 120.0  # and it goes on serving
     assert client.describe(timeout_s=5).errors_received == {"bad_value": 1}
+
+
+def test_limbs_reassembled_after_all_were_gone_are_read_again_at_the_same_t(
+    client: AgentClient,
+) -> None:
+    # (an outside client's find: the step to the same t answered the states from before the
+    # disassembly, t = 0.1, and published nothing)
+    client.step(0.1, timeout_s=5)
+    client.command("leg_2", "joint_position", timeout_s=5, q=[0.2, 0.2, 0.2])
+    for leg in LEGS:
+        client.fault(leg, "disassembly", timeout_s=5)
+    with pytest.raises(LimbUnavailableError):
+        client.step(1.0, timeout_s=5)
+    for leg in LEGS:
+        client.fault(leg, "reassemble", timeout_s=5)
+    step = client.step(1.0, timeout_s=5)
+    assert step.t == 1.0
+    assert {state.t for state in step.states.values()} == {1.0}
+    assert set(step.states) == set(LEGS)
+    # and they are new states (a larger seq): the client takes them
+    assert all(client.state(leg).t == 1.0 for leg in LEGS)  # type: ignore[union-attr]

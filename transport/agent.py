@@ -245,6 +245,8 @@ class PlantAgent:
         self._state_seq = 0
         self._session = int.from_bytes(os.urandom(4), "little")
         self._errors: dict[str, int] = {}
+        #: A fault request came since the last step (the next step reads the limbs again).
+        self._faulted = False
         #: Each limb's commander: the routing id of the client that last commanded it, when
         #: [s, time_source], and its lease [s]; another client's commands are refused within
         #: the lease.
@@ -909,7 +911,10 @@ class PlantAgent:
             )
         commands = request.fields.get(COMMANDS_FIELD)
         refused = self._step_commands(commands) if commands else None
-        repeat = last == t  # the same t again: the same states, nothing new published
+        # the same t again: the same states, nothing new published (unless a fault request
+        # changed them since: a reassembled limb is read again)
+        repeat = last == t and not self._faulted
+        self._faulted = False
         self._last_step_t = t
         self._sim_time = t
         plant = self._plant
@@ -956,6 +961,7 @@ class PlantAgent:
         if not self._plant.available(limb.name) and kind != FaultKind.REASSEMBLE:
             return self._unavailable(request, limb.name)
         self._plant.fault(limb.name, kind, request.fields["params"])
+        self._faulted = True
         return self._ack(request)
 
     def _on_gripper(self, request: Request) -> bytes | None:
