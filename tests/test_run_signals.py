@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,6 +137,25 @@ def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, runnin
     assert [e["kind"] for e in events] == ["paused", "resumed", "aborted"], events
     assert processes_holding(tmp_path) == []
     assert list(run.tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "a"])
+def test_a_slowly_paced_run_stops_at_once_between_two_ticks(tmp_path, running, how):
+    # --speed 1e-6: the next tick is due in 5.5 hours; the abort must not wait for it
+    record = tmp_path / "rec"
+    run = Run(tmp_path, "--speed", "1e-6", "--record", str(record))
+    running.append(run)
+    run.wait_for("tick      0")
+    started = time.monotonic()
+    if how == "SIGTERM":
+        run.process.send_signal(signal.SIGTERM)
+    else:
+        run.say("a")
+    out = run.end()
+    assert time.monotonic() - started < 30.0, out  # (a safety limit: about 0.1 s measured)
+    assert run.process.returncode == 1, out
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and summary["ticks"] == 1, summary
 
 
 def test_ctrl_c_during_start_up_leaves_no_agent_nor_temporary_folder(tmp_path, running):

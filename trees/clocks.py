@@ -58,6 +58,9 @@ class RunClock(Protocol):
     def pace(self, index: int) -> None:
         """Wait, if this clock waits, until tick ``index`` is due."""
 
+    def remaining(self, index: int) -> float:
+        """Wall time until tick ``index`` is due [s]: 0 when it is (or the clock never waits)."""
+
     def idle(self, seconds: float) -> None:
         """Wait while paused [s of wall time]."""
 
@@ -122,8 +125,18 @@ class _WallClock:
         """Wall time since :meth:`start` [s]."""
         return self.wall() - self.wall_start
 
-    def _wait_until(self, target: float) -> None:
-        delay = target - self.wall()
+    def _due(self, index: int) -> float | None:
+        """The wall time tick ``index`` is due [s], or None when this clock does not wait."""
+        return self.wall_start + self.paused_s + index * self.dt
+
+    def remaining(self, index: int) -> float:
+        """Wall time until tick ``index`` is due [s]: 0 when it is (or the clock never waits)."""
+        due = self._due(index)
+        return 0.0 if due is None else max(0.0, due - self.wall())
+
+    def pace(self, index: int) -> None:
+        """Sleep until tick ``index`` is due (paused time not counted)."""
+        delay = self.remaining(index)
         if delay > 0:
             self.sleep(delay)
 
@@ -156,10 +169,11 @@ class SimClock(_WallClock):
         """``index / rate_hz`` [s]."""
         return index * self.dt
 
-    def pace(self, index: int) -> None:
-        """With a speed, sleep until tick ``index`` is due at that speed; else return."""
-        if self.speed is not None:
-            self._wait_until(self.wall_start + self.paused_s + index * self.dt / self.speed)
+    def _due(self, index: int) -> float | None:
+        """With a speed, the wall time tick ``index`` is due at that speed [s]; else None."""
+        if self.speed is None:
+            return None
+        return self.wall_start + self.paused_s + index * self.dt / self.speed
 
 
 class RealClock(_WallClock):
@@ -174,10 +188,6 @@ class RealClock(_WallClock):
     def tick_time(self, index: int) -> float:
         """Wall time since the start, less the time spent paused [s]."""
         return self.running_s()
-
-    def pace(self, index: int) -> None:
-        """Sleep until tick ``index`` is due (paused time not counted)."""
-        self._wait_until(self.wall_start + self.paused_s + index * self.dt)
 
 
 def make_clock(

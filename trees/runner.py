@@ -60,6 +60,9 @@ from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdo
 _DISASSEMBLED = int(Health.DISASSEMBLED)
 #: How long a restarted agent has to say what it drives [s] (it answers a describe at once).
 RESTART_DESCRIBE_TIMEOUT_S = 2.0
+#: The longest sleep between two looks at the keys, signals and controls while pacing [s].
+PACE_SLICE_S = 0.05
+
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
 )
@@ -278,7 +281,7 @@ class Runner:
                     self.run_clock.idle(0.05)
                     continue
                 self._watched_tick(self.run_clock.tick_time(self.ticks))
-                self.run_clock.pace(self.ticks)
+                self._pace()
             self._pause_at_end()
         except KeyboardInterrupt as exc:
             self._abort(interrupted_why(exc))
@@ -610,6 +613,19 @@ class Runner:
             elif key in "rR":
                 self._set_paused(False)
         return False
+
+    def _pace(self) -> None:
+        """Wait until the next tick is due, answering keys, signals and controls meanwhile.
+
+        A slow pace (``--speed 0.001``, a real-clock mission at 0.1 Hz) waits long between
+        ticks: an abort, a pause or a signal is taken within :data:`PACE_SLICE_S`, not when the
+        wait is over.
+        """
+        clock = self.run_clock
+        while (left := clock.remaining(self.ticks)) > 0.0:
+            if self._handle_keys() or self._handle_control() or self.paused:
+                return
+            clock.idle(min(left, PACE_SLICE_S))
 
     def _pause_at_end(self) -> None:
         """Hold a pause that came on the tick that ended the tree until the operator goes on.
