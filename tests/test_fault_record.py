@@ -63,6 +63,19 @@ def test_a_fault_whose_window_passes_while_its_limb_is_away_is_skipped(tmp_path)
 
 
 @pytest.mark.timeout(120)
+def test_a_fault_not_due_before_the_run_ends_is_listed_as_skipped_and_said(tmp_path):
+    # (a robustness run cut short, or a --set past the mission's end, tested nothing of it)
+    summary, _, _ = run_threaded(
+        MISSIONS / "fault_while_disassembled.yaml", tmp_path, {"power_off_at_s": "100"}
+    )
+    assert summary["outcome"] == "SUCCESS" and summary["sim_time_s"] == pytest.approx(8.0)
+    assert summary["faults_injected"] == 1
+    (skipped,) = summary["faults_skipped"]
+    assert skipped["kind"] == "power_off" and skipped["at_s"] == 100.0
+    assert skipped["reason"] == "not due before the run ended at 8 s"
+
+
+@pytest.mark.timeout(120)
 def test_a_fault_deferred_while_its_limb_is_away_gets_what_is_left_of_its_window(tmp_path):
     summary, ticks, _ = run_threaded(
         MISSIONS / "fault_while_disassembled.yaml", tmp_path, {"power_off_at_s": "2.5"}

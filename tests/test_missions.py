@@ -101,6 +101,12 @@ def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
     held = [np.array(t["limbs"]["heavy"]["command"][:3]) for t in ticks[first:]
             if t["skills"][square]["mode"] == "recovering"]  # fmt: skip
     assert max(np.linalg.norm(h - held[0]) for h in held) <= 0.02 + 1e-9
+    assert s["faults_skipped"] == []
+    # the power cut set past the mission's end: said, not silently a run without faults
+    late = run("power_loss.yaml", tmp_path / "late", "--set", "power_off_at_s=100")
+    assert late["_exit"] == 0 and late["faults_injected"] == 0, late["_out"]
+    assert len(late["faults_skipped"]) == 4
+    assert "faults 0/0 recovered, 4 scheduled not injected (faults_skipped)" in late["_out"]
 
 
 @pytest.mark.timeout(400)

@@ -852,7 +852,12 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
         f"{outcome.value}: {runner.name} in {s['sim_time_s']:.2f} s mission time "
         f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')})",
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
-        f"{plural(s['recoveries'], 'recovery', 'recoveries')}"
+        + (
+            f"{len(s['faults_skipped'])} scheduled not injected (faults_skipped), "
+            if s["faults_skipped"]
+            else ""
+        )
+        + f"{plural(s['recoveries'], 'recovery', 'recoveries')}"
         # (the hypersphere's distance, <= 1: said only when a skill clamped its commands)
         + (
             f", max clamp distance {s['max_command_state_distance']:.3f} (<= 1)"

@@ -300,16 +300,22 @@ class FaultSchedule:
             if f.injected
         ]
 
-    def skipped(self) -> list[dict[str, Any]]:
-        """``summary.json``'s ``faults_skipped``: each fault never injected, and why."""
+    def skipped(self, ended_at: float | None = None) -> list[dict[str, Any]]:
+        """``summary.json``'s ``faults_skipped``: each fault never injected, and why.
+
+        Args:
+            ended_at: the run's end [s of mission time] once it ended: the faults still
+                waiting for their time are listed too (the run ended before they were due).
+        """
+        never = f"not due before the run ended at {ended_at:g} s" if ended_at is not None else None
         return [
             {
                 "at_s": f.at,
                 "limb": f.limb,
                 "kind": f.kind,
                 "duration_s": f.duration,
-                "reason": f.skipped,
+                "reason": f.skipped if f.skipped is not None else never,
             }
             for f in self.faults
-            if f.skipped is not None
+            if f.skipped is not None or (never is not None and not f.injected)
         ]

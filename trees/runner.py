@@ -838,7 +838,9 @@ class Runner:
             "max_command_state_distance": telemetry.max_command_state_distance,
             "metrics": telemetry.metrics,
             "faults": self.fault_schedule.summary(),
-            "faults_skipped": self.fault_schedule.skipped(),
+            "faults_skipped": self.fault_schedule.skipped(
+                self.t if self.outcome is not None else None
+            ),
             **self._tick_figures(),
             "nodes": self.node_summaries(),
             "failure": self.failure_message(),
