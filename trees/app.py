@@ -853,8 +853,8 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
         f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')})",
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
         + (
-            f"{len(s['faults_skipped'])} scheduled not injected (faults_skipped), "
-            if s["faults_skipped"]
+            f"{len(s.get('faults_skipped') or ())} scheduled not injected (faults_skipped), "
+            if s.get("faults_skipped")
             else ""
         )
         + f"{plural(s['recoveries'], 'recovery', 'recoveries')}"
