@@ -141,6 +141,22 @@ def test_timestamps_and_binary_keys_are_refused_wherever_they_are(
     assert agent.errors_received == {"undecodable": 1}
 
 
+def test_a_refused_frame_nested_deep_is_still_undecodable_not_an_internal_error(
+    wire: Sockets,
+) -> None:
+    dealer, _, agent = wire
+    # an extension type 600 arrays down (msgpack's own limit is 1024 levels): the frame is
+    # read again to find its field, and that reading must not hit Python's recursion limit
+    head = msgpack.packb({"v": 2, "type": "ping", "seq": 9})
+    frame = (
+        bytes((head[0] + 1,)) + head[1:] + msgpack.packb("x") + b"\x91" * 600
+        + msgpack.packb(msgpack.ExtType(5, b"a"))
+    )  # fmt: skip
+    reply = ask(dealer, frame)
+    assert (reply["code"], reply["seq"], reply["field"]) == ("undecodable", 9, "x")
+    assert agent.errors_received == {"undecodable": 1}
+
+
 def test_bytes_that_are_not_msgpack_get_a_message_that_says_something(wire: Sockets) -> None:
     dealer, _, _ = wire
     reply = ask(dealer, b"\xc1\x00\x01")  # 0xc1 is never used in msgpack

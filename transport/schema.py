@@ -283,13 +283,21 @@ def _locate(frame: bytes) -> tuple[int, str | None]:
 
 
 def _plain_protocol_value(value: object) -> bool:
-    """Whether ``value`` holds only string map keys and no extension types, at any depth."""
-    if isinstance(value, msgpack.ExtType | msgpack.Timestamp):
-        return False
-    if type(value) is dict:
-        return all(type(k) is str and _plain_protocol_value(v) for k, v in value.items())
-    if type(value) is tuple:
-        return all(_plain_protocol_value(v) for v in value)
+    """Whether ``value`` holds only string map keys and no extension types, at any depth.
+
+    Walked with a stack, not recursion: a hostile frame may nest thousands of levels.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, msgpack.ExtType | msgpack.Timestamp):
+            return False
+        if type(item) is dict:
+            if any(type(k) is not str for k in item):
+                return False
+            stack.extend(item.values())
+        elif type(item) is tuple:
+            stack.extend(item)
     return True
 
 
