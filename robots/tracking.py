@@ -557,6 +557,7 @@ class CommandTracker:
         """
         self._goal = _JointGoal(np.array(target, dtype=np.float64))
         self._mode = mode
+        self._forget_twist_failure()
         if residual is not None:
             self._ik_failed = False
             self._ik_reason = ""
@@ -569,12 +570,20 @@ class CommandTracker:
         self._twist_pose = None
         self._mode = CommandMode.EE_TWIST
         self._clipped = False
+        self._forget_twist_failure()
 
     def hold(self, q: FloatArray) -> None:
         """Stop at ``q`` (the measured joints): the reference and the goal both become ``q``."""
         self._reference = np.array(q, dtype=np.float64)
         self._goal = None
         self._mode = CommandMode.HOLD
+        self._forget_twist_failure()
+
+    def _forget_twist_failure(self) -> None:
+        """A new goal: a twist that stopped (``IK_FAILED``) is no longer being followed."""
+        if self._ik_failed and self._ik_reason == TWIST_STOPPED:
+            self._ik_failed = False
+            self._ik_reason = ""
 
     # ------------------------------------------------------------------ stepping
 

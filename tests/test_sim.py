@@ -230,6 +230,14 @@ def test_an_ee_twist_past_the_reach_stops_at_the_edge_and_comes_back_at_once():
     assert ee(driver.state()).position[0] < edge[0] - 0.03
     assert not driver.state().health & Health.IK_FAILED  # moving again
     assert "ik_failure" not in driver.state().detail
+    # stopped again, then any other command: the stopped twist is no longer followed
+    for other, payload in ((CommandMode.HOLD, {}), (CommandMode.JOINT_POSITION, {"q": [0.1] * 7})):
+        driver.command(CommandMode.EE_TWIST, {"twist": [0.3, 0.0, 0.0, 0.0, 0.0, 0.0]})
+        run(driver, 10.0)
+        assert driver.state().health & Health.IK_FAILED
+        driver.command(other, payload)
+        run(driver, 0.1)
+        assert not driver.state().health & Health.IK_FAILED, other
 
 
 def test_joint_torque_is_refused_as_an_unsupported_mode():
