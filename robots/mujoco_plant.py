@@ -853,9 +853,11 @@ class MujocoPlant(Plant):
         if self._grippers is not None:
             self._grip()
         self._accelerations()
-        self._tau = self._within_speed_limits(tau, qdot)
-        mujoco.mj_Euler(model, data)
-        self._release_brake()
+        try:
+            self._tau = self._within_speed_limits(tau, qdot)
+            mujoco.mj_Euler(model, data)
+        finally:
+            self._release_brake()  # (the brake acts for this substep only, whatever happens)
 
     def _grip(self) -> None:
         """The grippers' spring forces on the palms, into ``qfrc_applied`` (after mj_step1)."""
@@ -951,6 +953,7 @@ class MujocoPlant(Plant):
         dt = self._config.timestep_s
         braked = np.zeros(joints.size, dtype=bool)
         brake = np.zeros(dofs.size)
+        self._braking = brake  # (what is in qfrc_applied, for _release_brake, from the start)
         for _ in range(4 * joints.size):  # a braked joint's coupling may push another past
             speed = qdot + dt * data.qacc[dofs]
             past = np.abs(speed[joints]) > limit[joints] * (1.0 + 1e-9)
@@ -960,14 +963,14 @@ class MujocoPlant(Plant):
             wanted = (np.clip(speed, -limit, limit) - speed)[joints] / dt
             columns = response[:, braked]
             normal = columns.T @ columns
-            normal += SPEED_DAMPING * np.trace(normal) / len(normal) * np.eye(len(normal))
+            scale = np.trace(normal) / len(normal) or 1.0  # (a joint held fast: no response)
+            normal += SPEED_DAMPING * scale * np.eye(len(normal))
             more = np.zeros(dofs.size)
             more[joints[braked]] = np.linalg.solve(normal, columns.T @ wanted)
             brake += more
             data.qfrc_applied[dofs] += more
             self._accelerations()
         if braked.any():
-            self._braking = brake
             self._braked_nm = max(self._braked_nm, float(np.abs(brake).max()))
 
     def _release_brake(self) -> None:
