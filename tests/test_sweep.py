@@ -813,8 +813,8 @@ def test_runs_are_the_same_run_by_their_values_not_by_how_the_flags_wrote_them(t
     for run in first.runs:
         finished_run(first, run, out)
     # the default written out, in another spelling, and the settings in another order
-    again = read_plan(mission, ["wait_s=2e-1", "tag=x,y"])
-    assert [r.name for r in again.runs] == ["wait_s=2e-1,tag=x", "wait_s=2e-1,tag=y"]
+    again = read_plan(mission, ["wait_s=0.20", "tag=x,y"])
+    assert [r.name for r in again.runs] == ["wait_s=0.20,tag=x", "wait_s=0.20,tag=y"]
     backend = Immediate()
     result = run_sweep(again, out, backend=backend, stream=io.StringIO())
     assert backend.submitted == []  # nothing run again
@@ -828,6 +828,10 @@ def test_runs_are_the_same_run_by_their_values_not_by_how_the_flags_wrote_them(t
 
     why = other_run(other, dataclasses.replace(other.runs[0], name="tag=x"), out / "tag=x")
     assert why == "a run of other settings (wait_s=0.2)"
+    # text stays text: a text parameter given 1e2 (YAML's text) is not the one given 100
+    words, number = (read_plan(mission, [f"tag={v}"]) for v in ("1e2", "100"))
+    assert words.runs[0].identity(words)["parameters"]["tag"] == "1e2"
+    assert number.runs[0].identity(number)["parameters"]["tag"] == 100.0
 
 
 def test_a_run_of_a_sweep_that_kept_only_the_settings_as_written_is_still_kept(tmp_path):

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 from limbtree.trees.errors import TreesError
 from limbtree.trees.interrupts import STOP_WITH_ENV, signals_abort
 from limbtree.trees.launcher import PROCESSES_ENV, agent_processes
-from limbtree.trees.mission.scalars import number_text
 from limbtree.trees.recorder import lock_record_dir
 
 if TYPE_CHECKING:
@@ -224,14 +223,12 @@ def _shown(value: Any) -> str:
 
 
 def _canonical(value: Any) -> Any:
-    """A parameter value in one form per value: numbers as floats.
+    """A parameter value in one form per value: numbers as floats (``100`` is ``100.0``).
 
-    ``100``, ``100.0`` and the words missions read as numbers (``1e2``) are all ``100.0``.
+    Text stays text, even text a number-typed key would read as a number (``1e2``, which
+    YAML calls text): a text parameter given ``1e2`` is not the one given ``100``.
     """
-    if isinstance(value, str):
-        number = number_text(value)
-        return value if number is None else number
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, str | bool) or value is None:
         return value
     if isinstance(value, int | float):
         return float(value)
