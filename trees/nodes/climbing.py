@@ -90,8 +90,8 @@ CLIMB_STEP: Final = NodeSpec(
             Choice(SWING_ENDS),
             "normal",
             "normal: LRST's free points over the footholds, so the foot lifts off and touches "
-            "down along the terrain's normal (not in the paper; lower peaks, docs/climbing.md); "
-            "free: the paper's eq. 2, its two free points anywhere (ramp)",
+            "down along the footholds' plane normal (not in the paper; lower peaks, "
+            "docs/climbing.md); free: the paper's eq. 2, its two free points anywhere (ramp)",
         ),
         ParamSpec(
             "alpha",
