@@ -60,6 +60,18 @@ def test_a_joint_target_with_the_wrong_number_of_joints_names_both_counts(tmp_pa
     assert "has 3 joint angles; heavy_limb arm has 7 joints" in text
 
 
+def test_a_joint_target_past_a_joint_limit_names_the_joint_and_its_limits(tmp_path):
+    # (it used to pass check, and the run then waited at the limit for ever)
+    past = "joint_move: {limb: arm, posture: {q_deg: [0, 200, 0, 0, 0, 0, 0]}}"
+    path = mission(tmp_path, "{robot: heavy_limb}", past)
+    text = problems(path)
+    assert "m.yaml:5:3:" in text
+    assert "joint_2 at 200 deg, its limits -120 deg to 120 deg" in text
+    assert "never reach it" in text
+    at_limit = mission(tmp_path, "{robot: heavy_limb}", past.replace("200", "120"))
+    assert load(at_limit).name == "m"  # a limit itself is within
+
+
 def test_joint_sync_move_postures_are_checked_per_limb(tmp_path):
     path = mission(
         tmp_path,
@@ -101,3 +113,17 @@ def test_blockage_joints_within_the_limb_pass(tmp_path):
         "faults:\n  - {at_s: 0.5, limb: arm, kind: blockage, duration_s: 1, joints: [0, 6]}\n",
     )
     assert load(path).faults[0].params["joints"] == (0, 6)
+
+
+def test_the_trees_problems_come_in_file_order(tmp_path):
+    # (an unreachable waypoint was reported before an unknown posture on the line above it)
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "sequence:\n"
+        "    - joint_move: {limb: arm, posture: folded}\n"
+        "    - sync_move: {limbs: [arm], waypoints: [{translation_mm: [5000, 0, 0]}]}",
+    )
+    lines = problems(path).splitlines()
+    assert [line.split(": ")[0] for line in lines] == [f"{path}:6:7", f"{path}:7:7"], lines
+    assert "no posture 'folded'" in lines[0] and "5000 mm" in lines[1]

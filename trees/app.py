@@ -107,7 +107,8 @@ def load(
         registry=registry,
     )
     problems = reach_problems(mission) + target_problems(mission)
-    if problems:
+    if problems:  # (in file order, as the file's own problems are)
+        problems.sort(key=lambda p: (p.location.file, p.location.line, p.location.column))
         raise MissionError(problems)
     return mission
 

@@ -16,17 +16,21 @@ valid choices.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from limbtree.robots import load_robot
 from limbtree.robots.modules import load_module
+from limbtree.robots.registry import JointSpec
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Problem
 from limbtree.trees.mission.model import NodeModel
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
+#: How far past a joint limit a posture may be [rad or m]: round-off of degrees to radians.
+LIMIT_SLACK = 1e-9
 
 
 def target_problems(mission: Mission) -> list[Problem]:
@@ -120,7 +124,30 @@ def _posture(mission: Mission, name: str, posture: Any) -> str | None:
             f"{limb.limb} has {len(spec.joints)} joints "
             f"({', '.join(joint.name for joint in spec.joints)})"
         )
+    past = [
+        (joint, float(value))
+        for joint, value in zip(spec.joints, posture, strict=True)
+        if not joint.lower - LIMIT_SLACK <= float(value) <= joint.upper + LIMIT_SLACK
+    ]
+    if past:
+        said = "; ".join(
+            f"{joint.name} at {_shown(joint, value)}, its limits {_shown(joint, joint.lower)} "
+            f"to {_shown(joint, joint.upper)}"
+            for joint, value in past
+        )
+        return (
+            f"the posture for limb {name} is past {limb.robot} {limb.limb}'s joint limits "
+            f"({said}): the limb would stop at its limit and never reach it; give angles "
+            "within the limits (limbtree robots lists them)"
+        )
     return None
+
+
+def _shown(joint: JointSpec, value: float) -> str:
+    """A joint value as a mission writes it: degrees, or millimetres for a prismatic joint."""
+    if joint.unit == "m":
+        return f"{value * 1000.0:g} mm"
+    return f"{math.degrees(value):g} deg"
 
 
 __all__ = ["EE_BODY", "target_problems"]
