@@ -826,6 +826,18 @@ def test_random_faults_need_limbs_to_draw_from(check):
     assert only(problems) == "m.yaml:2:16: random_faults needs limbs; the mission declares none"
 
 
+def test_random_faults_cannot_hit_more_distinct_limbs_at_once_than_they_draw_from(check):
+    text = """\
+    random_faults: {count: 1, kinds: [power_off], between_s: [0, 2], duration_s: [1, 2],
+                    limbs: [left], limbs_per_fault: [1, 3]}
+    tree: {wait: {duration_s: 1}}
+    """
+    assert only(check(text)) == (
+        "m.yaml:6:49: limbs_per_fault asks up to 3 distinct limbs for one fault, but it draws "
+        "from 1 (left): at most 1, or give more limbs"
+    )
+
+
 def test_keys_need_a_remote_agent_and_a_folder_with_the_clients_keys(check, tmp_path):
     def limbs(arm: str) -> str:
         return f"mission: m\nlimbs:\n  arm: {arm}\ntree: {{wait: {{duration_s: 1}}}}\n"

@@ -218,5 +218,16 @@ def read_random_faults(ctx: ValueContext, item: Item) -> list[RandomFaults] | No
             ok = False
             continue
         fields["limbs"] = tuple(limbs)
+        most = max(fields["limbs_per_fault"])
+        if most > len(limbs):
+            entry = next((e for e in entries if e.key == "limbs_per_fault"), None)
+            reader.error(
+                group if entry is None else reader.child(group, entry.node) or group,
+                f"limbs_per_fault asks up to {most:g} distinct limbs for one fault, but it "
+                f"draws from {len(limbs)} ({', '.join(limbs)}): at most {len(limbs)}, or "
+                "give more limbs",
+            )
+            ok = False
+            continue
         result.append(RandomFaults(item=group, **fields))
     return result if ok else None
