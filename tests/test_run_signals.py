@@ -158,6 +158,23 @@ def test_a_slowly_paced_run_stops_at_once_between_two_ticks(tmp_path, running, h
     assert summary["outcome"] == "ABORTED" and summary["ticks"] == 1, summary
 
 
+def test_a_run_paused_from_a_pipe_that_then_closes_aborts_saying_why(tmp_path, running):
+    # (nothing could ever resume it: it sat paused for ever)
+    record = tmp_path / "rec"
+    run = Run(tmp_path, "--speed", "1", "--record", str(record))
+    running.append(run)
+    run.wait_for("running long_wait")
+    run.say("p")
+    run.wait_for("paused")
+    assert run.process.stdin is not None
+    run.process.stdin.close()
+    out = run.end()
+    assert run.process.returncode == 1, out
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED"
+    assert summary["failure"].startswith("paused, and stdin, the only way to resume, was closed")
+
+
 def test_ctrl_c_during_start_up_leaves_no_agent_nor_temporary_folder(tmp_path, running):
     run = Run(tmp_path)
     running.append(run)

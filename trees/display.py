@@ -331,6 +331,11 @@ class TerminalKeyboard:
             except (OSError, ValueError):  # closed, or a stand-in without a descriptor
                 self._fd = None
 
+    @property
+    def closed(self) -> bool:
+        """Whether no key can come any more: a non-terminal stdin at its end (or none)."""
+        return not self.interactive and self._fd is None
+
     @contextlib.contextmanager
     def raw(self) -> Iterator[TerminalKeyboard]:
         """Put the terminal in cbreak mode for the duration (restored on exit)."""

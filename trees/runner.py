@@ -277,6 +277,12 @@ class Runner:
             while self.outcome is None:
                 if self._handle_keys() or self._handle_control():
                     continue
+                if self.paused and self._nothing_can_resume():
+                    self._abort(
+                        "paused, and stdin, the only way to resume, was closed (lines p, r, a "
+                        "on stdin; keep it open, or use --view web or a terminal)"
+                    )
+                    continue
                 if self.paused or self._gate_holds_time():
                     self.run_clock.idle(0.05)
                     continue
@@ -613,6 +619,10 @@ class Runner:
             elif key in "rR":
                 self._set_paused(False)
         return False
+
+    def _nothing_can_resume(self) -> bool:
+        """Whether a paused run could never be resumed: no page, and stdin at its end."""
+        return self.control is None and bool(getattr(self.keyboard, "closed", False))
 
     def _pace(self) -> None:
         """Wait until the next tick is due, answering keys, signals and controls meanwhile.
