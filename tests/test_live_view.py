@@ -91,3 +91,16 @@ def test_the_terminal_numbers_ticks_as_the_record_and_the_page_do():
     progress.on_tick(snapshot(2, "0.1"))
     progress.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 51, None, {}))
     assert [line.split("tick")[1].split()[0] for line in lines if "tick" in line] == ["50", "50"]
+
+
+def test_headless_gives_the_tick_that_ends_the_run_one_line_with_its_outcome():
+    # (it printed "tick 2500 RUNNING -" and then "tick 2500 SUCCESS -")
+    lines: list[str] = []
+    progress = HeadlessProgress(io.StringIO())
+    progress.on_message = lines.append  # type: ignore[method-assign]
+    progress.on_start(header(big_tree(2)))
+    last = snapshot(2, "0.1")
+    ended = dict(last.nodes, **{"0": NodeTick(NodeStatus.SUCCESS, "", 0.0)})
+    progress.on_tick(TickSnapshot(last.t, last.tick, ended, last.limbs, {}, (), {}))
+    progress.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 51, None, {}))
+    assert [line.split()[5] for line in lines] == ["SUCCESS"], lines

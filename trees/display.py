@@ -255,6 +255,7 @@ class HeadlessProgress:
         self._next = 0.0
         self._leaves: frozenset[str] = frozenset()
         self._names: Mapping[str, str] = {}
+        self._root = ""
         self._snapshot: TickSnapshot | None = None
 
     def on_start(self, header: RunHeader) -> None:
@@ -262,6 +263,7 @@ class HeadlessProgress:
         nodes = header.tree.walk()
         self._leaves = frozenset(n.id for n in nodes if not n.children)
         self._names = {n.id: n.name for n in nodes}
+        self._root = header.tree.id
 
     def on_message(self, text: str) -> None:
         """Print a line."""
@@ -271,10 +273,13 @@ class HeadlessProgress:
         """The runner's message says it."""
 
     def on_tick(self, snapshot: TickSnapshot) -> None:
-        """A status line when due (not for an aborted run's last map: its end line follows)."""
+        """A status line when due (not for the tick that ends the run: its end line follows)."""
         self._snapshot = snapshot
         if any(event.kind is EventKind.ABORTED for event in snapshot.events):
             return
+        root = snapshot.nodes.get(self._root)
+        if root is not None and root.status is not NodeStatus.RUNNING:
+            return  # the tree ended in this tick: the end line says how, for this tick
         if snapshot.t >= self._next:
             self._next = snapshot.t + self.every_s
             self._status("RUNNING")
