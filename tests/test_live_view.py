@@ -104,3 +104,17 @@ def test_headless_gives_the_tick_that_ends_the_run_one_line_with_its_outcome():
     progress.on_tick(TickSnapshot(last.t, last.tick, ended, last.limbs, {}, (), {}))
     progress.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 51, None, {}))
     assert [line.split()[5] for line in lines] == ["SUCCESS"], lines
+
+
+def test_headless_says_when_a_leaf_fails_even_if_a_fallback_goes_on():
+    lines: list[str] = []
+    progress = HeadlessProgress(io.StringIO())
+    progress.on_message = lines.append  # type: ignore[method-assign]
+    progress.on_start(header(big_tree(2)))
+    running = snapshot(2, "0.1")
+    failed = dict(running.nodes, **{"0.1": NodeTick(NodeStatus.FAILURE, "timed out", 0.0)})
+    for nodes in (running.nodes, failed, failed, running.nodes, failed):
+        progress.on_tick(TickSnapshot(running.t, running.tick, nodes, running.limbs, {}, (), {}))
+    said = [line for line in lines if "failed" in line]
+    assert len(said) == 2  # each time it fails, not each tick it stays failed
+    assert said[0].endswith("[0.1] failed: timed out")

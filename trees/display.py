@@ -256,6 +256,7 @@ class HeadlessProgress:
         self._leaves: frozenset[str] = frozenset()
         self._names: Mapping[str, str] = {}
         self._root = ""
+        self._failed: set[str] = set()
         self._snapshot: TickSnapshot | None = None
 
     def on_start(self, header: RunHeader) -> None:
@@ -277,12 +278,26 @@ class HeadlessProgress:
         self._snapshot = snapshot
         if any(event.kind is EventKind.ABORTED for event in snapshot.events):
             return
+        self._say_failures(snapshot)
         root = snapshot.nodes.get(self._root)
         if root is not None and root.status is not NodeStatus.RUNNING:
             return  # the tree ended in this tick: the end line says how, for this tick
         if snapshot.t >= self._next:
             self._next = snapshot.t + self.every_s
             self._status("RUNNING")
+
+    def _say_failures(self, snapshot: TickSnapshot) -> None:
+        """A line for each leaf that failed this tick (a fallback may go on: it would not show)."""
+        for node_id, node in snapshot.nodes.items():
+            if node_id not in self._leaves:
+                continue
+            if node.status is NodeStatus.FAILURE and node_id not in self._failed:
+                self._failed.add(node_id)
+                name = self._names.get(node_id, node_id)
+                said = f": {node.message}" if node.message else ""
+                self.on_message(f"t={snapshot.t:7.2f} s  {name} [{node_id}] failed{said}")
+            elif node.status is not NodeStatus.FAILURE:
+                self._failed.discard(node_id)
 
     def on_end(self, end: RunEnd) -> None:
         """The last status line, with the outcome."""
