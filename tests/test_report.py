@@ -447,6 +447,21 @@ def test_a_power_off_gap_is_hatched_and_labelled_on_the_plot():
     assert any("power off" in text.get_text() for text in axes.texts)
 
 
+def test_power_off_labels_close_together_are_written_once_not_over_each_other():
+    from limbtree.trees.report import Disruption
+
+    # a run of 10 s: labels at least 1 s apart; four legs cut together, then two more cuts
+    cuts = [Disruption(leg, "power_off", 2.0, 3.0 + i, None) for i, leg in enumerate("abcd")]
+    cuts += [
+        Disruption("a", "power_off", 2.5, 3.0, None),
+        Disruption("a", "power_off", 7.0, 8.0, None),
+    ]
+    axes, _ = _legend_and_patches(cuts)
+    placed = [text.xy[0] for text in axes.texts if "power off" in text.get_text()]
+    assert placed == [2.0, 7.0]
+    assert len(axes.patches) == 6  # every gap still hatched
+
+
 def test_the_skill_series_carry_each_moves_progress_along_its_waypoints(tmp_path):
     run = read_run(write_run(tmp_path) / "log.msgpack")
     progress = run.skills["Square"].progress

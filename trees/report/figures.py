@@ -52,9 +52,14 @@ FAULT_COLOURS: Final = {
     "slowdown": "#fbc02d",
     "disassembly": "#8e24aa",
     "power_off": "#424242",
-    "ik_error": "#fb8c00",
+    "ik_error": "#6d4c41",
 }
 _OTHER_FAULT: Final = "#00897b"
+
+
+#: The least distance between two "power off" labels, as a fraction of the run [-]: about
+#: one label's width on the report's figures.
+LABEL_GAP: Final = 0.1
 
 
 def fault_colour(kind: str) -> str:
@@ -66,10 +71,13 @@ def _mark_disruptions(axes: Axes, disruptions: Sequence[Disruption], t_end: floa
     """Shade each fault from injection to its end, one colour per kind.
 
     Each kind appears once in the legend; a power-off (the limb's state stops updating) is
-    hatched and labelled on the plot. A dotted line marks where the limb was recovered.
+    hatched and labelled on the plot, unless another label is nearer than
+    :data:`LABEL_GAP` of the run (they would print over each other). A dotted line marks
+    where the limb was recovered.
     """
     labelled: set[str] = set()
     drawn: set[tuple[str, float, float]] = set()
+    labels: list[float] = []  # where "power off" labels are
     for d in disruptions:
         end = d.end if d.end is not None else (d.recovered if d.recovered is not None else t_end)
         span = (d.fault, d.start, max(end, d.start))
@@ -81,11 +89,13 @@ def _mark_disruptions(axes: Axes, disruptions: Sequence[Disruption], t_end: floa
             if d.fault == "power_off":
                 axes.axvspan(span[1], span[2], facecolor=colour, alpha=0.15, hatch="//",
                              edgecolor=colour, lw=0, label=label)  # fmt: skip
-                axes.annotate(
-                    "power off: no state", xy=(span[1], 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(2, -2), textcoords="offset points", va="top", fontsize="x-small",
-                    color=colour,
-                )  # fmt: skip
+                if all(abs(span[1] - x) >= LABEL_GAP * max(t_end, 1e-9) for x in labels):
+                    labels.append(span[1])
+                    axes.annotate(
+                        "power off: no state", xy=(span[1], 1.0),
+                        xycoords=("data", "axes fraction"), xytext=(2, -2),
+                        textcoords="offset points", va="top", fontsize="x-small", color=colour,
+                    )  # fmt: skip
             else:
                 axes.axvspan(span[1], span[2], color=colour, alpha=0.15, lw=0, label=label)
         line = ("recovered", d.recovered or 0.0, 0.0)
@@ -153,7 +163,9 @@ def _limb_time(
         axes.set_ylabel(f"{_AXES[axis]} [mm]")
         _plain_axis(axes)
         axes.grid(True, alpha=0.3)
-    axes_list[0].legend(loc="upper right", fontsize="small", ncols=2)
+    # below the plots, not over them: a long run's faults fill the whole width
+    handles, labels = axes_list[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=6)
     axes_list[-1].set_xlabel("t [s]")
     what = "command and state" if commanded else "state (no end-effector command)"
     figure.suptitle(f"{name}: end-effector {what} over time")
