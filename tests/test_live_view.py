@@ -118,3 +118,19 @@ def test_headless_says_when_a_leaf_fails_even_if_a_fallback_goes_on():
     said = [line for line in lines if "failed" in line]
     assert len(said) == 2  # each time it fails, not each tick it stays failed
     assert said[0].endswith("[0.1] failed: timed out")
+
+
+def test_lines_left_out_are_counted_where_they_were_left_out():
+    from limbtree.trees.display import fit_lines
+
+    lines = [f"node {i}" for i in range(22)]
+    fitted = fit_lines(lines, 8, "nodes", lambda i: i == 12)  # the running node, mid-tree
+    assert fitted == [
+        "node 0", "node 1", "node 2", "node 3", "node 4", "  … 7 more nodes", "node 12",
+        "  … 9 more nodes",
+    ]  # fmt: skip
+    counted = sum(int(line.split()[1]) for line in fitted if "more" in line)
+    assert counted + sum("more" not in line for line in fitted) == len(lines)
+    assert fit_lines(lines, 4, "nodes", lambda i: i == 21) == [
+        "node 0", "node 1", "  … 19 more nodes", "node 21",
+    ]  # fmt: skip

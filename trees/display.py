@@ -92,8 +92,9 @@ def tree_lines(tree: TreeNode, nodes: Mapping[str, NodeTick]) -> list[str]:
 def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bool]) -> list[str]:
     """At most ``budget`` of ``lines``: those ``keep`` picks first, then from the top.
 
-    What is left out is counted on a last line (``… 12 more nodes``), so nothing vanishes
-    without a word.
+    What is left out is counted where it was left out (``… 12 more nodes`` between the lines
+    around it, or at the end), so nothing vanishes without a word and no line seems to
+    follow one it does not.
 
     Args:
         lines: the lines, in order.
@@ -104,11 +105,26 @@ def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bo
     budget = max(1, budget)
     if len(lines) <= budget:
         return lines
-    room = budget - 1
-    chosen = [i for i in range(len(lines)) if keep(i)][:room]
-    chosen += [i for i in range(len(lines)) if i not in chosen][: room - len(chosen)]
-    shown = [lines[i] for i in sorted(chosen)]
-    return [*shown, f"  … {len(lines) - len(shown)} more {what}"]
+    wanted = [i for i in range(len(lines)) if keep(i)]
+    wanted += [i for i in range(len(lines)) if i not in wanted]
+    for room in range(budget - 1, -1, -1):  # fewer lines until they and their gaps fit
+        shown = _with_gaps(lines, sorted(wanted[:room]), what)
+        if len(shown) <= budget:
+            return shown
+    return [f"  … {len(lines)} more {what}"]  # pragma: no cover - room 0 always fits
+
+
+def _with_gaps(lines: list[str], chosen: list[int], what: str) -> list[str]:
+    """The chosen lines, each run of lines left out counted in its place."""
+    out: list[str] = []
+    after = 0  # the first index not yet shown or counted
+    for index in [*chosen, len(lines)]:
+        if index > after:
+            out.append(f"  … {index - after} more {what}")
+        if index < len(lines):
+            out.append(lines[index])
+        after = index + 1
+    return out
 
 
 class LiveView:
