@@ -134,3 +134,16 @@ def test_lines_left_out_are_counted_where_they_were_left_out():
     assert fit_lines(lines, 4, "nodes", lambda i: i == 21) == [
         "node 0", "node 1", "  … 19 more nodes", "node 21",
     ]  # fmt: skip
+
+
+def test_a_run_that_ended_at_a_gate_no_longer_shows_its_question():
+    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
+
+    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), lambda text: None)
+    view = LiveView(io.StringIO(), operator=operator, size=lambda: (80, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.1"))
+    assert operator.confirm("0.1", "Limbs clear?") is None  # asked, no answer yet
+    assert ">>> Limbs clear?" in view.frame()
+    view.on_end(RunEnd(RunOutcome.ABORTED, 1.0, 51, "interrupted (Ctrl-C)", {}))
+    assert "Limbs clear?" not in view.frame()

@@ -208,7 +208,8 @@ class LiveView:
         nodes = {} if snapshot is None else snapshot.nodes
         limbs = {} if snapshot is None else snapshot.limbs
         tail = list(self._messages)
-        if self.operator is not None and self.operator.pending:
+        if self.operator is not None and self.operator.pending and not self._ended:
+            # (a run that ended at a gate, Ctrl-C say, no longer asks)
             tail.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
         if not self._ended:
             tail.append("space: pause/resume   q: abort")
