@@ -79,15 +79,21 @@ def test_the_final_frame_shows_the_outcome_and_no_keys():
     assert "q: abort" not in frame
 
 
+def headless() -> tuple[HeadlessProgress, list[str]]:
+    """``--headless`` progress of a two-leaf run, and the lines it prints."""
+    lines: list[str] = []
+    progress = HeadlessProgress(io.StringIO())
+    progress.on_message = lines.append  # type: ignore[method-assign]
+    progress.on_start(header(big_tree(2)))
+    return progress, lines
+
+
 def test_the_terminal_numbers_ticks_as_the_record_and_the_page_do():
     view = LiveView(io.StringIO(), size=lambda: (80, 24))
     view.on_start(header(big_tree(2)))
     view.on_tick(snapshot(2, "0.1"))  # the record's tick 50
     assert "tick 50 " in view.frame().splitlines()[0]
-    lines: list[str] = []
-    progress = HeadlessProgress(io.StringIO())
-    progress.on_message = lines.append  # type: ignore[method-assign]
-    progress.on_start(header(big_tree(2)))
+    progress, lines = headless()
     progress.on_tick(snapshot(2, "0.1"))
     progress.on_end(RunEnd(RunOutcome.SUCCESS, 1.0, 51, None, {}))
     assert [line.split("tick")[1].split()[0] for line in lines if "tick" in line] == ["50", "50"]
@@ -95,10 +101,7 @@ def test_the_terminal_numbers_ticks_as_the_record_and_the_page_do():
 
 def test_headless_gives_the_tick_that_ends_the_run_one_line_with_its_outcome():
     # (it printed "tick 2500 RUNNING -" and then "tick 2500 SUCCESS -")
-    lines: list[str] = []
-    progress = HeadlessProgress(io.StringIO())
-    progress.on_message = lines.append  # type: ignore[method-assign]
-    progress.on_start(header(big_tree(2)))
+    progress, lines = headless()
     last = snapshot(2, "0.1")
     ended = dict(last.nodes, **{"0": NodeTick(NodeStatus.SUCCESS, "", 0.0)})
     progress.on_tick(TickSnapshot(last.t, last.tick, ended, last.limbs, {}, (), {}))
@@ -107,10 +110,7 @@ def test_headless_gives_the_tick_that_ends_the_run_one_line_with_its_outcome():
 
 
 def test_headless_says_when_a_leaf_fails_even_if_a_fallback_goes_on():
-    lines: list[str] = []
-    progress = HeadlessProgress(io.StringIO())
-    progress.on_message = lines.append  # type: ignore[method-assign]
-    progress.on_start(header(big_tree(2)))
+    progress, lines = headless()
     running = snapshot(2, "0.1")
     failed = dict(running.nodes, **{"0.1": NodeTick(NodeStatus.FAILURE, "timed out", 0.0)})
     for nodes in (running.nodes, failed, failed, running.nodes, failed):

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,21 +118,35 @@ def processes_holding(path: Path) -> list[int]:
     return pids
 
 
-def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, running):
+def recorded(tmp_path: Path, running: list[Run], speed: str) -> tuple[Run, Path]:
+    """The mission run at ``--speed`` into a record; the run and the record's folder."""
     record = tmp_path / "rec"
-    run = Run(tmp_path, "--speed", "1", "--record", str(record))
+    run = Run(tmp_path, "--speed", speed, "--record", str(record))
     running.append(run)
+    return run, record
+
+
+def aborted(run: Run, record: Path) -> dict[str, Any]:
+    """The summary of a run that ended ABORTED (exit status 1)."""
+    out = run.end()
+    assert run.process.returncode == 1, out
+    summary: dict[str, Any] = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED", summary
+    summary["_out"] = out
+    return summary
+
+
+def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, running):
+    run, record = recorded(tmp_path, running, "1")
     run.wait_for("running long_wait")
     run.say("p")
     run.wait_for("paused")
     run.say("r")
     run.wait_for("resumed")
     run.process.send_signal(signal.SIGTERM)
-    out = run.end()
-    assert run.process.returncode == 1, out
-    assert "interrupted (SIGTERM): limbs hold, record closed" in out
-    summary = json.loads((record / "summary.json").read_text())
-    assert summary["outcome"] == "ABORTED" and summary["failure"] == "interrupted (SIGTERM)"
+    summary = aborted(run, record)
+    assert "interrupted (SIGTERM): limbs hold, record closed" in summary["_out"]
+    assert summary["failure"] == "interrupted (SIGTERM)"
     assert read_header(record / "log.msgpack") is not None
     events = [e for tick in read_log(record / "log.msgpack") for e in tick["events"]]
     assert [e["kind"] for e in events] == ["paused", "resumed", "aborted"], events
@@ -142,36 +157,27 @@ def test_sigterm_mid_run_aborts_after_scripted_pause_and_resume(tmp_path, runnin
 @pytest.mark.parametrize("how", ["SIGTERM", "a"])
 def test_a_slowly_paced_run_stops_at_once_between_two_ticks(tmp_path, running, how):
     # --speed 1e-6: the next tick is due in 5.5 hours; the abort must not wait for it
-    record = tmp_path / "rec"
-    run = Run(tmp_path, "--speed", "1e-6", "--record", str(record))
-    running.append(run)
+    run, record = recorded(tmp_path, running, "1e-6")
     run.wait_for("tick      0")
     started = time.monotonic()
     if how == "SIGTERM":
         run.process.send_signal(signal.SIGTERM)
     else:
         run.say("a")
-    out = run.end()
-    assert time.monotonic() - started < 30.0, out  # (a safety limit: about 0.1 s measured)
-    assert run.process.returncode == 1, out
-    summary = json.loads((record / "summary.json").read_text())
-    assert summary["outcome"] == "ABORTED" and summary["ticks"] == 1, summary
+    summary = aborted(run, record)
+    assert time.monotonic() - started < 30.0  # (a safety limit: about 0.1 s measured)
+    assert summary["ticks"] == 1, summary
 
 
 def test_a_run_paused_from_a_pipe_that_then_closes_aborts_saying_why(tmp_path, running):
     # (nothing could ever resume it: it sat paused for ever)
-    record = tmp_path / "rec"
-    run = Run(tmp_path, "--speed", "1", "--record", str(record))
-    running.append(run)
+    run, record = recorded(tmp_path, running, "1")
     run.wait_for("running long_wait")
     run.say("p")
     run.wait_for("paused")
     assert run.process.stdin is not None
     run.process.stdin.close()
-    out = run.end()
-    assert run.process.returncode == 1, out
-    summary = json.loads((record / "summary.json").read_text())
-    assert summary["outcome"] == "ABORTED"
+    summary = aborted(run, record)
     assert summary["failure"].startswith("paused, and stdin, the only way to resume, was closed")
 
 
