@@ -267,13 +267,19 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         combo_rt: list[float] = []
         quiet_rt: list[float] = []
         riding_rt: list[float] = []
-        for _ in range(blocks):
-            bare_rt += measure(echo_once, per_block)
-            router_rt += measure(router_echo_once, per_block)
-            agent_rt += measure(step, per_block)
-            quiet_rt += measure(quiet_step, per_block)
-            combo_rt += measure(command_and_step, per_block)
-            riding_rt += measure(command_on_step, per_block)
+        cases = [
+            (echo_once, bare_rt),
+            (router_echo_once, router_rt),
+            (step, agent_rt),
+            (quiet_step, quiet_rt),
+            (command_and_step, combo_rt),
+            (command_on_step, riding_rt),
+        ]
+        for block in range(blocks):
+            # each block starts with another case: no case always follows the same one
+            shift = block % len(cases)
+            for fn, times in cases[shift:] + cases[:shift]:
+                times += measure(fn, per_block)
         req.send(b"stop")
         req.recv()
         dealer.send(b"stop")
