@@ -102,6 +102,7 @@ def test_legs_that_lose_power_fall_recover_and_resume_with_the_others(tmp_path):
             if t["skills"][square]["mode"] == "recovering"]  # fmt: skip
     assert max(np.linalg.norm(h - held[0]) for h in held) <= 0.02 + 1e-9
     assert s["faults_skipped"] == []
+    assert s["startup_s"] > 0.0  # the agents' start-up, before the run's own wall time
     # the power cut set past the mission's end: said, not silently a run without faults
     late = run("power_loss.yaml", tmp_path / "late", "--set", "power_off_at_s=100")
     assert late["_exit"] == 0 and late["faults_injected"] == 0, late["_out"]

@@ -15,8 +15,9 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TextIO
@@ -533,7 +534,9 @@ def run_mission(
         if started.doing == "running":  # the runner closed its record: keep it
             return RunOutcome.ABORTED
         why = f"{interrupted_why(exc)} while {started.doing}"
-        return _aborted_before_start(request, mission, registry, clock_mode, progress, why)
+        return _aborted_before_start(
+            request, mission, registry, clock_mode, progress, why, started.startup_s()
+        )
     except RunError as exc:
         # The message may name an agent's output file there: keep it.
         keep_logs = keep_logs or str(log_dir) in str(exc)
@@ -563,6 +566,12 @@ class _Started:
 
     doing: str = "starting the agents"
     signals: AbortSignals | None = None
+    #: When the command started [s, monotonic].
+    since: float = field(default_factory=time.monotonic)
+
+    def startup_s(self) -> float:
+        """Wall time since the command started [s]."""
+        return time.monotonic() - self.since
 
 
 def _run(
@@ -651,6 +660,7 @@ def _run(
             if signals is not None:
                 runner.signalled = lambda: signals.received
             runner.agent_exit = agents.exit_of  # (remote agents are not its: None)
+            runner.startup_s = started.startup_s()
             try:
                 with keyboard.raw():
                     outcome = runner.run()
@@ -746,6 +756,7 @@ def _aborted_before_start(
     clock_mode: str,
     progress: LiveView | HeadlessProgress,
     why: str,
+    startup_s: float | None = None,
 ) -> RunOutcome:
     """A run interrupted before its tree ran: the record says ABORTED, and why.
 
@@ -767,6 +778,7 @@ def _aborted_before_start(
         [progress],
         info=_info(mission, handles),
     )
+    runner.startup_s = startup_s
     outcome = runner.abort_before_start(why)
     _print_closing(runner, outcome, progress, None)
     return outcome
@@ -851,7 +863,12 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
     s = runner.end.summary if runner.end is not None else runner.summary()
     parts = [
         f"{outcome.value}: {runner.name} in {s['sim_time_s']:.2f} s mission time "
-        f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')})",
+        f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')}"
+        + (
+            f"; stopped after {s['startup_s']:.2f} s of start-up)"
+            if not s["ticks"] and s.get("startup_s") is not None
+            else ")"
+        ),
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
         + (
             f"{len(s.get('faults_skipped') or ())} scheduled not injected (faults_skipped), "

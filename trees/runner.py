@@ -210,6 +210,9 @@ class Runner:
         self._restarts_seen = [agent.restarts for agent in self.agents]
         self._abort_reason: str | None = None
         self._time_holds: set[str] = set()
+        #: Wall time from the command's start to the run's (the agents' start-up, the
+        #: connections, the tree) [s], or None when not measured (``summary.json``).
+        self.startup_s: float | None = None
         #: Polled at each loop: the name of a signal that asked the run to stop, or None
         #: (``limbtree run`` notes SIGTERM here, so the run stops between ticks).
         self.signalled: Callable[[], str | None] | None = None
@@ -841,6 +844,7 @@ class Runner:
             "rate_hz": self.options.rate_hz,
             "sim_time_s": self.t,
             "wall_time_s": self.run_clock.elapsed(),
+            "startup_s": self.startup_s,
             "ticks": self.ticks,
             "faults_injected": len(injected),
             "faults_recovered": sum(1 for f in injected if f.recovered_at is not None),
