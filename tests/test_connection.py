@@ -97,6 +97,8 @@ def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_
         "note: robot arm uses a remote agent; the sim clock steps it as it steps simulated ones"
     ]
     assert str(error.value) == (
-        f"robot arm: the sim-clock agent at {endpoint} was stepped to t=12 s already (by an "
-        "earlier run?); a sim-clock agent serves one run, from t=0: restart it"
+        f"robot arm: the sim-clock agent at {endpoint} was stepped to t=12 s already: another "
+        "run is stepping it now, or an earlier run did. A sim-clock agent serves one run, from "
+        "t=0: wait for the other run to end, then restart the agent (not while a run uses it: "
+        "its limbs would jump back to their start)"
     )

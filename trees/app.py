@@ -345,8 +345,10 @@ def _handles(
         if described.clock is ClockMode.SIM and described.agent_time > 0:
             raise RunError(
                 f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
-                f"stepped to t={described.agent_time:g} s already (by an earlier run?); a "
-                "sim-clock agent serves one run, from t=0: restart it"
+                f"stepped to t={described.agent_time:g} s already: another run is stepping "
+                "it now, or an earlier run did. A sim-clock agent serves one run, from t=0: "
+                "wait for the other run to end, then restart the agent (not while a run "
+                "uses it: its limbs would jump back to their start)"
             )
         plant = described.plant
         base_poses = BasePoses()  # one per robot: its limbs share the base's pose
