@@ -69,6 +69,15 @@ def test_run_says_which_limb_which_address_what_was_tried_and_what_to_check(tmp_
     assert "tried: connecting and asking it to describe its plant, waiting up to 5 s" in text
     assert f"found: nothing listens on port {port} of 127.0.0.1" in text
     assert "check: that an agent runs there" in text
+    # recorded: the refused run leaves no run folder without a record in it
+    record = tmp_path / "rec"
+    with pytest.raises(RunError):
+        run_mission(RunRequest(mission, record=record), io.StringIO(), stdin=io.StringIO())
+    assert not record.exists()
+    record.mkdir()  # (a folder the user made stays, and stays empty)
+    with pytest.raises(RunError):
+        run_mission(RunRequest(mission, record=record), io.StringIO(), stdin=io.StringIO())
+    assert record.is_dir() and list(record.iterdir()) == []
 
 
 def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_path):

@@ -490,6 +490,7 @@ def run_mission(
         check_port(request.web.host, request.web.port)  # (before the agents start)
     if not request.auto_confirm and request.web is None:  # (the page can answer them)
         check_operator(mission, keyboard.interactive)
+    made_record = request.record is not None and not request.record.exists()
     if request.record is not None:  # (made only once every other check has passed)
         prepare_record_dir(request.record)
     remote = [robot for robot in mission.robots if not robot.simulated]
@@ -542,6 +543,12 @@ def run_mission(
     except RunError as exc:
         # The message may name an agent's output file there: keep it.
         keep_logs = keep_logs or str(log_dir) in str(exc)
+        # A run refused before it started leaves no folder of its own without a record in it
+        # (a script would find a run folder with no outcome): only what an agent wrote.
+        if request.record is not None and log_dir is not None:
+            for empty in (log_dir, request.record) if made_record else (log_dir,):
+                with contextlib.suppress(OSError):  # (not empty, or gone: left as it is)
+                    empty.rmdir()
         raise
     finally:
         if not keep_logs and log_dir is not None:
