@@ -111,3 +111,28 @@ def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_
         "t=0: wait for the other run to end, then restart the agent (not while a run uses it: "
         "its limbs would jump back to their start)"
     )
+
+
+def test_an_agent_of_another_robot_is_refused_saying_how_to_mend_it(tmp_path):
+    from limbtree.robots import make_plant
+    from limbtree.transport import PlantAgent
+
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    agent = PlantAgent(make_plant("light_limb", None, seed=0), endpoint, clock="sim")
+    agent.start_in_thread()
+    try:
+        mission = tmp_path / "other.yaml"
+        mission.write_text(
+            "mission: other\nclock: sim\nrate_hz: 50\nlimbs:\n"
+            f'  arm: {{robot: heavy_limb, agent: "{endpoint}"}}\n'
+            "tree:\n  wait: {duration_s: 1}\n"
+        )
+        with pytest.raises(RunError) as error:
+            run_mission(RunRequest(mission, headless=True), io.StringIO(), stdin=io.StringIO())
+    finally:
+        agent.stop()
+    assert str(error.value) == (
+        f"limb arm: the agent at {endpoint} drives light_limb, but the mission declares "
+        "heavy_limb: give the limb's agent the address of a heavy_limb agent, or start this "
+        "one with --robot heavy_limb"
+    )

@@ -357,13 +357,17 @@ def _handles(
             if limb.limb not in plant.limb_names:
                 raise RunError(
                     f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
-                    f"{', '.join(plant.limb_names)}, not {limb.limb}"
+                    f"{', '.join(plant.limb_names)}, not {limb.limb}: give the limb's agent "
+                    f"the address of {limb.robot} {limb.limb}'s agent, or start this one for "
+                    f"it (limbtree agent --robot {limb.robot} --limb {limb.limb})"
                 )
             description = plant.limb(limb.limb).description
             if description.robot != limb.robot:
                 raise RunError(
                     f"limb {name}: the agent at {endpoints[robot.name]} drives "
-                    f"{description.robot}, but the mission declares {limb.robot}"
+                    f"{description.robot}, but the mission declares {limb.robot}: give the "
+                    f"limb's agent the address of a {limb.robot} agent, or start this one "
+                    f"with --robot {limb.robot}"
                 )
             base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
             client = clients[robot.name]
