@@ -51,6 +51,26 @@ def test_ping_endpoint_fails_fast_and_clearly_when_nobody_answers(
     assert "limbtree agent" in message and "N+1" in message and "--keys" in message
 
 
+def test_ping_of_an_ipc_path_with_no_agent_says_the_socket_file_is_missing(tmp_path) -> None:
+    path = tmp_path / "arm"
+    with pytest.raises(AgentUnreachableError) as info:
+        ping_endpoint(f"ipc://{path}", timeout_s=0.3)
+    message = str(info.value)
+    assert f"the socket files {path} (there is no such file) and {path}.state" in message
+    assert "port" not in message and "firewall" not in message
+
+
+def test_ping_with_keys_of_an_agent_without_curve_suggests_it_may_not_use_them(
+    free_port: Callable[[], int], tmp_path
+) -> None:
+    from limbtree.transport import generate_keys
+
+    generate_keys(tmp_path / "keys")
+    with pytest.raises(AgentUnreachableError) as info:
+        ping_endpoint(f"tcp://127.0.0.1:{free_port()}", timeout_s=0.3, keys_dir=tmp_path / "keys")
+    assert "that the agent was started with --keys at all" in str(info.value)
+
+
 def test_a_new_client_has_no_state_and_is_stale(free_port: Callable[[], int]) -> None:
     with LimbClient(f"tcp://127.0.0.1:{free_port()}") as client:
         assert client.poll() is False

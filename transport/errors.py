@@ -7,6 +7,8 @@ Python side raises. :class:`ProtocolError` carries the wire code of a malformed 
 
 from __future__ import annotations
 
+import os
+
 from limbtree.errors import LimbtreeError
 
 
@@ -79,15 +81,25 @@ class AgentUnreachableError(TransportError):
     """
 
     def __init__(self, endpoint: str, timeout_s: float, *, curve: bool) -> None:
-        checks = [
-            "that `limbtree agent` runs there (requests on port N, state stream on N+1)",
-            "the host and port",
-            "that no firewall blocks both ports",
-        ]
+        if endpoint.startswith("ipc://"):
+            path = endpoint[len("ipc://") :]
+            found = "it exists" if os.path.exists(path) else "there is no such file"
+            checks = [
+                f"that `limbtree agent` runs there: it makes the socket files {path} "
+                f"({found}) and {path}.state",
+                "that this user may open them",
+            ]
+        else:
+            checks = [
+                "that `limbtree agent` runs there (requests on port N, state stream on N+1)",
+                "the host and port",
+                "that no firewall blocks both ports",
+            ]
         if curve:
             checks.append(
-                "that the agent's authorized/ folder holds your client.key and that your "
-                "agent.key is that agent's public key"
+                "that the agent was started with --keys at all (one without answers no CURVE "
+                "client: then leave --keys out), that its authorized/ folder holds your "
+                "client.key and that your agent.key is that agent's public key"
             )
         else:
             checks.append("whether the agent was started with --keys (then pass --keys DIR too)")
