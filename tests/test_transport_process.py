@@ -128,7 +128,9 @@ def test_sigterm_ends_the_agent_process_cleanly(
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
     assert proc.stderr is not None
-    assert b"plant agent: robot 'fake_point'" in proc.stderr.read()
+    said = proc.stderr.read()
+    assert b"plant agent: robot 'fake_point'" in said
+    assert said.rstrip().endswith(b"stopped by SIGTERM")  # (its log says why it ended)
 
 
 def test_curve_agent_process_serves_only_key_holders(

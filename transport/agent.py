@@ -1141,8 +1141,10 @@ def run_until_signalled(
         request_stop: asks it to stop (must be safe from signal handlers and threads).
         parent_pid: the process whose end stops the loop, or None.
     """
+    received: list[str] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signal.Signals(signum).name)  # (said once the loop has stopped)
         request_stop()
 
     previous: dict[signal.Signals, Any] = {}
@@ -1156,3 +1158,5 @@ def run_until_signalled(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if received:
+        _log.info("stopped by %s", received[0])
