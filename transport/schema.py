@@ -243,13 +243,11 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
             "(the message map is level 1)",
         ) from None
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        seq, field = _locate(frame)
-        where = "" if field is None else f" (under field {field!r})"
+        lenient = _read_leniently(frame)
+        if lenient is not None:  # a map, refused for a key or an extension type inside:
+            check_plain(lenient)  # named there, with the message's seq and field
         raise ProtocolError(
-            ErrorCode.UNDECODABLE,
-            f"not valid msgpack{where}: {str(exc) or type(exc).__name__}",
-            seq=seq,
-            field=field,
+            ErrorCode.UNDECODABLE, f"not valid msgpack: {str(exc) or type(exc).__name__}"
         ) from None
     if type(obj) is not dict:
         raise ProtocolError(
@@ -259,46 +257,17 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
     return obj
 
 
-def _locate(frame: bytes) -> tuple[int, str | None]:
-    """The ``seq`` and the top-level field of a frame the protocol's decoding refused.
+def _read_leniently(frame: bytes) -> dict[Any, Any] | None:
+    """A refused frame's map, read with any map keys and extension types, or None.
 
-    Read leniently (any map keys, extension types kept as such): a message refused for a
-    non-string key or an extension type deep inside still has a ``seq`` and a field to name.
-    ``(0, None)`` when even that cannot read it.
+    msgpack refuses a non-string key or an extension type before ``seq`` is read; read
+    again this way, :func:`check_plain` names what it is and where, with the ``seq``.
     """
     try:
         obj = msgpack.unpackb(frame, raw=False, strict_map_key=False, use_list=False)
-    except Exception:  # (not msgpack at all: nothing to locate)
-        return 0, None
-    if type(obj) is not dict:
-        return 0, None
-    seq = obj.get("seq")
-    seq_echo = seq if type(seq) is int else 0
-    for key, value in obj.items():
-        if type(key) is not str:
-            return seq_echo, None
-        if not _plain_protocol_value(value):
-            return seq_echo, key
-    return seq_echo, None
-
-
-def _plain_protocol_value(value: object) -> bool:
-    """Whether ``value`` holds only string map keys and no extension types, at any depth.
-
-    Walked with a stack, not recursion: a hostile frame may nest thousands of levels.
-    """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, msgpack.ExtType | msgpack.Timestamp):
-            return False
-        if type(item) is dict:
-            if any(type(k) is not str for k in item):
-                return False
-            stack.extend(item.values())
-        elif type(item) is tuple:
-            stack.extend(item)
-    return True
+    except Exception:  # (not msgpack at all: nothing more to say)
+        return None
+    return obj if type(obj) is dict else None
 
 
 def check_header(obj: Mapping[str, Any]) -> tuple[str, int]:
@@ -372,7 +341,8 @@ def check_plain(obj: dict[str, Any]) -> None:
     """Check a decoded request all the way down: string map keys, no timestamps, bounded depth.
 
     msgpack decodes binary map keys and the timestamp extension (type -1) without calling
-    the extension hook; this refuses them wherever they are, and any nesting deeper than
+    the extension hook; this refuses them wherever they are (and, in a frame :func:`decode`
+    read again leniently, other keys and extension types), and any nesting deeper than
     :data:`MAX_NESTING_DEPTH` levels (the message map is level 1). Only requests are walked:
     the agent's own replies and states are trusted by its clients.
 
@@ -412,6 +382,10 @@ def check_plain(obj: dict[str, Any]) -> None:
                     obj,
                     where,
                     "a msgpack timestamp (extension type -1) is not part of this protocol",
+                )
+            elif tv is msgpack.ExtType:  # (only in a frame read leniently, see decode)
+                raise _not_plain(
+                    obj, where, f"msgpack extension type {value.code} is not part of this protocol"
                 )
 
 
