@@ -884,8 +884,8 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
         ),
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
         + (
-            f"{len(s.get('faults_skipped') or ())} scheduled not injected (faults_skipped), "
-            if s.get("faults_skipped")
+            f"{len(skipped)} scheduled not injected (faults_skipped), "
+            if (skipped := s.get("faults_skipped"))
             else ""
         )
         + f"{plural(s['recoveries'], 'recovery', 'recoveries')}"

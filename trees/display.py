@@ -107,11 +107,11 @@ def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bo
         return lines
     wanted = [i for i in range(len(lines)) if keep(i)]
     wanted += [i for i in range(len(lines)) if i not in wanted]
-    for room in range(budget - 1, -1, -1):  # fewer lines until they and their gaps fit
+    for room in range(budget - 1, 0, -1):  # fewer lines until they and their gaps fit
         shown = _with_gaps(lines, sorted(wanted[:room]), what)
         if len(shown) <= budget:
             return shown
-    return [f"  … {len(lines)} more {what}"]  # pragma: no cover - room 0 always fits
+    return [f"  … {len(lines)} more {what}"]  # (no room for any line: only the count)
 
 
 def _with_gaps(lines: list[str], chosen: list[int], what: str) -> list[str]:

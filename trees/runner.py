@@ -651,10 +651,8 @@ class Runner:
         if not self.paused or self.outcome is RunOutcome.ABORTED:
             return
         outcome = self.outcome
-        while self.paused:
+        while self.paused:  # (until resumed, or a step: its tick would be past the end)
             if self._handle_keys() or self._handle_control():
-                break
-            if not self.paused:  # resumed, or a step (its tick would be past the end)
                 break
             self.run_clock.idle(0.05)
         self.outcome, self._abort_reason = outcome, None

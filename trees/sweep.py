@@ -151,8 +151,8 @@ class PlannedRun:
         that names the mission's own clock finds the runs of one that did not. Once the
         plan was checked against its mission (:func:`check_plan`), it also holds every
         parameter's value as the mission reads it (``parameters``), by which runs are
-        compared: ``--set rock_mm=100`` is then the same run as the default 100, and
-        ``--set rock_mm=1e2`` too.
+        compared: ``--set rock_mm=100`` and ``rock_mm=100.0`` are then the same run as the
+        default 100 (:func:`_canonical`).
         """
         clock = plan.clock or plan.mission_clock
         values = (str(plan.mission.resolve()), self.overrides, self.seed, clock)
