@@ -26,6 +26,7 @@ from limbtree.transport.agent_client import (
     AgentStep,
 )
 from limbtree.transport.driver import LimbState
+from limbtree.transport.endpoint import ipc_file
 from limbtree.transport.errors import AgentUnreachableError, RequestTimeoutError, TransportError
 from limbtree.transport.limb_client import LimbClient
 
@@ -106,6 +107,9 @@ def ping_endpoint(
             description = client.describe(max(timeout_s - (time.perf_counter() - start), 0.1))
         except RequestTimeoutError:
             raise AgentUnreachableError(
-                client.endpoint, timeout_s, curve=keys_dir is not None
+                client.endpoint,
+                timeout_s,
+                curve=keys_dir is not None,
+                socket_file=ipc_file(client.endpoint),
             ) from None
     return rtt, description

@@ -122,7 +122,7 @@ def wants_ipv6(endpoint: str) -> bool:
     return host == "*" or ":" in host
 
 
-def _ipc_file(endpoint: str) -> str | None:
+def ipc_file(endpoint: str) -> str | None:
     """The socket file's path of an ``ipc://PATH`` endpoint, or None.
 
     None for other endpoints, and for Linux's abstract namespace (``ipc://@NAME``: no file,
@@ -199,7 +199,7 @@ def ipc_in_use(endpoint: str) -> str | None:
         A sentence naming the path and what to do, or None (not ``ipc://``, nothing at PATH,
         or a stale socket file).
     """
-    path = _ipc_file(endpoint)
+    path = ipc_file(endpoint)
     if path is None:
         return None
     found, reason = probe_socket_file(path, _IPC_PROBE_TIMEOUT_S)
@@ -259,7 +259,7 @@ def hold_ipc_path(endpoint: str) -> IpcHold | None:
         ConfigError: when another process holds the path (naming its lock file and the
             process id written in it), or the lock file cannot be opened.
     """
-    path = _ipc_file(endpoint)
+    path = ipc_file(endpoint)
     if path is None:
         return None
     lock_path = path + IPC_LOCK_SUFFIX

@@ -80,15 +80,18 @@ class AgentUnreachableError(TransportError):
         timeout_s: how long the ping waited [s].
     """
 
-    def __init__(self, endpoint: str, timeout_s: float, *, curve: bool) -> None:
-        if endpoint.startswith("ipc://"):
-            path = endpoint[len("ipc://") :]
-            found = "it exists" if os.path.exists(path) else "there is no such file"
+    def __init__(
+        self, endpoint: str, timeout_s: float, *, curve: bool, socket_file: str | None = None
+    ) -> None:
+        if socket_file is not None:  # (an ipc:// endpoint's path)
+            found = "it exists" if os.path.exists(socket_file) else "there is no such file"
             checks = [
-                f"that `limbtree agent` runs there: it makes the socket files {path} "
-                f"({found}) and {path}.state",
+                f"that `limbtree agent` runs there: it makes the socket files {socket_file} "
+                f"({found}) and {socket_file}.state",
                 "that this user may open them",
             ]
+        elif endpoint.startswith("ipc://"):  # (Linux's abstract namespace: no file)
+            checks = ["that `limbtree agent` runs there, on this computer"]
         else:
             checks = [
                 "that `limbtree agent` runs there (requests on port N, state stream on N+1)",
