@@ -7,7 +7,8 @@ Usage: ``python benchmarks/web.py [--pairs 3] [--seconds 180] [--record-ticks 36
    without a web view and with ``--view web`` and a headless Chromium page following it
    live (Playwright). Each run's ``wall_time_s`` (the ticking, not the agents' start-up) is
    read from its ``summary.json``; the ratio is taken within each pair (the machine's speed
-   drifts between pairs), and the median reported.
+   drifts between pairs; every other pair runs the watched case first), and the median
+   reported.
 2. **A 12-minute record** (target: opens in under 3 s, the scrubber redraws in under
    100 ms). A record of ``--record-ticks`` ticks is made by tiling a real 6-limb run's
    ticks (renumbered, so the page sees one long run with its faults and events);
@@ -137,8 +138,14 @@ def cost(pairs: int, seconds: float, browser: Any) -> None:
     ratios, cpu_ratios = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(pairs):
-            plain, plain_cpu = run(seconds, Path(tmp) / f"plain{i}", None)
-            watched, watched_cpu = run(seconds, Path(tmp) / f"web{i}", browser)
+            # Every other pair runs the watched case first: neither case always follows
+            # the other (a run's wall time depends a little on what ran just before it).
+            if i % 2:
+                watched, watched_cpu = run(seconds, Path(tmp) / f"web{i}", browser)
+                plain, plain_cpu = run(seconds, Path(tmp) / f"plain{i}", None)
+            else:
+                plain, plain_cpu = run(seconds, Path(tmp) / f"plain{i}", None)
+                watched, watched_cpu = run(seconds, Path(tmp) / f"web{i}", browser)
             ratios.append(watched / plain)
             cpu_ratios.append(watched_cpu / plain_cpu)
             print(
