@@ -19,6 +19,7 @@ import pytest
 from fake_driver import free_port_pair
 
 from limbtree.transport import ping_endpoint
+from limbtree.transport.agent import run_until_signalled
 from limbtree.transport.errors import TransportError
 from limbtree.transport.orphan import EXIT_ORPHANED, watch_parent
 from limbtree.trees.launcher import agent_processes
@@ -96,6 +97,28 @@ def test_a_runner_that_exists_keeps_a_restarted_agent_running() -> None:
     watch_parent(os.getpid(), stopped.set, interval_s=0.001, getppid=lambda: 1)
     time.sleep(0.1)
     assert not stopped.is_set()
+
+
+def test_the_watcher_ends_when_the_agent_stopped_first() -> None:
+    # An agent stopped by a signal or a shutdown request: the watcher must not outlive it
+    # (a thread still waiting at the interpreter's exit keeps the agent's objects alive).
+    orphaned: list[int] = []
+    stopped = threading.Event()
+    thread = watch_parent(42, lambda: orphaned.append(1), interval_s=0.05, getppid=lambda: 42,
+                          stopped=stopped)  # fmt: skip
+    stopped.set()
+    thread.join(5.0)
+    assert not thread.is_alive() and orphaned == []
+
+
+def test_an_agent_loop_that_returns_leaves_no_watcher_behind() -> None:
+    def watchers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("limbtree-parent-watch")]
+
+    before = watchers()
+    # This process's parent stands for the runner: alive all along.
+    run_until_signalled(lambda: time.sleep(0.1), lambda: None, os.getppid())
+    assert watchers() == before
 
 
 def test_a_parent_pid_that_is_not_a_process_id_is_refused() -> None:
@@ -209,3 +232,36 @@ def test_an_agent_started_by_hand_outlives_the_shell_that_started_it(tmp_path: P
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGTERM)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_an_agent_restarted_by_hand_stops_cleanly_when_its_runner_dies(tmp_path: Path) -> None:
+    # Restarted with the runner's command line: it watches the runner's process, and when
+    # that ends it stops with exit status 0 and a log free of interpreter-exit noise (it
+    # once ended with "nanobind: leaked 15 instances!" from the kinematics library).
+    runner = subprocess.Popen(["sleep", "300"])
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    log = tmp_path / "agent.log"
+    with log.open("wb") as sink:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "limbtree", "agent", "--robot", "light_limb", "--bind",
+             endpoint, "--clock", "sim", "--parent-pid", str(runner.pid)],
+            stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180.0  # a safety limit: an agent starts in seconds
+        while not _answers(endpoint):
+            assert agent.poll() is None and time.monotonic() < deadline, log.read_text()
+        runner.kill()
+        runner.wait(30.0)
+        assert agent.wait(30.0) == 0, log.read_text()
+        text = log.read_text()
+        assert "that started this agent is gone: stopping" in text
+        assert "leaked" not in text and "Traceback" not in text, text
+    finally:
+        for process in (runner, agent):
+            if process.poll() is None:
+                process.kill()
+                process.wait(30.0)

@@ -104,6 +104,8 @@ SHUTDOWN_LINGER_S: Final = 1.0
 """Longest the agent then waits for unsent replies to leave before it closes [s]."""
 MAX_BATCH: Final = 256
 """Most requests handled in one go before the real-clock loop checks its stream deadline."""
+WATCHER_JOIN_S: Final = 1.0
+"""How long a stopped agent waits for its parent's watcher to end [s] (it ends at once)."""
 _TICK_LOG_EVERY: Final = 1000
 # Plain ints: pyzmq's flag enums cost microseconds per operation on the request path.
 _SNDMORE: Final = int(zmq.SNDMORE | zmq.NOBLOCK)
@@ -1151,12 +1153,17 @@ def run_until_signalled(
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
+    stopped = threading.Event()
+    watcher = None
     if parent_pid is not None:
-        watch_parent(parent_pid, request_stop)
+        watcher = watch_parent(parent_pid, request_stop, stopped=stopped)
     try:
         run()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        stopped.set()
+        if watcher is not None:
+            watcher.join(WATCHER_JOIN_S)
     if received:
         _log.info("stopped by %s", received[0])

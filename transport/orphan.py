@@ -42,6 +42,7 @@ def watch_parent(
     getppid: Callable[[], int] = os.getppid,
     exists: Callable[[int], bool] | None = None,
     exit_process: Callable[[int], None] = os._exit,
+    stopped: threading.Event | None = None,
 ) -> threading.Thread:
     """Call ``on_orphaned`` once the runner ``parent_pid`` is gone.
 
@@ -59,6 +60,9 @@ def watch_parent(
         getppid: the parent's id (injected for tests).
         exists: whether a process id exists (injected for tests); None: ask the system.
         exit_process: ends the process (injected for tests).
+        stopped: set by the caller once it has stopped (for whatever reason): the watcher
+            then ends at once, before the interpreter's exit (a thread still waiting then
+            keeps the agent's objects alive, and compiled libraries report them as leaked).
 
     Returns:
         The started daemon thread (it ends after ``on_orphaned``, or with the process).
@@ -70,7 +74,7 @@ def watch_parent(
         raise ValueError(f"--parent-pid must be a positive process id, not {parent_pid}")
     if not interval_s > 0:
         raise ValueError(f"interval_s must be > 0, not {interval_s}")
-    wake = threading.Event()
+    wake = stopped if stopped is not None else threading.Event()
     if getppid() == parent_pid:
 
         def present() -> bool:
@@ -89,7 +93,8 @@ def watch_parent(
 
     def watch() -> None:
         while present():
-            wake.wait(interval_s)
+            if wake.wait(interval_s):
+                return  # the caller stopped first
         _log.warning(
             "the runner (process %d) that started this agent is gone: stopping", parent_pid
         )
