@@ -136,3 +136,41 @@ def test_an_agent_of_another_robot_is_refused_saying_how_to_mend_it(tmp_path):
         "heavy_limb: give the limb's agent the address of a heavy_limb agent, or start this "
         "one with --robot heavy_limb"
     )
+
+
+def test_every_agent_that_cannot_serve_the_run_is_named_at_once(tmp_path):
+    # Two agents wrong in different ways: the user learns of both from one refusal, not of
+    # the second only after mending the first.
+    from limbtree.robots import make_plant
+    from limbtree.transport import AgentClient, PlantAgent
+
+    stepped = f"tcp://127.0.0.1:{free_port_pair()}"
+    other = f"tcp://127.0.0.1:{free_port_pair()}"
+    agents = [
+        PlantAgent(make_plant("light_limb", None, seed=0), stepped, clock="sim"),
+        PlantAgent(make_plant("light_limb", None, seed=1), other, clock="sim"),
+    ]
+    for agent in agents:
+        agent.start_in_thread()
+    try:
+        with AgentClient(stepped) as client:  # an earlier run
+            client.step(3.0, timeout_s=5.0)
+        mission = tmp_path / "two.yaml"
+        mission.write_text(
+            "mission: two\nclock: sim\nrate_hz: 50\nlimbs:\n"
+            f'  arm: {{robot: light_limb, agent: "{stepped}"}}\n'
+            f'  heavy: {{robot: heavy_limb, agent: "{other}"}}\n'
+            "tree:\n  wait: {duration_s: 1}\n"
+        )
+        with pytest.raises(RunError) as error:
+            run_mission(RunRequest(mission, headless=True), io.StringIO(), stdin=io.StringIO())
+    finally:
+        for agent in agents:
+            agent.stop()
+    lines = str(error.value).splitlines()
+    assert lines[0] == "2 agents cannot serve this run:"
+    assert lines[1].startswith(
+        f"  - robot arm: the sim-clock agent at {stepped} was stepped to t=3 s"
+    )
+    assert lines[2].startswith(f"  - limb heavy: the agent at {other} drives light_limb, but the")
+    assert len(lines) == 3

@@ -27,7 +27,7 @@ import zmq
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot, robot_names
 from limbtree.robots.assembly import WorldModule, grasp_poses
-from limbtree.transport import AgentClient, ping_endpoint
+from limbtree.transport import AgentClient, AgentDescription, ping_endpoint
 from limbtree.transport.clock import ClockMode
 from limbtree.transport.driver import JointInfo, LimbDescription
 from limbtree.transport.errors import TransportError
@@ -326,9 +326,11 @@ def _handles(
 
     Raises:
         RunError: naming the limb, the agent and both robots, when they differ; naming the
-            robot, the agent and both clocks when the clocks differ.
+            robot, the agent and both clocks when the clocks differ; one line each when
+            several agents cannot serve the run. An unreachable agent is named at once.
     """
     handles: dict[str, LimbHandle] = {}
+    problems: list[str] = []
     for robot in mission.robots:
         try:
             described = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S)
@@ -340,53 +342,83 @@ def _handles(
             raise RunError(
                 unreachable_message(agent_target(robot, endpoints), tried, exc)
             ) from None
-        if clock_mode is not None:
-            check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
-        if described.clock is ClockMode.SIM and described.agent_time > 0:
+        try:
+            handles.update(
+                _robot_handles(mission, robot, described, clients, endpoints, clock_mode)
+            )
+        except RunError as exc:  # every agent that cannot serve the run is named, not the first
+            problems.append(str(exc))
+    if len(problems) > 1:
+        raise RunError(
+            f"{len(problems)} agents cannot serve this run:\n"
+            + "\n".join(f"  - {problem}" for problem in problems)
+        )
+    if problems:
+        raise RunError(problems[0])
+    return handles
+
+
+def _robot_handles(
+    mission: Mission,
+    robot: RobotDecl,
+    described: AgentDescription,
+    clients: Mapping[str, AgentClient],
+    endpoints: Mapping[str, str],
+    clock_mode: str | None,
+) -> dict[str, LimbHandle]:
+    """The handles of one robot's limbs, over the agent that described itself so.
+
+    Raises:
+        RunError: when the agent cannot serve the robot (see :func:`_handles`).
+    """
+    handles: dict[str, LimbHandle] = {}
+    if clock_mode is not None:
+        check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
+    if described.clock is ClockMode.SIM and described.agent_time > 0:
+        raise RunError(
+            f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
+            f"stepped to t={described.agent_time:g} s already: another run is stepping "
+            "it now, or an earlier run did. A sim-clock agent serves one run, from t=0: "
+            "wait for the other run to end, then restart the agent (not while a run "
+            "uses it: its limbs would jump back to their start)"
+        )
+    plant = described.plant
+    base_poses = BasePoses()  # one per robot: its limbs share the base's pose
+    for name in robot.limbs:
+        limb = mission.limb(name)
+        if limb.limb not in plant.limb_names:
             raise RunError(
-                f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
-                f"stepped to t={described.agent_time:g} s already: another run is stepping "
-                "it now, or an earlier run did. A sim-clock agent serves one run, from t=0: "
-                "wait for the other run to end, then restart the agent (not while a run "
-                "uses it: its limbs would jump back to their start)"
+                f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
+                f"{', '.join(plant.limb_names)}, not {limb.limb}: give the limb's agent "
+                f"the address of {limb.robot} {limb.limb}'s agent, or start this one for "
+                f"it (limbtree agent --robot {limb.robot} --limb {limb.limb})"
             )
-        plant = described.plant
-        base_poses = BasePoses()  # one per robot: its limbs share the base's pose
-        for name in robot.limbs:
-            limb = mission.limb(name)
-            if limb.limb not in plant.limb_names:
-                raise RunError(
-                    f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
-                    f"{', '.join(plant.limb_names)}, not {limb.limb}: give the limb's agent "
-                    f"the address of {limb.robot} {limb.limb}'s agent, or start this one for "
-                    f"it (limbtree agent --robot {limb.robot} --limb {limb.limb})"
-                )
-            description = plant.limb(limb.limb).description
-            if description.robot != limb.robot:
-                raise RunError(
-                    f"limb {name}: the agent at {endpoints[robot.name]} drives "
-                    f"{description.robot}, but the mission declares {limb.robot}: give the "
-                    f"limb's agent the address of a {limb.robot} agent, or start this one "
-                    f"with --robot {limb.robot}"
-                )
-            base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
-            client = clients[robot.name]
-            live_base: Callable[[], BaseState | None] | None = None
-            if plant.floating_base:
-
-                def live_base(client: AgentClient = client) -> BaseState | None:
-                    return client.base
-
-            handles[name] = LimbHandle(
-                name,
-                description,
-                client.link(limb.limb),
-                base,
-                _postures(limb.robot, limb.limb),
-                live_base=live_base,
-                mount=Pose.from_array(plant.limb(limb.limb).mount),
-                base_poses=base_poses,
+        description = plant.limb(limb.limb).description
+        if description.robot != limb.robot:
+            raise RunError(
+                f"limb {name}: the agent at {endpoints[robot.name]} drives "
+                f"{description.robot}, but the mission declares {limb.robot}: give the "
+                f"limb's agent the address of a {limb.robot} agent, or start this one "
+                f"with --robot {limb.robot}"
             )
+        base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+        client = clients[robot.name]
+        live_base: Callable[[], BaseState | None] | None = None
+        if plant.floating_base:
+
+            def live_base(client: AgentClient = client) -> BaseState | None:
+                return client.base
+
+        handles[name] = LimbHandle(
+            name,
+            description,
+            client.link(limb.limb),
+            base,
+            _postures(limb.robot, limb.limb),
+            live_base=live_base,
+            mount=Pose.from_array(plant.limb(limb.limb).mount),
+            base_poses=base_poses,
+        )
     return handles
 
 
