@@ -78,6 +78,8 @@ PATH_TOL_RAD: Final = math.radians(3.0)
 #: The joint lines are checked every this many radians (or metres) of the largest joint step.
 _CHECK_STEP: Final = math.radians(3.0)
 _MAX_CHECKS: Final = 16
+#: Most IK solves a speed-limited ``ee_twist`` step makes to stay on the twist's line.
+_TWIST_SCALINGS: Final = 3
 #: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
 NEAR_LIMIT: Final = math.radians(2.0)
 #: Why an ``ee_twist`` stopped (``detail.ik_failure`` while ``IK_FAILED`` says so).
@@ -86,6 +88,20 @@ TWIST_STOPPED: Final = (
     "limit, a singularity, out of reach, or a step too long for one control period): it stops "
     "where it got"
 )
+
+
+def _share_reached(q: FloatArray, stepped: FloatArray, target: FloatArray) -> float:
+    """The share of the way from ``q`` to ``target`` that ``stepped`` went (0 to 1).
+
+    For a step of :func:`speed_limited_step` (every joint moved by the same share; joints
+    that could not move left out): read on the joint with the largest move asked.
+    """
+    delta = np.abs(target - q)
+    moved = np.abs(stepped - q)
+    largest = int(np.argmax(np.where(moved > 0.0, delta, 0.0)))
+    if delta[largest] <= 0.0:
+        return 0.0
+    return float(min(1.0, moved[largest] / delta[largest]))
 
 
 def speed_limited_step(
@@ -770,7 +786,31 @@ class CommandTracker:
             self._ik_failed = False
             self._ik_reason = ""
         stepped, limited = speed_limited_step(reference, result.q, max_step)
-        self._twist_pose = self.chain.fk(stepped) if limited else target
+        if not limited:
+            self._twist_pose = target
+            return stepped
+        # The joints cannot keep up: go as far along the twist's own line as they can in
+        # this step (the twist scaled down), not along the joint line towards the full
+        # step's solution, which leaves the line by a little each step (the target then
+        # pulled back to where the limb got, those bits added up: 9 mm across in 280 mm
+        # at 3 m/s).
+        # (The line's joints are not the joint line's: a few solves, each time scaled by
+        # the share of the step the joints made, until one is within their speed.)
+        share = 1.0
+        solution = result.q
+        for _ in range(_TWIST_SCALINGS):
+            share *= _share_reached(reference, stepped, solution)
+            scaled = integrate_twist(start, twist, dt * share)
+            again = self.chain.ik(scaled, reference, mask=self._mask, slimit=1)
+            jump = np.abs(again.q - reference) > self._branch_step
+            if not again.success or bool(np.any(jump)):
+                break
+            solution = again.q
+            stepped, limited = speed_limited_step(reference, solution, max_step)
+            if not limited:
+                self._twist_pose = scaled
+                return stepped
+        self._twist_pose = self.chain.fk(stepped)
         return stepped
 
     # ------------------------------------------------------------------ helpers
