@@ -195,6 +195,27 @@ def test_repeat_and_parallel_compose(tmp_path):
     assert runner.t == pytest.approx(3.0, abs=0.05)
 
 
+def test_a_node_its_parent_halts_in_the_tick_is_not_running_after_it(tmp_path):
+    # The parallel ends when its first child does: the long wait, ticked RUNNING in that
+    # same tick, is halted; the record (the page, the terminal) must not show it running.
+    tree = """
+    tree:
+      parallel:
+        policy: one
+        children:
+          - wait: {name: short, duration_s: 0.2}
+          - wait: {name: long, duration_s: 30}
+    """
+    outcome, _, _, _ = run(tmp_path, tree)
+    assert outcome is RunOutcome.SUCCESS
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    assert ticks[-2]["nodes"]["0.1"] == "RUNNING"
+    assert ticks[-1]["nodes"] == {"0": "SUCCESS", "0.0": "SUCCESS", "0.1": "INVALID"}
+    summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
+    (long,) = [node for node in summary["nodes"] if node["name"] == "long"]
+    assert long["last_status"] == "INVALID" and long["ticks"] == len(ticks)
+
+
 def test_joint_sync_move_reaches_the_postures(tmp_path):
     tree = """
     tree:

@@ -66,6 +66,8 @@ PACE_SLICE_S = 0.05
 _STATUS: Mapping[py_trees.common.Status, NodeStatus] = MappingProxyType(
     {status: NodeStatus(status.value) for status in py_trees.common.Status}
 )
+_RUNNING = py_trees.common.Status.RUNNING
+_INVALID = py_trees.common.Status.INVALID
 
 
 class Keyboard(Protocol):
@@ -402,6 +404,10 @@ class Runner:
             starts[node_id] = start
             previous = ended
             node_status = _STATUS[status]
+            if status is _RUNNING and behaviour.status is _INVALID:
+                # Halted later in this tick by its parent (a parallel that ended, a
+                # selector whose earlier child took over): not running after the tick.
+                node_status = NodeStatus.INVALID
             nodes[node_id] = NodeTick(node_status, message, ended - start)
             entry = stats[node_id]
             entry[0] += 1
