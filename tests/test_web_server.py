@@ -197,6 +197,14 @@ def test_a_token_for_reads_guards_everything(record):
         server.stop()
 
 
+def test_a_page_served_on_every_address_is_named_by_the_computers_name(record):
+    server = WebServer(PageState(store=load_record(record)), host="0.0.0.0", port=0, token="t")
+    try:
+        assert server.url == f"http://{socket.gethostname()}:{server.port}/?token=t"
+    finally:
+        server.stop()
+
+
 def test_a_taken_port_and_an_open_address_are_refused_clearly(served_record):
     with pytest.raises(RunError, match=f"cannot listen on 127.0.0.1:{served_record.port}.*--port"):
         WebServer(PageState(), port=served_record.port)

@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import msgpack
@@ -69,6 +69,8 @@ FRAMES_PER_S = 10.0
 #: Updates that only say the run moved on (ticks, events) go at most this often [1/s];
 #: a change of the controls goes at once.
 PROGRESS_PER_S = 4.0
+#: The bind addresses that mean every address of this computer.
+_EVERY_ADDRESS: Final = frozenset({"0.0.0.0", "::", ""})
 #: The header a request carries its token in (or the query's ``token``).
 TOKEN_HEADER = "X-Limbtree-Token"
 #: Default port of ``--view web`` and ``limbtree view``.
@@ -700,8 +702,15 @@ class WebServer:
 
     @property
     def url(self) -> str:
-        """The page's address, with its token."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """The page's address, with its token.
+
+        Served on every address (``0.0.0.0``, ``::``): by this computer's name, which
+        another computer can open (``http://0.0.0.0:...`` opens nothing there).
+        """
+        host = self.host
+        if host in _EVERY_ADDRESS:
+            host = socket.gethostname()
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/?token={self.token}"
 
     async def _started(self) -> None:
