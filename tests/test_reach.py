@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 
@@ -141,6 +142,73 @@ def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_pa
     # The second waypoint is 900 mm from the start; the limb stopped at the edge, 500 mm.
     assert "timed out after 20 s short of waypoint 2/2 (from it: a 400 mm)" in message
     assert "reach" in message
+    assert links["a"].commands[-1][0].value == "hold"
+
+
+class IKReachLink:
+    """:class:`ReachLink` whose state says ``IK_FAILED`` while its target is past the reach,
+    as an agent's does (with the agent's why in ``detail``)."""
+
+    def __new__(cls, *args, **kwargs):
+        from fake_limbs import FakeLink
+
+        from limbtree.transport.driver import Health
+
+        class _Link(FakeLink):
+            def step(self, t, timeout_s=1.0):
+                beyond = float(np.linalg.norm(self.target)) > ReachLink.REACH_M + 1e-9
+                self.target = _within(self.target, ReachLink.REACH_M)
+                state = super().step(t, timeout_s)
+                if beyond:
+                    detail = {"ik_failure": "no IK solution: the target is out of reach"}
+                    health = state.health | Health.IK_FAILED
+                    self._state = state = dataclasses.replace(state, health=health, detail=detail)
+                return state
+
+        return _Link(*args, **kwargs)
+
+
+def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_enough(tmp_path):
+    # No timeout_s: the move once waited at the edge for ever. The limb's IK failing for
+    # ik_timeout (10 s by default) on end fails it, naming the waypoint and the gap.
+    from fake_limbs import handles
+
+    from limbtree.trees.builder import build_tree
+    from limbtree.trees.context import MissionContext
+    from limbtree.trees.mission import load_mission
+    from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            mission: runtime_reach
+            rate_hz: 50
+            limbs:
+              a: {robot: heavy_limb}
+            tree:
+              sync_move:
+                limbs: [a]
+                waypoints: [{translation_mm: [300, 0, 0]}, {translation_mm: [900, 0, 0]}]
+                p_e_mm: 20
+            """
+        )
+    )
+    mission = load_mission(path, robots={"heavy_limb": ("arm",)})
+    clock = TickClock()
+    links = {"a": IKReachLink((0.0, 0.0, 0.0), 0.2, clock=clock.now)}
+    context = MissionContext(handles(links), clock.now)
+    runner = Runner(
+        "runtime_reach", clock, build_tree(mission.root, context), context, links, [],
+        RunOptions(rate_hz=50.0, max_time_s=1000.0),
+    )  # fmt: skip
+    assert runner.run() is RunOutcome.FAILURE
+    # IK fails from the first command past 500 mm: at about 2.5 s (0.2 m/s), then 10 s.
+    assert 12.0 < runner.t < 13.5
+    message = runner.failure_message()
+    assert "waypoint 2/2 is out of reach: IK failed for 10 s on end" in message
+    assert "a: IK failed: no IK solution: the target is out of reach" in message
+    assert "from it: a 400 mm" in message
     assert links["a"].commands[-1][0].value == "hold"
 
 

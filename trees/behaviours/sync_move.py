@@ -46,6 +46,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._recovering = False
         self._timer = StepTimer()
         self._started_at: float | None = None
+        self._ik_failing_since: float | None = None
         #: The waypoints after the start, per limb (world frame), once the core is built.
         self.targets: list[tuple[Pose, ...]] = []
 
@@ -66,6 +67,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._recovering = False
         self._timer = StepTimer()
         self._started_at = None
+        self._ik_failing_since = None
         self.targets = []
 
     def step(self) -> py_trees.common.Status:
@@ -82,6 +84,11 @@ class PoseMoveBehaviour(SkillBehaviour):
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
             timeout = float(self.params["timeout"])
             self.feedback_message = self._timed_out(timeout, result.segment, states)
+            return py_trees.common.Status.FAILURE
+        if result.outcome is Outcome.RUNNING and self._ik_failed_too_long(now):
+            for limb in self.limbs:
+                limb.hold()
+            self.feedback_message = self._unreachable(result.segment, states)
             return py_trees.common.Status.FAILURE
         self._send(result)
         self.feedback_message = self.with_ik_failures(
@@ -100,6 +107,42 @@ class PoseMoveBehaviour(SkillBehaviour):
         if not self.targets:
             return f"timed out after {timeout:g} s"
         index = min(segment, len(self.targets) - 1)
+        return (
+            f"timed out after {timeout:g} s short of waypoint {index + 1}/{len(self.targets)} "
+            f"(from it: {self._gaps(index, states)}); a limb that stopped far from it may be "
+            "out of its reach there: check the waypoint, the limb's base and any --set value"
+        )
+
+    def _ik_failed_too_long(self, now: float) -> bool:
+        """Whether some limb's IK has failed for ``ik_timeout`` [s] of mission time on end.
+
+        A waypoint out of reach (a ``--set`` value, a moved base) leaves the limb waiting at
+        the edge of its workspace with ``IK_FAILED`` for as long as the move lasts: without
+        a ``timeout`` it would never end. An injected ``ik_error`` lasts seconds.
+        """
+        limit = self.params.get("ik_timeout")
+        if limit is None or not any(limb.health & Health.IK_FAILED for limb in self.limbs):
+            self._ik_failing_since = None
+            return False
+        if self._ik_failing_since is None:
+            self._ik_failing_since = now
+        return now - self._ik_failing_since >= float(limit)
+
+    def _unreachable(self, segment: int, states: Sequence[Pose | None]) -> str:
+        """Why the move gave up on a waypoint its limbs' IK cannot reach, and how far off."""
+        limit = float(self.params["ik_timeout"])
+        why = self.with_ik_failures("")
+        if not self.targets:
+            return f"IK failed for {limit:g} s on end: {why}"
+        index = min(segment, len(self.targets) - 1)
+        return (
+            f"waypoint {index + 1}/{len(self.targets)} is out of reach: IK failed for "
+            f"{limit:g} s on end ({why}; from it: {self._gaps(index, states)}); check the "
+            "waypoint, the limb's base and any --set value"
+        )
+
+    def _gaps(self, index: int, states: Sequence[Pose | None]) -> str:
+        """Each limb's distance to waypoint ``index`` [text, mm]."""
         gaps = []
         for name, state, target in zip(self.limb_names, states, self.targets[index], strict=True):
             if state is None:
@@ -107,11 +150,7 @@ class PoseMoveBehaviour(SkillBehaviour):
                 continue
             gap = float(np.linalg.norm(state.position - target.position))
             gaps.append(f"{name} {gap * 1000:.0f} mm")
-        return (
-            f"timed out after {timeout:g} s short of waypoint {index + 1}/{len(self.targets)} "
-            f"(from it: {', '.join(gaps)}); a limb that stopped far from it may be out of its "
-            "reach there: check the waypoint, the limb's base and any --set value"
-        )
+        return ", ".join(gaps)
 
     def with_ik_failures(self, message: str) -> str:
         """``message``, then ``limb: IK failed: why`` for each limb whose state says IK_FAILED.

@@ -145,6 +145,13 @@ SYNC_MOVE: Final = NodeSpec(
             "FAILURE after this much mission time, naming the waypoint and how far each limb "
             "is from it; none: never",
         ),
+        ParamSpec(
+            "ik_timeout",
+            POSITIVE_S,
+            10.0,
+            "FAILURE when a limb's IK has failed this long on end (a waypoint out of its "
+            "reach), naming the waypoint and how far each limb is from it",
+        ),
     ),
     (0, 0),
     "n end-effectors through waypoints in sync, clamped to the hypersphere (seed 000)",
