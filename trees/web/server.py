@@ -108,6 +108,8 @@ class Page:
         controls: the controls' JSON in its last update.
         framed: ``(tick, skeletons made)`` of the last frame it was sent.
         sent_at: when its last update went [s, the server loop's clock].
+        watch: the node its panel shows (``{"watch": ID}``), or None: the run's last
+            update carries that node's ``/api/node`` answer (the server stops right after).
     """
 
     wants_frame: bool = False
@@ -116,6 +118,7 @@ class Page:
     controls: str = ""
     framed: tuple[int, bool] = (-1, False)
     sent_at: float = -math.inf
+    watch: str | None = None
 
 
 class RemoteControl:
@@ -386,11 +389,13 @@ def make_app(
                 if message["type"] == "websocket.disconnect":
                     break
                 request = _page_request(message.get("text"))
-                if request is None:
+                if isinstance(request, str):
+                    await websocket.send_text(dumps({"type": "error", "message": request}))
+                elif "watch" in request:
+                    page.watch = request["watch"]
+                else:
                     page.wants_frame = True
                     state.wake()
-                else:
-                    await websocket.send_text(dumps({"type": "error", "message": request}))
         except WebSocketDisconnect:
             pass
         finally:
@@ -421,10 +426,11 @@ def _end_message(store: RunStore) -> str:
     return dumps({"type": "end", "end": store.end, "summary": store.summary})
 
 
-def _page_request(text: str | None) -> str | None:
-    """What is wrong with a page's message (None: a binary one), or None for a good one.
+def _page_request(text: str | None) -> dict[str, Any] | str:
+    """A page's request, or what is wrong with its message (a text).
 
-    The only request is ``{"want": "frame"}``.
+    The requests are ``{"want": "frame"}`` (the next new frame) and ``{"watch": ID}`` (the
+    node its panel shows, or null for none).
     """
     if text is None:
         return 'a binary message: a page sends {"want": "frame"}, as text, for the next frame'
@@ -433,8 +439,17 @@ def _page_request(text: str | None) -> str | None:
     except ValueError:
         request = None
     if request == {"want": "frame"}:
-        return None
-    return f'unknown request {text[:80]!r}: a page sends {{"want": "frame"}} for the next frame'
+        return {"want": "frame"}
+    if (
+        isinstance(request, dict)
+        and list(request) == ["watch"]
+        and (request["watch"] is None or isinstance(request["watch"], str))
+    ):
+        return {"watch": request["watch"]}
+    return (
+        f'unknown request {text[:80]!r}: a page sends {{"want": "frame"}} for the next '
+        'frame, or {"watch": ID} for the node it shows'
+    )
 
 
 async def pump(state: PageState) -> None:
@@ -502,6 +517,10 @@ async def pump(state: PageState) -> None:
                     "events": store.events_since(page.events),
                     **controls,
                 }
+                if ended and page.watch is not None:
+                    # The server stops right after: the node the page shows, as it ended.
+                    with contextlib.suppress(KeyError):
+                        message["node"] = store.node(page.watch)
                 text = dumps(message)
                 if framed:
                     text = f'{text[:-1]},"frame":{frame[1]}}}'

@@ -444,6 +444,7 @@ class RunStore:
             "params": self._file_params(node),
             "history": _history(node.history, max_points),
             "history_rows": len(node.history),
+            "tick": self.ticks - 1,
             "ticks": node.ticks,
             "busy": busy,
             "last_message": node.message,

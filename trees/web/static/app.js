@@ -132,6 +132,13 @@ function buildViews(header) {
     control: () => app.control,
     totalTicks: () => app.ticks,
     onBreak: (id, on, set) => control({ op: set ? "break" : "unbreak", node: id, on }),
+    // (a live run's server sends the watched node's answer with the run's last update)
+    watch: (id) => app.socket?.send({ watch: id }),
+    loadFailed: (err) => {
+      if (!serverGone()) return null;
+      sayServerGone();
+      return `cannot load: limbtree has stopped serving this run (${err.message})`;
+    },
   });
   limbs = new LimbsTable($("limbs"), names, colourOf);
   view3d = lazyView3D($("view3d"), colourOf);
@@ -443,13 +450,15 @@ function onEnd(end, summary) {
   app.summary = summary ?? null;
   renderRunState();
   showGate(null);
+  panel.ended();
   const outcome = app.end.outcome;
   const record = live() && app.end.record ? ` · its record: limbtree view ${app.end.record}` : "";
   showBanner(`Run ended: ${outcome}${app.end.failure ? ` — ${app.end.failure}` : ""}${record}`, outcome);
   if (app.socket) app.socket.close();
   setConn("open");
   // No request here: `limbtree run` stops serving right after its run ends, and the last
-  // update (sent just before `end`) already carried the final tick and events.
+  // update (sent just before `end`) already carried the final tick, events and the watched
+  // node (the panel asks only if it is still short of them: panel.ended()).
 }
 
 /** Whether a live run's page may have lost its server: limbtree run stops serving it
@@ -484,6 +493,7 @@ function connect() {
         // disconnection) reach no update: catch up (the timeline drops repeats).
         resync();
         askForFrame();
+        if (panel.id) app.socket.send({ watch: panel.id });
         app.everConnected = true;
       }
       setConn(state);
@@ -508,6 +518,7 @@ function onUpdate(msg) {
     app.latest = msg.frame;
     if (following()) queueLiveRender();
   }
+  if (msg.node) panel.take(msg.node);   // (the run's last update: the watched node as it ended)
 }
 
 function setConn(state) {

@@ -20,6 +20,8 @@ const MODE_COLOURS = {
 };
 const LABEL_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
   "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+/** A live node is fetched again at most this often when frames come [ms]. */
+const REFRESH_MIN_MS = 300;
 const PLOT_H = 58;
 const BAND_H = 16;
 const MARGIN = { left: 44, right: 54 };
@@ -29,7 +31,10 @@ const $ = (id) => document.getElementById(id);
 export class NodePanel {
   /**
    * @param {{live: () => boolean, control: () => boolean, onBreak: (id, on, set) => void,
-   *          totalTicks: () => number}} hooks
+   *          totalTicks: () => number, watch?: (id: string) => void,
+   *          loadFailed?: (err: Error) => string | null}} hooks
+   *   watch: the panel shows another node (a live run's server pushes it at the run's end);
+   *   loadFailed: a request failed: the text to show in its place (null: the error's own).
    */
   constructor(hooks) {
     this.hooks = hooks;
@@ -38,6 +43,9 @@ export class NodePanel {
     this.frame = null;       // the frame shown
     this.breakpoints = [];
     this.loading = false;
+    this.again = false;      // a refresh was asked for while one was in flight
+    this.fetchedAt = -Infinity;  // when the last refresh began [ms]
+    this.soon = null;        // a refresh held back (at most one every REFRESH_MIN_MS)
     this.timer = null;
     this.cursors = [];       // {line, x, label?, series?} of the telemetry plots
     $("break-start").addEventListener("click", () => this.#toggleBreak("start"));
@@ -65,6 +73,7 @@ export class NodePanel {
         $(box).replaceChildren(el("div", { class: "muted", text: "loading…" }));
       }
       $("node-panel").scrollTop = 0;
+      this.hooks.watch?.(id);
     }
     this.#renderBreakButtons();
     this.#renderFrame();
@@ -77,29 +86,81 @@ export class NodePanel {
   }
 
   async refresh() {
-    if (!this.id || this.loading) return;
+    if (!this.id) return;
+    if (this.loading) {
+      this.again = true;   // (the reply in flight may be older than what is wanted now)
+      return;
+    }
     const id = this.id;
     this.loading = true;
+    this.again = false;
+    this.fetchedAt = performance.now();
     try {
       const info = await getNode(id);
-      if (id !== this.id) return;
-      this.info = info;
-      this.#renderParams(info.params ?? {});
-      this.#renderData();
-      this.#renderBreakButtons();
+      if (id === this.id) this.take(info);
     } catch (err) {
-      if (id === this.id) {
-        $("node-history").replaceChildren(el("div", { class: "muted", text: `cannot load: ${err.message}` }));
-      }
+      if (id === this.id) this.#failed(err);
     } finally {
       this.loading = false;
+      if (this.again) this.refresh();
+    }
+  }
+
+  /**
+   * A node's /api/node answer, fetched or pushed (a live run's last update carries the
+   * watched node's): shown unless the panel moved on or has a newer one.
+   */
+  take(info) {
+    if (!info || String(info.id) !== this.id) return;
+    if (this.info && (info.tick ?? -1) < (this.info.tick ?? -1)) return;
+    this.info = info;
+    this.#renderParams(info.params ?? {});
+    this.#renderData();
+    this.#renderBreakButtons();
+  }
+
+  /**
+   * The live run ended: its last update brought the final ticks (and the watched node's
+   * answer, as the run ended). A panel still short of them asks once more (a server that
+   * stays up answers; one that stopped says so: #failed).
+   */
+  ended() {
+    clearInterval(this.timer);
+    clearTimeout(this.soon);
+    this.soon = null;
+    if (this.id && (this.info?.tick ?? -1) < this.hooks.totalTicks() - 1) this.refresh();
+  }
+
+  /** A request failed: every section still loading says so (data already shown stays). */
+  #failed(err) {
+    const text = this.hooks.loadFailed?.(err) ?? `cannot load: ${err.message}`;
+    if (this.info) return;
+    for (const box of ["node-params", "node-history", "node-timing", "node-telemetry"]) {
+      $(box).replaceChildren(el("div", { class: "muted load-error", text }));
     }
   }
 
   /** A new frame is shown: status, message and the cursors follow it. */
   setFrame(frame) {
     this.frame = frame;
-    if (this.id) this.#renderFrame();
+    if (!this.id) return;
+    this.#renderFrame();
+    // A live frame newer than the node's answer: the counts, the history and the newest
+    // feedback catch up with it (at most every REFRESH_MIN_MS).
+    if (this.hooks.live() && this.info && frame.tick > (this.info.tick ?? -1)) this.#refreshSoon();
+  }
+
+  #refreshSoon() {
+    if (this.soon) return;
+    const wait = this.fetchedAt + REFRESH_MIN_MS - performance.now();
+    if (wait <= 0) {
+      this.refresh();
+      return;
+    }
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      if (this.hooks.live() && this.frame && this.frame.tick > (this.info?.tick ?? -1)) this.refresh();
+    }, wait);
   }
 
   setBreakpoints(list) {
@@ -237,6 +298,11 @@ export class NodePanel {
         ["busy total", formatDuration(busy.total_s)]);
     }
     if (info.last_message) rows.push(["newest feedback", info.last_message]);
+    // An answer older than the run's last tick (its server stopped first) says so.
+    const last = this.hooks.totalTicks() - 1;
+    if (!this.hooks.live() && Number.isInteger(info.tick) && info.tick < last) {
+      rows.push(["as of", `tick ${info.tick} (the run went on to tick ${last})`]);
+    }
     $("node-timing").replaceChildren(keyValueTable(rows, "timing"));
   }
 
