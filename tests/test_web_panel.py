@@ -14,7 +14,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import test_web_browser as browser_tests
-from test_web_browser import GATED, LIVE
+from test_web_browser import GATED, LIVE, leave, serve
 
 from limbtree.trees.web.store import load_record
 
@@ -172,3 +172,22 @@ def test_a_node_opened_after_the_server_stopped_says_so_in_every_section(live_ru
     assert "stopped serving" in banner and f"limbtree view {record}" in banner
     assert page.locator("#banner").is_visible()
     page.screenshot(path=str(record.parent / "stopped.png"))
+
+
+def test_the_history_caption_says_its_list_is_the_status_changes(tmp_path, page):
+    server = serve(panel_record(tmp_path / "rec"))
+    try:
+        page.goto(server.url)
+        page.locator('[data-node-id="0.0"]').first.click()
+        wait_for_panel(page, "0.0")
+        text = page.locator("#node-history").inner_text()
+        # 2 status changes (RUNNING, SUCCESS), 38 changes of the feedback alone
+        assert "2 status changes · 38 feedback changes" in text
+        assert "the latest:" not in text
+        caption = page.locator("#node-history .history-caption").inner_text()
+        assert caption == "its status changes, newest first, with the feedback at each:"
+        tags = page.locator("#node-history .transitions .status-tag").all_text_contents()
+        assert tags == ["SUCCESS", "RUNNING"]
+        page.screenshot(path=str(tmp_path / "history.png"))
+    finally:
+        leave(page, server)

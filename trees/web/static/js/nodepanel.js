@@ -283,10 +283,20 @@ export class NodePanel {
         message ? el("span", { class: "msg", title: message, text: message }) : null));
     }
     const rows = this.info.history_rows ?? history.length;
-    const note = history.length
-      ? el("div", { class: "muted small", text: `${changes.length} status change${changes.length === 1 ? "" : "s"} · ${Math.max(0, rows - changes.length)} feedback changes · the latest:` })
-      : el("div", { class: "muted small", text: "never ticked" });
-    box.replaceChildren(svg.node(), note, ...(history.length ? [list] : []));
+    if (!history.length) {
+      box.replaceChildren(svg.node(), el("div", { class: "muted small", text: "never ticked" }));
+      return;
+    }
+    // What the list is: status changes only (the feedback's own changes are on the strip's
+    // tooltip, the newest under TIMING).
+    const feedback = Math.max(0, rows - changes.length);
+    const counts = el("div", { class: "muted small history-counts",
+      text: `${plural(changes.length, "status change")} · ${plural(feedback, "feedback change")} (hover the strip)` });
+    const shown = Math.min(5, changes.length);
+    const which = changes.length === 1 ? "its status change"
+      : shown < changes.length ? `its last ${shown} status changes, newest first` : `its status changes, newest first`;
+    const caption = el("div", { class: "muted small history-caption", text: `${which}, with the feedback at each:` });
+    box.replaceChildren(svg.node(), counts, caption, list);
   }
 
   #renderTiming() {
@@ -439,6 +449,10 @@ function axisLabels(y, lo, hi) {
   const short = d3.format(".4~g");
   if (short(lo) !== short(hi)) return [short(hi), short(lo)];
   return [short(hi), `Δ${d3.format(".0e")(hi - lo)}`];
+}
+
+function plural(n, what) {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
 function rank(key) {
