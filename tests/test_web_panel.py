@@ -191,3 +191,61 @@ def test_the_history_caption_says_its_list_is_the_status_changes(tmp_path, page)
         page.screenshot(path=str(tmp_path / "history.png"))
     finally:
         leave(page, server)
+
+
+STATUS = {"SUCCESS": "rgb(60, 180, 75)", "FAILURE": "rgb(230, 25, 75)",
+          "RUNNING": "rgb(240, 160, 48)", "IDLE": "rgb(200, 200, 200)"}  # fmt: skip
+
+
+def legends(page) -> dict[str, list[dict[str, str]]]:
+    """Each telemetry band's legend: its entries' text, colour, title and right edge."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#node-telemetry .band-box')]
+          .map(b => [b.dataset.key, [...b.querySelectorAll('.legend-item')].map(i => ({
+            text: i.querySelector('.legend-text').textContent,
+            colour: getComputedStyle(i.querySelector('i')).backgroundColor,
+            title: i.title,
+            right: i.getBoundingClientRect().right,
+            cut: i.querySelector('.legend-text').scrollWidth
+              > i.querySelector('.legend-text').clientWidth,
+          }))]))"""
+    )
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_telemetry_bands_use_status_colours_for_statuses_and_keep_names_whole(
+    tmp_path, page, width
+):
+    page.set_viewport_size({"width": width, "height": 900})
+    server = serve(panel_record(tmp_path / "rec"))
+    try:
+        page.goto(server.url)
+        page.locator('[data-node-id="0.0"]').first.click()
+        wait_for_panel(page, "0.0")
+        page.wait_for_selector("#node-telemetry .band-box")
+        bands = legends(page)
+        by = {key: {e["text"]: e for e in entries} for key, entries in bands.items()}
+        # Statuses in the tree's colours; modes in none of them.
+        assert by["outcome"]["SUCCESS"]["colour"] == STATUS["SUCCESS"]
+        assert by["outcome"]["RUNNING"]["colour"] == STATUS["RUNNING"]
+        for mode in ("nominal", "recovering"):
+            assert by["mode"][mode]["colour"] not in STATUS.values(), mode
+        # Names with digits are themselves; numbers of their own are one kind.
+        assert sorted(by["frame"]) == ["mar.E1", "mar.E2"]
+        assert sorted(by["step"]) == ["leg_1 for … s", "leg_2 for … s"]
+        assert not any("#" in text for entries in by.values() for text in entries)
+        # One colour per value, whatever else its band holds.
+        assert by["target"]["mar.E2"]["colour"] == by["frame"]["mar.E2"]["colour"]
+        assert by["frame"]["mar.E1"]["colour"] != by["frame"]["mar.E2"]["colour"]
+        # A long message stays in the panel: cut with an ellipsis, whole on hover.
+        edge = page.evaluate(
+            "document.getElementById('node-telemetry').getBoundingClientRect().right"
+        )
+        for entries in bands.values():
+            for entry in entries:
+                assert entry["right"] <= edge + 0.5, entry
+        message = by["message"][LONG]
+        assert LONG in message["title"]
+        page.locator("#node-telemetry").screenshot(path=str(tmp_path / f"telemetry_{width}.png"))
+    finally:
+        leave(page, server)

@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 #: A skill's modes in skills.png; the page's telemetry bands use the same (web/static/js/
 #: nodepanel.js MODE_COLOURS; a test keeps the two equal).
 _MODE_COLOURS: Final = {
-    "nominal": "#4caf50",
-    "recovering": "#e53935",
-    "waiting": "#fb8c00",
-    "stale": "#9e9e9e",
-    "done": "#1e88e5",
+    "nominal": "#4e79a7",
+    "recovering": "#b07aa1",
+    "waiting": "#76b7b2",
+    "stale": "#9c755f",
+    "done": "#595959",
 }
 _AXES: Final = ("x", "y", "z")
 

@@ -10,16 +10,30 @@ const d3 = window.d3;
 /** Series worth plotting first (web_api.md), then the others alphabetically. */
 const PREFERRED = ["distance", "dd_mm", "dtheta_deg", "radius", "V", "segment", "t"];
 /** A skill's modes, coloured as limbtree report's skills.png colours them (report/figures.py
- * _MODE_COLOURS; a test keeps the two equal). Other labels take LABEL_COLOURS in turn. */
+ * _MODE_COLOURS; a test keeps the two equal): none of them a status colour, so a mode is
+ * never read as the tree's RUNNING, SUCCESS or FAILURE. */
 const MODE_COLOURS = {
-  nominal: "#4caf50",
-  recovering: "#e53935",
-  waiting: "#fb8c00",
-  stale: "#9e9e9e",
-  done: "#1e88e5",
+  nominal: "#4e79a7",
+  recovering: "#b07aa1",
+  waiting: "#76b7b2",
+  stale: "#9c755f",
+  done: "#595959",
 };
-const LABEL_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-  "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+/** Values that are a status (an align's outcome, ...) take the tree's status colours. */
+const STATUS_LABELS = {
+  SUCCESS: "SUCCESS", SUCCEEDED: "SUCCESS", FAILURE: "FAILURE", FAILED: "FAILURE",
+  RUNNING: "RUNNING", IDLE: "IDLE", INVALID: "IDLE",
+};
+/** Other values: none red, green or orange (the status colours); each value keeps its own
+ * (picked from its text, not from the values that came before it). */
+const LABEL_COLOURS = ["#1f77b4", "#9467bd", "#17becf", "#e377c2", "#bcbd22", "#8c564b",
+  "#aec7e8", "#c5b0d5", "#9edae5", "#c49c94", "#7f7f7f", "#dbdb8d"];
+/** A number standing as a word of its own ("for 0.3 s", "t=2", "12mm"), not a digit of a
+ * name ("mar.E1", "leg_2", "tile0/si"): texts differing only in such numbers are one kind. */
+const NUMBER = /(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![.\d])/gi;
+const LEGEND_MAX = 8;
+/** An empty text (no message at that tick): the band's background, "(none)" in its legend. */
+const EMPTY_COLOUR = "#e6e8ec";
 /** A live node is fetched again at most this often when frames come [ms]. */
 const REFRESH_MIN_MS = 300;
 const PLOT_H = 58;
@@ -381,44 +395,102 @@ export class NodePanel {
   #band(key, t, labels, x, width) {
     // Texts that differ only in their numbers ("for 0.0 s", "for 0.1 s") are one kind: one
     // colour and one legend entry (the tooltip gives each text whole).
-    const kind = (v) => (v in MODE_COLOURS ? v : String(v).replace(/-?\d+(\.\d+)?(e-?\d+)?/g, "#"));
-    const values = [...new Set(labels.map(kind))];
-    const others = values.filter((v) => !(v in MODE_COLOURS));
-    const colour = (v) => MODE_COLOURS[kind(v)] ?? LABEL_COLOURS[others.indexOf(kind(v)) % LABEL_COLOURS.length];
+    const colours = bandColours(labels.map(labelKind));
+    const colour = (v) => colours.get(labelKind(v));
     const runs = [];
     for (let i = 0; i < t.length; i++) {
       const last = runs[runs.length - 1];
       if (last && last.label === labels[i]) last.to = t[i + 1] ?? t[i];
       else runs.push({ label: labels[i], from: t[i], to: t[i + 1] ?? t[i] });
     }
-    const height = BAND_H + 16;
-    const svg = d3.create("svg").attr("class", "band").attr("width", width).attr("height", height);
-    svg.append("text").attr("class", "plot-key").attr("x", MARGIN.left).attr("y", 10).text(key);
-    // Legend of the label values, after the key.
-    let lx = MARGIN.left + 8 + key.length * 7;
-    for (const v of values.slice(0, 6)) {
-      svg.append("rect").attr("x", lx).attr("y", 3).attr("width", 8).attr("height", 8).attr("fill", colour(v));
-      svg.append("text").attr("class", "legend-text").attr("x", lx + 11).attr("y", 10).text(v);
-      lx += 20 + String(v).length * 6;
+    // The key and the legend are HTML: they wrap, and a long value is cut with an ellipsis
+    // (its whole text on hover), never past the panel's edge.
+    const examples = new Map();
+    for (const label of labels) if (!examples.has(labelKind(label))) examples.set(labelKind(label), label);
+    const kinds = [...colours.keys()];
+    const legend = el("div", { class: "band-legend" }, el("span", { class: "plot-key", text: key }));
+    for (const v of kinds.slice(0, LEGEND_MAX)) {
+      const text = legendText(v);
+      const example = examples.get(v);
+      legend.append(el("span", { class: "legend-item", title: example === text ? text : `${text}\ne.g. ${example}` },
+        el("i", { style: `background:${colours.get(v)}` }), el("span", { class: "legend-text", text })));
     }
+    if (kinds.length > LEGEND_MAX) {
+      legend.append(el("span", { class: "legend-more muted", title: kinds.slice(LEGEND_MAX).map(legendText).join("\n"),
+        text: `+${kinds.length - LEGEND_MAX} more` }));
+    }
+    const height = BAND_H + 4;
+    const svg = d3.create("svg").attr("class", "band").attr("width", width).attr("height", height);
     svg.selectAll("rect.seg").data(runs).join("rect").attr("class", "seg")
-      .attr("x", (d) => x(d.from)).attr("y", 14)
+      .attr("x", (d) => x(d.from)).attr("y", 2)
       .attr("width", (d) => Math.max(1, x(d.to) - x(d.from))).attr("height", BAND_H)
       .attr("fill", (d) => colour(d.label));
-    const cursor = svg.append("line").attr("class", "cursor").attr("y1", 12).attr("y2", height).node();
+    const cursor = svg.append("line").attr("class", "cursor").attr("y1", 0).attr("y2", height).node();
     svg.on("mousemove", (event) => {
       const tv = x.invert(d3.pointer(event)[0]);
       const run = runs.find((r) => tv >= r.from && tv <= r.to);
       if (run) showTooltip(event, [`${key}: ${run.label}`, `t = ${run.from.toFixed(2)} … ${run.to.toFixed(2)} s`]);
     }).on("mouseleave", hideTooltip);
     this.cursors.push({ line: cursor, x });
-    return svg.node();
+    return el("div", { class: "band-box", "data-key": key }, legend, svg.node());
   }
 
   #renderParams(params) {
     const rows = Object.entries(params ?? {}).map(([k, v]) => [k, v]);
     $("node-params").replaceChildren(rows.length ? paramsTable(rows) : el("div", { class: "muted small", text: "no parameters" }));
   }
+}
+
+/** A label's kind: its text with its standalone numbers as "#" (modes and statuses whole). */
+function labelKind(label) {
+  const text = String(label ?? "");
+  if (text in MODE_COLOURS || text.toUpperCase() in STATUS_LABELS) return text;
+  return text.replace(NUMBER, "#");
+}
+
+/** A kind as its legend writes it: "leg_1 for … s" ("#" stood for any number). */
+function legendText(kind) {
+  if (kind === "") return "(none)";
+  return kind.replace(/(?<![\w.])#(?![\w])/g, "…");
+}
+
+/**
+ * Each kind's colour, kinds in first-seen order: a mode its own, a status the tree's, any
+ * other the palette's entry its text hashes to (the next free one on a clash in the band),
+ * so a value keeps its colour whatever else the band holds.
+ */
+function bandColours(kinds) {
+  const colours = new Map();
+  const taken = new Set();
+  for (const kind of kinds) {
+    if (colours.has(kind)) continue;
+    let colour = kind === "" ? EMPTY_COLOUR
+      : MODE_COLOURS[kind] ?? STATUS_COLOURS[STATUS_LABELS[kind.toUpperCase()]];
+    if (!colour) {
+      const start = hash(kind) % LABEL_COLOURS.length;
+      colour = LABEL_COLOURS[start];
+      for (let i = 0; i < LABEL_COLOURS.length; i++) {
+        const candidate = LABEL_COLOURS[(start + i) % LABEL_COLOURS.length];
+        if (!taken.has(candidate)) {
+          colour = candidate;
+          break;
+        }
+      }
+    }
+    colours.set(kind, colour);
+    taken.add(colour);
+  }
+  return colours;
+}
+
+/** FNV-1a of a text (a colour that depends on the text only). */
+function hash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }
 
 /** Runs of equal status over [0, total): {from, to, status, row} (row: the history row that began it). */
