@@ -249,3 +249,27 @@ def test_telemetry_bands_use_status_colours_for_statuses_and_keep_names_whole(
         page.locator("#node-telemetry").screenshot(path=str(tmp_path / f"telemetry_{width}.png"))
     finally:
         leave(page, server)
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_limb_names_that_begin_alike_stay_apart_in_the_limbs_table(tmp_path, page, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    server = serve(panel_record(tmp_path / "rec"))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector('#limbs tr[data-limb="mar.arm_2"]')
+        page.wait_for_function("window.limbtree?.app?.shown !== null")
+        cells = page.evaluate(
+            """() => [...document.querySelectorAll('#limbs td.limb-name')].map(c => ({
+              text: c.textContent, title: c.title,
+              clipped: [c, ...c.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth
+                && getComputedStyle(e).overflow !== 'visible'),
+            }))"""
+        )
+        assert [c["title"] for c in cells] == ["mar.arm_1", "mar.arm_2"]
+        assert not any(c["clipped"] for c in cells), cells  # (what is shown is the text)
+        assert cells[0]["text"] != cells[1]["text"]
+        assert all(c["text"].endswith(("_1", "_2")) for c in cells), cells
+        page.locator("#limbs").screenshot(path=str(tmp_path / f"limbs_{width}.png"))
+    finally:
+        leave(page, server)

@@ -22,6 +22,9 @@ export class LimbsTable {
     this.rows = new Map();
     this.colourOf = colourOf;
     for (const name of names) this.#row(name);
+    // A name too long for its column is cut in its middle ("mar.a…m_1"), where names of
+    // one robot's limbs differ the least, never at its end (the whole name on hover).
+    new ResizeObserver(() => this.#fitNames()).observe(table);
     if (!names.length) {
       this.placeholder = el("tr", { class: "empty-row" }, el("td", { colspan: 5, class: "muted", text: "no limbs in this run" }));
       this.body.append(this.placeholder);
@@ -32,8 +35,9 @@ export class LimbsTable {
     this.placeholder?.remove();
     const row = el("tr", { "data-limb": name });
     const cells = {
-      name: el("td", { class: "limb-name" },
-        el("span", { class: "swatch", style: `background:${this.colourOf(name)}` }), name),
+      name: el("td", { class: "limb-name", title: name },
+        el("span", { class: "swatch", style: `background:${this.colourOf(name)}` }),
+        el("span", { class: "limb-label", text: name })),
       health: el("td", { class: "health" }),
       stale: el("td", { class: "stale" }),
       distance: el("td", { class: "num distance" }),
@@ -41,9 +45,47 @@ export class LimbsTable {
     };
     row.append(cells.name, cells.health, cells.stale, cells.distance, cells.faults);
     this.body.append(row);
-    const entry = { row, cells, keys: {} };
+    const entry = { row, cells, keys: {}, label: cells.name.lastChild, name };
     this.rows.set(name, entry);
+    this.#fitNames();
     return entry;
+  }
+
+  /**
+   * The name column as wide as its longest name needs (at least its 18%, at most 40% of the
+   * table), then each name cut to its cell if it must be.
+   */
+  #fitNames() {
+    const header = this.body.parentElement?.tHead?.rows[0]?.cells[0];
+    let needed = 0;
+    for (const { label, name } of this.rows.values()) {
+      label.textContent = name;
+      needed = Math.max(needed, label.scrollWidth);
+    }
+    const table = this.body.parentElement;
+    if (header && needed && table.clientWidth) {
+      // (the swatch and its margin, 16 px, and the cell's padding, 16 px)
+      const width = Math.max(0.18 * table.clientWidth, Math.min(Math.ceil(needed) + 34, 0.4 * table.clientWidth));
+      header.style.width = `${Math.round(width)}px`;
+    }
+    for (const entry of this.rows.values()) this.#fitName(entry);
+  }
+
+  /** The longest middle-cut of the name that fits its cell (the whole name if it fits). */
+  #fitName(entry) {
+    const { label, name } = entry;
+    label.textContent = name;
+    if (!label.isConnected || label.clientWidth === 0 || label.scrollWidth <= label.clientWidth) return;
+    const cut = (keep) => `${name.slice(0, Math.ceil(keep / 2))}…${name.slice(name.length - Math.floor(keep / 2))}`;
+    let lo = 1;   // (fits, or the least kept: the first and the last letter)
+    let hi = name.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      label.textContent = cut(mid);
+      if (label.scrollWidth <= label.clientWidth) lo = mid;
+      else hi = mid - 1;
+    }
+    label.textContent = cut(Math.max(2, lo));
   }
 
   /** Set a cell's content only when it changed (frames come up to 10 times a second). */
