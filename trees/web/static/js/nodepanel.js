@@ -34,8 +34,9 @@ const NUMBER = /(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![.\d])/gi;
 const LEGEND_MAX = 8;
 /** An empty text (no message at that tick): the band's background, "(none)" in its legend. */
 const EMPTY_COLOUR = "#e6e8ec";
-/** A live node is fetched again at most this often when frames come [ms]. */
-const REFRESH_MIN_MS = 300;
+/** A live node is fetched again at most this often when frames come [ms] (each answer
+ * costs the server, on cores the run may be using, some milliseconds). */
+const REFRESH_MIN_MS = 1000;
 const PLOT_H = 58;
 const BAND_H = 16;
 const MARGIN = { left: 44, right: 54 };
