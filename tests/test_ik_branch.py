@@ -268,10 +268,11 @@ def test_the_issue_mission_stops_at_the_joint_limit_without_leaving_its_path(tmp
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     summary = json.loads((record / "summary.json").read_text())
-    # The honest outcome: the move waits at the limit and its timeout ends it.
+    # The honest outcome: the move waits at the limit until its IK has failed for
+    # ik_timeout (10 s), which ends it.
     assert done.returncode != 0
     assert summary["outcome"] == "FAILURE"
-    assert "timed out" in summary["failure"]
+    assert "waypoint 2/2 cannot be reached: IK failed for 10 s on end" in summary["failure"]
     assert summary["recoveries"] == 0
     assert summary["max_command_state_distance"] <= 1.0 + 1e-9
     header = read_header(record / "log.msgpack")

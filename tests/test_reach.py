@@ -206,7 +206,7 @@ def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_
     # IK fails from the first command past 500 mm: at about 2.5 s (0.2 m/s), then 10 s.
     assert 12.0 < runner.t < 13.5
     message = runner.failure_message()
-    assert "waypoint 2/2 is out of reach: IK failed for 10 s on end" in message
+    assert "waypoint 2/2 cannot be reached: IK failed for 10 s on end" in message
     assert "a: IK failed: no IK solution: the target is out of reach" in message
     assert "from it: a 400 mm" in message
     assert links["a"].commands[-1][0].value == "hold"

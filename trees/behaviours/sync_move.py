@@ -136,7 +136,7 @@ class PoseMoveBehaviour(SkillBehaviour):
             return f"IK failed for {limit:g} s on end: {why}"
         index = min(segment, len(self.targets) - 1)
         return (
-            f"waypoint {index + 1}/{len(self.targets)} is out of reach: IK failed for "
+            f"waypoint {index + 1}/{len(self.targets)} cannot be reached: IK failed for "
             f"{limit:g} s on end ({why}; from it: {self._gaps(index, states)}); check the "
             "waypoint, the limb's base and any --set value"
         )
