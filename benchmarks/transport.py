@@ -185,9 +185,11 @@ def measure(fn: Callable[[], None], n: int) -> list[float]:
 def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
     """Measure and print the round-trip table; returns each step case's p50 ratio to bare."""
     agent_port, echo_port, router_port = free_port_pair(), free_port_pair(), free_port_pair()
-    quiet_port = free_port_pair()
+    quiet_port, riding_port = free_port_pair(), free_port_pair()
     agent = start("--serve-agent", str(agent_port), "--clock", "sim")
     quiet_agent = start("--serve-agent", str(quiet_port), "--clock", "sim", "--quiet")
+    # (an agent of its own: a sim-clock agent is stepped by one client at a time)
+    riding_agent = start("--serve-agent", str(riding_port), "--clock", "sim", "--quiet")
     echo = start("--serve-echo", str(echo_port))
     router_echo = start("--serve-router-echo", str(router_port))
     context = zmq.Context()
@@ -198,7 +200,7 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         quiet.describe(timeout_s=10.0)
         # As limbtree run in the sim clock: the tick's command rides on the step.
         riding = LimbClient(
-            f"tcp://127.0.0.1:{quiet_port}",
+            f"tcp://127.0.0.1:{riding_port}",
             context=context,
             subscribe=False,
             commands_ride_on_steps=True,
@@ -232,14 +234,21 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
             t[0] += 0.001
             riding.step(t[0])
 
-        # The echo payload is as large as the agent's step reply.
-        client.step(0.0)
+        # The echo payload is as large as the agent's step reply. (The probe steps first and
+        # then gives the agent up: it is stepped by one client at a time.)
         probe = context.socket(zmq.DEALER)
         probe.linger = 0
         probe.connect(f"tcp://127.0.0.1:{agent_port}")
         probe.send(msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.0}))
-        reply_size = len(probe.recv())
+        raw = probe.recv()
+        reply = msgpack.unpackb(raw)
+        if reply.get("type") != "step_reply":
+            raise RuntimeError(f"the agent refused the probe's step: {reply}")
+        reply_size = len(raw)
+        probe.send(msgpack.packb({"v": 2, "type": "release", "seq": 2}))
+        probe.recv()
         probe.close()
+        client.step(0.0)
         payload = os.urandom(reply_size)
 
         def echo_once() -> None:
@@ -285,14 +294,13 @@ def round_trips(n: int, blocks: int, goal: float = 1.3) -> dict[str, float]:
         dealer.send(b"stop")
         dealer.recv()
         dealer.close()
-        riding.close()
-        for limb in (client, quiet):
+        for limb in (client, quiet, riding):
             limb.shutdown(timeout_s=5.0)
             limb.close()
         req.close()
     finally:
         context.term()
-        for proc in (agent, quiet_agent, echo, router_echo):
+        for proc in (agent, quiet_agent, riding_agent, echo, router_echo):
             try:
                 proc.wait(5.0)
             except subprocess.TimeoutExpired:

@@ -445,6 +445,36 @@ def test_a_limb_takes_one_commander_at_a_time(make_agent: MakeAgent) -> None:
             first.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
 
 
+def test_a_sim_clock_agent_is_stepped_by_one_client_at_a_time(make_agent: MakeAgent) -> None:
+    """A step from another client within the stepper's lease is refused and moves nothing.
+
+    A stray client once stepped a runner's agent 50 s ahead: the limbs moved under the run,
+    whose next step then went "back in time" and aborted it.
+    """
+    now = [0.0]
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim", time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as runner,
+        AgentClient(agent.request_endpoint, subscribe=False) as stray,
+    ):
+        runner.step(0.5, timeout_s=5)
+        now[0] = COMMANDER_LEASE_S - 0.1
+        with pytest.raises(RemoteError, match=r"commanded_elsewhere: this agent is stepped by "
+                           r"another client .*follows one run's time") as refused:  # fmt: skip
+            stray.step(50.0, timeout_s=5)
+        assert refused.value.code == "commanded_elsewhere"
+        assert driver.t == 0.5  # the plant did not move
+        assert runner.step(1.0, timeout_s=5).t == 1.0  # the run goes on
+        # Released (as limbtree run does at its end), another client may step at once.
+        runner.release(timeout_s=5)
+        assert stray.step(2.0, timeout_s=5).t == 2.0
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            runner.step(3.0, timeout_s=5)
+        now[0] += COMMANDER_LEASE_S + 0.1  # the stray stopped: its lease ran out
+        assert runner.step(3.0, timeout_s=5).t == 3.0
+
+
 def test_a_slow_commander_keeps_its_limb_between_two_commands(make_agent: MakeAgent) -> None:
     """A client commanding every 3 s (a runner ticking at 1/3 Hz) keeps a 7.5 s lease."""
     now = [0.0]

@@ -253,6 +253,8 @@ class PlantAgent:
         #: [s, time_source], and its lease [s]; another client's commands are refused within
         #: the lease.
         self._commanders: dict[str, tuple[bytes, float, float]] = {}
+        # The client that steps this sim-clock agent: (peer, when it last stepped, lease).
+        self._stepper: tuple[bytes, float, float] | None = None
         #: The routing id of the client whose request is being answered.
         self._peer = b""
         self._extra_health = 0
@@ -861,6 +863,32 @@ class PlantAgent:
             lease = min(COMMANDER_LEASE_MAX_S, max(lease, 2.5 * (now - held[1])))
         self._commanders[limb] = (peer, now, lease)
 
+    def _claim_steps(self, seq: int) -> None:
+        """Make the requesting client the one that steps this agent, unless another one is.
+
+        A sim-clock agent follows one run's time: a step from another client (a second
+        runner, a stray tool) would move every limb under the run that steps it. The lease
+        is a commander's (section 5.3 of the protocol): ended by ``release`` of every limb.
+
+        Raises:
+            ProtocolError: ``commanded_elsewhere`` while another client's lease runs.
+        """
+        now = self._time()
+        peer = self._peer
+        held = self._stepper
+        if held is not None and held[0] != peer and now - held[1] < held[2]:
+            raise ProtocolError(
+                ErrorCode.COMMANDED_ELSEWHERE,
+                f"this agent is stepped by another client (its last step {now - held[1]:.2f} "
+                "s ago): a sim-clock agent follows one run's time; stop the other (another "
+                f"runner?), or step it {held[2]:.1f} s after the other stops",
+                seq=seq,
+            )
+        lease = COMMANDER_LEASE_S
+        if held is not None and held[0] == peer:
+            lease = min(COMMANDER_LEASE_MAX_S, max(lease, 2.5 * (now - held[1])))
+        self._stepper = (peer, now, lease)
+
     def _step_commands(self, commands: list[Request | ProtocolError]) -> bytes | None:
         """Apply the commands a step carries, in order; their refusals, packed, or None."""
         errors: list[dict[str, Any]] = []
@@ -893,6 +921,7 @@ class PlantAgent:
                 "step needs an agent running the sim clock; this agent runs the real clock",
                 seq=request.seq,
             )
+        self._claim_steps(request.seq)
         t: float = request.fields["t"]
         last = self._last_step_t
         if last is not None and t < last:
@@ -986,6 +1015,8 @@ class PlantAgent:
             names = [self._limb(request).name]
         else:
             names = [name for name, held in self._commanders.items() if held[0] == peer]
+            if self._stepper is not None and self._stepper[0] == peer:
+                self._stepper = None  # (and its steps: another run may step this agent now)
         now = self._time()
         released = []
         for name in names:
