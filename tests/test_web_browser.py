@@ -557,7 +557,7 @@ def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run,
     page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
     assert "limb clear: go on?" in (page.locator("#gate").text_content() or "")
     # The gate's node is selected, in view and not under the card.
-    page.wait_for_selector('#node-panel[data-node-id="0.1"]')
+    page.wait_for_selector('#node-panel[data-panel-node="0.1"]')
     card = page.locator("#gate").bounding_box()
     node = page.locator('[data-node-id="0.1"]').first.bounding_box()
     tree = page.locator("#tree").bounding_box()

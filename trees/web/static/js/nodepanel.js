@@ -75,7 +75,7 @@ export class NodePanel {
     this.id = id;
     $("node-empty").hidden = true;
     $("node-body").hidden = false;
-    $("node-panel").dataset.nodeId = id;
+    $("node-panel").dataset.panelNode = id;
     if (changed) {
       this.info = null;
       this.type = data?.type ?? "";
