@@ -1,5 +1,7 @@
 """The web debugger on a big tree and a long record, in Chromium (as ``test_web_browser``).
 
+* A click on a timeline event mark shows that event's tick, on a record far longer than the
+  strip is wide.
 * Only the tree's node elements carry ``data-node-id`` (the node panel has
   ``data-panel-node``).
 
@@ -14,7 +16,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import test_web_browser as browser_tests
-from test_web_browser import leave, serve, tree_ids
+from test_web_browser import leave, serve, shown_tick, tree_ids
 
 # The browser tests' fixtures, used here by name.
 browser = browser_tests.browser
@@ -75,6 +77,56 @@ def sequence_ticks(upto_phase: int, upto_leaf: int, leaves: int = LEAVES) -> lis
                 nodes[f"0.{i - 1}.{leaves - 1}"] = "SUCCESS"
             ticks.append(nodes)
     return ticks
+
+
+# ---------------------------------------------------------------- the timeline
+
+
+def test_clicking_an_event_mark_shows_the_events_own_tick(tmp_path, page):
+    """20,000 ticks on a strip about 1,400 px wide: a pixel is about 14 ticks. A click on
+    the mark (within the tooltip's hover distance) shows the mark's tick; a click away from
+    any mark shows the pixel's tick."""
+    ticks = 20_000
+    fault = {"kind": "fault_injected", "limb": "leg_3", "fault": "disassembly"}
+    tree = {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []}
+    record = write_record(
+        tmp_path / "long", tree, [{"0": "RUNNING"}] * ticks, events={747: [fault]}
+    )
+    server = serve(record)
+    try:
+        page.goto(server.url)
+        last = f"tick {ticks - 1} "
+        page.wait_for_function(
+            f"(document.querySelector('#tick-label')?.textContent || '').includes('{last}')"
+        )
+        mark = page.locator("#timeline-marks rect.mark[data-kind=fault_injected]")
+        mark.wait_for(state="visible")
+        page.wait_for_timeout(300)  # (the strip is drawn again once the events are in)
+        box = mark.bounding_box()
+        assert box is not None
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        for dx in (0, 3, -3):  # on the mark, and a little to either side
+            page.mouse.move(x + dx, y)
+            tip = page.locator("#tooltip").inner_text()
+            assert "fault_injected — leg_3 · disassembly" in tip and "tick 747 " in tip, tip
+            page.mouse.click(x + dx, y)
+            page.wait_for_function(
+                "(document.querySelector('#tick-label')?.textContent || '').includes('tick 747 ')"
+            )
+            assert shown_tick(page) == 747
+            assert page.locator("input#timeline").input_value() == "747"
+        # Away from the marks: the tick under the pointer, as its tooltip says.
+        page.mouse.move(x + 300, y)
+        tip = page.locator("#tooltip").inner_text()
+        assert tip.startswith("tick "), tip
+        said = int(tip.split()[1])
+        assert abs(said - 747) > 1000
+        page.mouse.click(x + 300, y)
+        page.wait_for_function(
+            f"(document.querySelector('#tick-label')?.textContent || '').includes('tick {said} ')"
+        )
+    finally:
+        leave(page, server)
 
 
 # ---------------------------------------------------------------- data-node-id

@@ -7,12 +7,14 @@ const THUMB = 14;         // the range thumb's width [px] (style.css): marks ali
 const LANE_H = 9;
 const LANE_TOP = 3;
 const LANE_NAMES = ["faults", "control", "links"];
+const NEAR = 4;           // a mark within this many pixels is under the pointer [px]
 
 export class Timeline {
   /**
    * @param {{onScrub: (tick: number) => void, onPick: (tick: number) => void}} handlers
    *   onScrub: the user moves the scrubber (called at most once per animation frame);
-   *   onPick: the user clicks an event mark.
+   *   onPick: the user clicks the strip: the tick of the nearest event mark under the
+   *   pointer (#near: the marks its tooltip lists), else the tick under the pointer.
    */
   constructor({ onScrub, onPick }) {
     this.input = document.getElementById("timeline");
@@ -37,7 +39,9 @@ export class Timeline {
       this.hoverLine?.setAttribute("display", "none");
     });
     this.svg.addEventListener("click", (event) => {
-      const tick = this.#tickAt(event);
+      // A mark's own tick: on a long record a pixel spans many ticks (27 for 36,000 ticks
+      // on 1,300 px), and the pixel's tick may be before the event the tooltip named.
+      const tick = this.#pickAt(event);
       if (tick !== null) this.onPick(tick);
     });
   }
@@ -131,6 +135,23 @@ export class Timeline {
     return Math.min(span, Math.max(0, tick));
   }
 
+  /** The marks under the pointer: within NEAR px, in the pointer's lane (any lane off them),
+   * nearest first. */
+  #near(event) {
+    const rect = this.svg.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const y = event.clientY - rect.top;
+    const lane = Math.floor((y - LANE_TOP) / LANE_H);
+    return (this.marks ?? [])
+      .filter((m) => Math.abs(m.x - x) <= NEAR && (lane < 0 || lane > 2 || m.lane === lane))
+      .sort((a, b) => Math.abs(a.x - x) - Math.abs(b.x - x));
+  }
+
+  /** The tick a click shows: the nearest mark's under the pointer, else the pixel's. */
+  #pickAt(event, near = this.#near(event)) {
+    return near.length ? near[0].event.tick : this.#tickAt(event);
+  }
+
   #redraw() {
     const width = this.width;
     if (!width) return;
@@ -186,11 +207,8 @@ export class Timeline {
   /** Tooltip of the marks under the pointer (within a few pixels), else the tick. */
   #hover(event) {
     const rect = this.svg.getBoundingClientRect();
-    const x = event.clientX - rect.left;
-    const y = event.clientY - rect.top;
-    const lane = Math.floor((y - LANE_TOP) / LANE_H);
-    const near = (this.marks ?? []).filter((m) => Math.abs(m.x - x) <= 4 && (lane < 0 || lane > 2 || m.lane === lane));
-    const tick = this.#tickAt(event);
+    const near = this.#near(event);
+    const tick = this.#pickAt(event, near);   // (the line marks where a click goes)
     const hx = this.#x(tick);
     this.hoverLine.setAttribute("x1", hx);
     this.hoverLine.setAttribute("x2", hx);
