@@ -1,5 +1,8 @@
 """The web debugger on a big tree and a long record, in Chromium (as ``test_web_browser``).
 
+* A 505-node tree (24 sequences of 20 waits) opens legible: its composites off the running
+  path folded, the root and the running node in view, ``fit`` readable, and the running path
+  unfolding as a live run moves; ``#collapse-all`` and ``#expand-all`` fold and unfold all.
 * A click on a timeline event mark shows that event's tick, on a record far longer than the
   strip is wide.
 * Only the tree's node elements carry ``data-node-id`` (the node panel has
@@ -11,6 +14,8 @@ Screenshots go to ``tmp_path`` (``LIMBTREE_SHOTS=DIR`` puts them in DIR instead)
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import msgpack
@@ -21,11 +26,14 @@ from test_web_browser import leave, serve, shown_tick, tree_ids
 # The browser tests' fixtures, used here by name.
 browser = browser_tests.browser
 page = browser_tests.page
+live_run = browser_tests.live_run
 
 pytestmark = pytest.mark.slow
 
 SEQUENCES = 24
 LEAVES = 20
+#: The smallest zoom at which the page calls the tree legible (tree.js LEGIBLE).
+LEGIBLE = 0.45
 
 
 def shots(tmp_path: Path) -> Path:
@@ -77,6 +85,182 @@ def sequence_ticks(upto_phase: int, upto_leaf: int, leaves: int = LEAVES) -> lis
                 nodes[f"0.{i - 1}.{leaves - 1}"] = "SUCCESS"
             ticks.append(nodes)
     return ticks
+
+
+def big_mission(sequences: int = SEQUENCES, leaves: int = LEAVES, wait_s: float = 0.1) -> str:
+    """The same tree as a mission file (505 nodes for 24 x 20)."""
+    lines = [
+        "mission: big_tree", "clock: sim", "rate_hz: 50", "limbs:",
+        "  heavy: {robot: heavy_limb, agent: sim}", "tree:", "  sequence:", "    name: big",
+        "    children:",
+    ]  # fmt: skip
+    for i in range(sequences):
+        lines += [
+            "      - sequence:",
+            f"          name: phase {i}",
+            "          children:",
+            *(
+                f"            - wait: {{name: step {i}.{j}, duration_s: {wait_s}}}"
+                for j in range(leaves)
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- the tree's view
+
+
+def view(page) -> dict:
+    """The tree's zoom and, per drawn node, its box on screen, status and fold."""
+    return page.evaluate(
+        """() => {
+          const svg = document.querySelector('#tree');
+          const pane = svg.getBoundingClientRect();
+          const nodes = {};
+          for (const g of document.querySelectorAll('#tree g.node')) {
+            if (g.getAttribute('display') === 'none') continue;
+            const r = g.querySelector('rect.box').getBoundingClientRect();
+            nodes[g.dataset.nodeId] = {
+              status: g.dataset.status, collapsed: g.dataset.collapsed,
+              hidden: g.querySelector('.hidden-count')?.textContent ?? '',
+              inside: r.left >= pane.left && r.right <= pane.right
+                && r.top >= pane.top && r.bottom <= pane.bottom,
+            };
+          }
+          return {k: window.d3.zoomTransform(svg).k, nodes};
+        }"""
+    )
+
+
+def settled(page) -> None:
+    """Wait for the tree's transitions (layout 250 ms, zoom 300-350 ms) to end."""
+    page.wait_for_timeout(600)
+
+
+def test_a_505_node_record_opens_folded_to_its_running_path_and_legible(tmp_path, page):
+    tree = big_tree()
+    ids = tree_ids(tree)
+    assert len(ids) == 505
+    record = write_record(tmp_path / "big", tree, sequence_ticks(5, 3))
+    server = serve(record)
+    out = shots(tmp_path)
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "document.querySelector('[data-node-id=\"0.5.3\"]')?.dataset.status === 'RUNNING'"
+        )
+        settled(page)
+        page.screenshot(path=str(out / "big_first_view.png"))
+        # Every node still has its element, with its status (a folded one is not drawn).
+        assert page.locator("#tree g.node[data-node-id][data-status]").count() == 505
+        first = view(page)
+        drawn = first["nodes"]
+        # The composites off the running path are folded, saying how many nodes they hide;
+        # the running path is open; nothing in a fold is drawn.
+        for i in range(SEQUENCES):
+            phase = drawn[f"0.{i}"]
+            if i == 5:
+                assert phase["collapsed"] == "false" and phase["status"] == "RUNNING"
+            else:
+                assert phase["collapsed"] == "true" and phase["hidden"] == str(LEAVES)
+                assert f"0.{i}.0" not in drawn
+        assert sorted(drawn) == sorted(
+            ["0", *(f"0.{i}" for i in range(SEQUENCES)), *(f"0.5.{j}" for j in range(LEAVES))]
+        )
+        # The first view reads, and shows the root and the running node.
+        assert first["k"] >= LEGIBLE
+        assert drawn["0"]["inside"] and drawn["0.5"]["inside"] and drawn["0.5.3"]["inside"]
+
+        # fit: the whole (folded) tree, legible.
+        page.mouse.move(700, 400)
+        page.mouse.wheel(0, 2000)  # zoomed far out by hand first
+        settled(page)
+        page.locator("#fit").click()
+        settled(page)
+        page.screenshot(path=str(out / "big_fit.png"))
+        fitted = view(page)
+        assert fitted["k"] >= LEGIBLE
+        assert all(node["inside"] for node in fitted["nodes"].values())
+
+        # expand all: every node drawn; collapse all: folded again but for the running path.
+        page.locator("#expand-all").click()
+        settled(page)
+        assert len(view(page)["nodes"]) == 505
+        page.locator("#fit").click()
+        settled(page)
+        page.screenshot(path=str(out / "big_expanded_fit.png"))
+        page.locator("#collapse-all").click()
+        settled(page)
+        page.screenshot(path=str(out / "big_collapse_all.png"))
+        collapsed = view(page)
+        assert sorted(collapsed["nodes"]) == sorted(drawn)
+        assert collapsed["k"] >= LEGIBLE
+        assert all(node["inside"] for node in collapsed["nodes"].values())
+    finally:
+        leave(page, server)
+
+
+def test_a_small_tree_is_not_folded(tmp_path, page):
+    tree = big_tree(3, 4)
+    record = write_record(tmp_path / "small", tree, sequence_ticks(1, 2, 4))
+    server = serve(record)
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "document.querySelector('[data-node-id=\"0.1.2\"]')?.dataset.status === 'RUNNING'"
+        )
+        settled(page)
+        shown = view(page)
+        assert sorted(shown["nodes"]) == sorted(tree_ids(tree))
+        assert all(node["collapsed"] in ("false", None) for node in shown["nodes"].values())
+    finally:
+        leave(page, server)
+
+
+def check_mission(path: Path) -> None:
+    limbtree = str(Path(sys.executable).parent / "limbtree")
+    done = subprocess.run([limbtree, "check", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "505 nodes" in done.stdout, done.stdout
+
+
+RUNNING_PHASE = """() => {
+  const open = [...document.querySelectorAll('#tree g.node[data-status=RUNNING]')]
+    .map((g) => g.dataset.nodeId).filter((id) => /^0\\.[0-9]+$/.test(id))
+    .filter((id) => document.querySelector(`[data-node-id="${id}"]`).dataset.collapsed === 'false');
+  return open.length === 1 ? Number(open[0].split('.')[1]) : null;
+}"""
+
+
+@pytest.mark.parametrize("live_run", [big_mission(wait_s=0.2)], indirect=True)
+def test_a_live_505_node_run_unfolds_its_running_path_as_it_moves(live_run, page, tmp_path):
+    _, url, _ = live_run
+    out = shots(tmp_path)
+    page.goto(url)
+    # Each phase runs 4 s (20 waits of 0.2 s): the running one is open, its leaves drawn.
+    handle = page.wait_for_function(f"({RUNNING_PHASE})() ?? false", timeout=30_000)
+    phase = handle.json_value()
+    settled(page)
+    page.screenshot(path=str(out / "big_live.png"))
+    shown = view(page)
+    assert shown["k"] >= LEGIBLE
+    assert f"0.{phase}.0" in shown["nodes"]
+    for i in range(SEQUENCES):
+        if i != phase:
+            assert shown["nodes"][f"0.{i}"]["collapsed"] == "true", i
+            assert f"0.{i}.0" not in shown["nodes"]
+    running = [i for i, node in shown["nodes"].items() if node["status"] == "RUNNING"]
+    assert len(running) == 3 and all(shown["nodes"][i]["inside"] for i in running)
+    # Moving on: the next phase unfolds, this one folds again.
+    page.wait_for_function(f"({RUNNING_PHASE})() === {phase + 1}", timeout=30_000)
+    settled(page)
+    page.screenshot(path=str(out / "big_live_next.png"))
+    shown = view(page)
+    assert shown["nodes"][f"0.{phase}"] == {**shown["nodes"][f"0.{phase}"], "collapsed": "true",
+                                            "status": "SUCCESS", "hidden": str(LEAVES)}  # fmt: skip
+    assert f"0.{phase}.0" not in shown["nodes"] and f"0.{phase + 1}.0" in shown["nodes"]
+    assert shown["k"] >= LEGIBLE
+    check_mission(tmp_path / "live.yaml")
 
 
 # ---------------------------------------------------------------- the timeline

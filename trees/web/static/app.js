@@ -566,6 +566,7 @@ function wireControls() {
   $("gate-yes").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: true }));
   $("gate-no").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: false }));
   $("fit").addEventListener("click", () => tree.fit());
+  $("collapse-all").addEventListener("click", () => tree.collapseAll());
   $("expand-all").addEventListener("click", () => tree.expandAll());
   $("fit3d").addEventListener("click", () => view3d.fit());
   $("goto-running").addEventListener("click", () => {

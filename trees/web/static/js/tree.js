@@ -2,7 +2,12 @@
 //
 // Every node of the header gets its <g> element once, at start. A new frame only changes
 // attributes (data-status, data-ticked) of the elements whose status changed; the layout is
-// computed again only when the user collapses or expands a subtree (or a search expands one).
+// computed again only when a subtree is collapsed or expanded: by the user, by a search, or
+// by the automatic folding of a tree too big to read whole (see #applyAutoFolds).
+//
+// A parent with more than STACK_CHILDREN children shows each run of STACK_RUN or more
+// consecutive leaves (or folded composites) among them as a grid of columns, top to bottom
+// then left to right, not as one row: 480 leaves side by side make a row 36,000 px wide.
 
 import { showTooltip, hideTooltip } from "./util.js";
 
@@ -15,6 +20,16 @@ const PAD_X = 12;          // horizontal padding inside a box [px]
 const MIN_W = 64;
 const SIBLING_GAP = 14;    // horizontal gap between boxes of siblings [px]
 const COUSIN_GAP = 30;     // ... and between boxes of different parents
+const STACK_CHILDREN = 8;  // more children than this: runs of leaves are stacked in a grid
+const STACK_RUN = 3;       // ... runs of at least this many
+const GRID_ROWS = 6;       // rows of a grid, at most
+const ROW_H = 46;          // row pitch of a grid of leaves [px]
+const ROW_H_FOLDS = 60;    // ... of a grid with folded composites (their toggle below the box)
+const SPINE_GAP = 16;      // room left of a grid column for its link spine [px]
+const COL_GAP = 12;        // between grid columns [px]
+/** The smallest scale at which the tree reads: a tree that fits the pane only smaller
+ * starts with the composites off the running path folded (initialView). */
+const LEGIBLE = 0.45;
 const NAME_FONT = "600 13px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const TYPE_FONT = "10px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 
@@ -45,6 +60,10 @@ export class TreeView {
     this.onSelect = onSelect;
     this.nodes = new Map();       // id -> entry (see #collect)
     this.collapsed = new Set();
+    this.auto = false;            // folding the composites off the running path (big trees)
+    this.autoDecided = false;
+    this.pinned = new Set();      // composites the user folded or unfolded: auto leaves them
+    this.fitted = false;          // the view is the last fit() (no zoom or pan since)
     this.selected = null;
     this.hovered = null;          // {entry, event}: the node under the pointer (its tooltip)
     this.matches = [];
@@ -163,25 +182,25 @@ export class TreeView {
 
   /** Lay out the visible part of the tree and move the elements (animated if asked). */
   layout(animate = true) {
-    const widths = this.nodes;
-    const hierarchy = d3.hierarchy(this.root, (d) =>
-      this.collapsed.has(String(d.id)) ? null : d.children,
-    );
+    const hierarchy = d3.hierarchy(this.#layoutNode(this.nodes.get(String(this.root.id))), (d) => d.kids);
     // nodeSize x = 1 so that separation() is in pixels: half widths plus a gap.
     d3.tree()
       .nodeSize([1, LEVEL_H])
-      .separation((a, b) => {
-        const wa = widths.get(String(a.data.id)).w;
-        const wb = widths.get(String(b.data.id)).w;
-        return (wa + wb) / 2 + (a.parent === b.parent ? SIBLING_GAP : COUSIN_GAP);
-      })(hierarchy);
+      .separation((a, b) => (a.data.w + b.data.w) / 2 + (a.parent === b.parent ? SIBLING_GAP : COUSIN_GAP))(
+        hierarchy,
+      );
 
     const visible = new Set();
     hierarchy.each((h) => {
-      const entry = this.nodes.get(String(h.data.id));
-      entry.x = h.x;
-      entry.y = h.y;
-      visible.add(entry.id);
+      const d = h.data;
+      if (d.entry) {
+        d.entry.x = h.x;
+        d.entry.y = h.y;
+        d.entry.spine = null;
+        visible.add(d.entry.id);
+      } else if (d.grid) {
+        this.#placeGrid(d, h.x, h.y, visible);
+      }
     });
 
     const duration = animate ? 250 : 0;
@@ -205,6 +224,71 @@ export class TreeView {
     this.#updateToggles();
   }
 
+  /** The layout's tree: a node per visible entry, and a grid per stacked run of leaves. */
+  #layoutNode(entry) {
+    const node = { entry, w: entry.w, kids: null };
+    if (!entry.children.length || this.collapsed.has(entry.id)) return node;
+    const many = entry.children.length > STACK_CHILDREN;
+    const kids = [];
+    let run = [];
+    const flush = () => {
+      if (run.length >= STACK_RUN) kids.push(this.#gridNode(run));
+      else for (const child of run) kids.push(this.#layoutNode(child));
+      run = [];
+    };
+    for (const child of entry.children) {
+      if (many && (!child.children.length || this.collapsed.has(child.id))) {
+        run.push(child);
+      } else {
+        flush();
+        kids.push(this.#layoutNode(child));
+      }
+    }
+    flush();
+    node.kids = kids;
+    return node;
+  }
+
+  /**
+   * A run of leaves as a grid: GRID_ROWS rows at most, filled column by column. Below it,
+   * a chain of empty nodes as wide as the grid, one per level its height spans, keeps the
+   * neighbours' deeper nodes clear of it (the tidy tree separates nodes level by level).
+   */
+  #gridNode(items) {
+    const cols = Math.ceil(items.length / GRID_ROWS);
+    const rows = Math.ceil(items.length / cols);
+    const colW = [];
+    for (let c = 0; c < cols; c++) {
+      colW.push(Math.max(...items.slice(c * rows, (c + 1) * rows).map((e) => e.w)));
+    }
+    const w = colW.reduce((a, b) => a + b, 0) + cols * SPINE_GAP + (cols - 1) * COL_GAP;
+    const folds = items.some((e) => e.children.length);
+    const rowH = folds ? ROW_H_FOLDS : ROW_H;
+    const height = (rows - 1) * rowH + BOX_H + (folds ? 16 : 0);
+    const grid = { grid: true, items, rows, colW, rowH, w, kids: null };
+    let below = grid;
+    for (let level = 1; level * LEVEL_H < height + 10; level++) {
+      const pad = { w, kids: null };
+      below.kids = [pad];
+      below = pad;
+    }
+    return grid;
+  }
+
+  #placeGrid(grid, x, y, visible) {
+    let left = x - grid.w / 2;
+    grid.colW.forEach((colW, c) => {
+      const colLeft = left + SPINE_GAP;
+      grid.items.slice(c * grid.rows, (c + 1) * grid.rows).forEach((entry, r) => {
+        entry.x = colLeft + entry.w / 2;
+        entry.y = y + r * grid.rowH;
+        entry.spine = { x: colLeft - SPINE_GAP / 2, top: y - BOX_H / 2 };
+        visible.add(entry.id);
+      });
+      left = colLeft + colW + COL_GAP;
+    });
+  }
+
   #place(entry, duration) {
     const transform = `translate(${entry.x},${entry.y})`;
     const path = entry.parent ? this.#linkPath(entry.parent, entry) : null;
@@ -220,6 +304,12 @@ export class TreeView {
   #linkPath(parent, child) {
     const x0 = parent.x;
     const y0 = parent.y + BOX_H / 2 + (parent.children.length ? 15 : 0);
+    if (child.spine) {
+      // In a grid: down to a bus above it, along to the column's spine, down the spine.
+      const { x: sx, top } = child.spine;
+      const ym = (y0 + top) / 2;
+      return `M${x0},${y0}V${ym}H${sx}V${child.y}H${child.x - child.w / 2}`;
+    }
     const x1 = child.x;
     const y1 = child.y - BOX_H / 2;
     const ym = (y0 + y1) / 2;
@@ -245,6 +335,7 @@ export class TreeView {
       .scaleExtent([0.02, 4])
       .on("zoom", (event) => {
         this.viewport.setAttribute("transform", event.transform.toString());
+        if (event.sourceEvent) this.fitted = false;   // the user zoomed or panned
         // Far out, the small type labels are noise: drop them.
         this.svg.classList.toggle("far", event.transform.k < 0.5);
       });
@@ -273,14 +364,23 @@ export class TreeView {
   }
 
   /**
-   * The first view: the whole tree when it is readable so, else the top of the tree around
-   * the root at a readable scale (a 500-node tree fitted whole is a thin unreadable strip;
-   * "fit" still shows it all).
+   * The first view: the whole tree when it is readable so. A tree that is not (a 500-node
+   * tree fitted whole is a thin unreadable strip) starts with its composites off the
+   * running path folded, and follows the running path from then on (#applyAutoFolds);
+   * fitted when that reads, else the top of the tree around the running node or the root at
+   * a readable scale.
    */
   initialView() {
     const { width, height } = this.svg.getBoundingClientRect();
     if (!width || !height) return;
-    if (this.#fitScale() >= 0.45) {
+    if (!this.autoDecided) {
+      this.autoDecided = true;
+      if (this.#fitScale() < LEGIBLE) {
+        this.auto = true;
+        this.#applyAutoFolds(false);
+      }
+    }
+    if (this.#fitScale() >= LEGIBLE) {
       this.fit(false);
       return;
     }
@@ -289,6 +389,7 @@ export class TreeView {
     const k = 0.85;
     const transform = d3.zoomIdentity.translate(width / 2 - k * root.x, 70 - k * root.y).scale(k);
     d3.select(this.svg).call(this.zoom.transform, transform);
+    this.fitted = false;
   }
 
   /** The RUNNING nodes with no RUNNING child: the ends of the running path. */
@@ -308,6 +409,7 @@ export class TreeView {
     const entry = leaves[this.runningIndex];
     if (this.reveal(entry.id)) this.layout(false);
     this.#showPath(entry, animate);
+    this.fitted = false;
     return true;
   }
 
@@ -336,6 +438,7 @@ export class TreeView {
     const transform = d3.zoomIdentity.translate(tx, ty).scale(k);
     const sel = d3.select(this.svg);
     (animate ? sel.transition().duration(300) : sel).call(this.zoom.transform, transform);
+    this.fitted = true;
   }
 
   /** Pan (and zoom in if the tree is shown tiny) so that the node is in the middle. */
@@ -348,6 +451,7 @@ export class TreeView {
     const transform = d3.zoomIdentity.translate(width / 2 - k * entry.x, height / 2 - k * entry.y).scale(k);
     const sel = d3.select(this.svg);
     (animate ? sel.transition().duration(350) : sel).call(this.zoom.transform, transform);
+    this.fitted = false;
   }
 
   // ---------------------------------------------------------------- interaction
@@ -383,26 +487,67 @@ export class TreeView {
     showTooltip(event, lines);
   }
 
-  /** Collapse or expand a node's subtree. */
+  /** Collapse or expand a node's subtree (the user's choice: automatic folding keeps it). */
   toggle(id) {
     const entry = this.nodes.get(id);
     if (!entry || !entry.children.length) return;
     if (this.collapsed.has(id)) this.collapsed.delete(id);
     else this.collapsed.add(id);
+    this.pinned.add(id);
     this.layout(true);
   }
 
+  /** Unfold every subtree, and stop folding automatically. */
   expandAll() {
+    this.auto = false;
+    this.pinned.clear();
     if (!this.collapsed.size) return;
     this.collapsed.clear();
     this.layout(true);
   }
 
-  /** Expand every collapsed ancestor of a node; true if anything changed. */
+  /**
+   * Fold every subtree but the root's and the running path's, and from then on fold and
+   * unfold automatically as the running path moves; then fit the tree.
+   */
+  collapseAll() {
+    this.auto = true;
+    this.pinned.clear();
+    this.#applyAutoFolds(true, true);
+    this.fit();
+  }
+
+  /**
+   * Automatic folding (a big tree, or "collapse all"): every composite but the root is
+   * folded unless it is RUNNING (on the running path), except those the user folded or
+   * unfolded. Called on each frame: the running path unfolds as it moves, and what it
+   * left folds again. A fitted view is fitted again.
+   */
+  #applyAutoFolds(animate = true, force = false) {
+    if (!this.auto) return;
+    const rootId = String(this.root.id);
+    let changed = false;
+    for (const entry of this.nodes.values()) {
+      if (!entry.children.length || entry.id === rootId || this.pinned.has(entry.id)) continue;
+      const fold = entry.status !== "RUNNING";
+      if (fold === this.collapsed.has(entry.id)) continue;
+      if (fold) this.collapsed.add(entry.id);
+      else this.collapsed.delete(entry.id);
+      changed = true;
+    }
+    if (!changed && !force) return;
+    this.layout(animate);
+    if (this.fitted && !force) this.fit(animate);
+  }
+
+  /** Expand every collapsed ancestor of a node (kept open); true if anything changed. */
   reveal(id) {
     let changed = false;
     for (let p = this.nodes.get(id)?.parent; p; p = p.parent) {
-      if (this.collapsed.delete(p.id)) changed = true;
+      if (this.collapsed.delete(p.id)) {
+        this.pinned.add(p.id);
+        changed = true;
+      }
     }
     return changed;
   }
@@ -479,6 +624,7 @@ export class TreeView {
       }
       entry.message = info.message ?? "";
     }
+    this.#applyAutoFolds();
     this.#updateHiddenStatus();
     if (this.hovered) this.#showTip(this.hovered.entry, this.hovered.event);
   }
