@@ -89,7 +89,7 @@ def timing(page) -> dict[str, str]:
 
 
 def wait_for_panel(page, node: str) -> None:
-    page.wait_for_selector(f'#node-panel[data-node-id="{node}"]')
+    page.wait_for_selector(f'#node-panel[data-panel-node="{node}"]')
     page.wait_for_selector("#node-timing table", timeout=20_000)
 
 
@@ -138,7 +138,7 @@ def test_the_panel_of_a_skill_followed_to_the_end_of_a_live_run_is_the_records(l
     process, url, record = live_run
     page.goto(url)
     page.wait_for_selector('[data-node-id="0.1"]')
-    page.locator('[data-node-id="0.1"]').first.click()
+    page.locator('[data-node-id="0.1"]').click()
     wait_for_panel(page, "0.1")
     page.wait_for_selector("#run-state[data-state=SUCCESS]", timeout=60_000)
     assert process.wait(20) == 0
@@ -157,8 +157,8 @@ def test_a_node_opened_after_the_server_stopped_says_so_in_every_section(live_ru
     page.wait_for_selector("#run-state[data-state=SUCCESS]", timeout=30_000)
     assert process.wait(20) == 0
     page.expected_errors.append("ERR_CONNECTION_REFUSED")  # (the browser logs the refusal)
-    page.locator('[data-node-id="0.0"]').first.click()
-    page.wait_for_selector('#node-panel[data-node-id="0.0"]')
+    page.locator('[data-node-id="0.0"]').click()
+    page.wait_for_selector('#node-panel[data-panel-node="0.0"]')
     sections = ["node-params", "node-history", "node-timing", "node-telemetry"]
     page.wait_for_function(
         "ids => ids.every(id => !document.getElementById(id).textContent.includes('loading'))",
@@ -178,7 +178,7 @@ def test_the_history_caption_says_its_list_is_the_status_changes(tmp_path, page)
     server = serve(panel_record(tmp_path / "rec"))
     try:
         page.goto(server.url)
-        page.locator('[data-node-id="0.0"]').first.click()
+        page.locator('[data-node-id="0.0"]').click()
         wait_for_panel(page, "0.0")
         text = page.locator("#node-history").inner_text()
         # 2 status changes (RUNNING, SUCCESS), 38 changes of the feedback alone
@@ -220,7 +220,7 @@ def test_telemetry_bands_use_status_colours_for_statuses_and_keep_names_whole(
     server = serve(panel_record(tmp_path / "rec"))
     try:
         page.goto(server.url)
-        page.locator('[data-node-id="0.0"]').first.click()
+        page.locator('[data-node-id="0.0"]').click()
         wait_for_panel(page, "0.0")
         page.wait_for_selector("#node-telemetry .band-box")
         bands = legends(page)
