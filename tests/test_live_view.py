@@ -147,3 +147,19 @@ def test_a_run_that_ended_at_a_gate_no_longer_shows_its_question():
     assert ">>> Limbs clear?" in view.frame()
     view.on_end(RunEnd(RunOutcome.ABORTED, 1.0, 51, "interrupted (Ctrl-C)", {}))
     assert "Limbs clear?" not in view.frame()
+
+
+def test_a_gate_that_asks_is_drawn_at_once():
+    # While the gate waits no tick comes to redraw the screen (sim time stands still): the
+    # question must be drawn when it is asked, not after the next key.
+    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
+
+    screen = io.StringIO()
+    view = LiveView(screen, size=lambda: (80, 24), wall=lambda: 0.0)
+    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), view.on_message)
+    view.operator = operator
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.1"))
+    drawn = len(screen.getvalue())
+    assert operator.confirm("0.1", "Limbs clear?") is None
+    assert ">>> Limbs clear?" in screen.getvalue()[drawn:]

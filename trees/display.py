@@ -172,10 +172,15 @@ class LiveView:
         self._header = header
 
     def on_message(self, text: str) -> None:
-        """Keep the last few messages under the tree; before the run starts, show them now."""
+        """Keep the last few messages under the tree, and show them now.
+
+        At once, not at the next tick's redraw: before the run starts no tick comes (the
+        agents starting), and while an operator gate waits in the sim clock none comes
+        either (mission time stands still): its question would not show.
+        """
         self._messages = [*self._messages[-(self.MESSAGES - 1) :], text]
-        if self._header is None:
-            self.draw()
+        self._last = self.wall()
+        self.draw()
 
     def on_pause(self, paused: bool, t: float) -> None:
         """Show PAUSED (or RUNNING again) at once."""
