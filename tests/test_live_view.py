@@ -163,3 +163,20 @@ def test_a_gate_that_asks_is_drawn_at_once():
     drawn = len(screen.getvalue())
     assert operator.confirm("0.1", "Limbs clear?") is None
     assert ">>> Limbs clear?" in screen.getvalue()[drawn:]
+
+
+def test_the_last_frame_wraps_its_closing_lines_whole():
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.1"))
+    closing = (
+        "ABORTED: robustness in 0.00 s mission time (0.00 s wall, 0 ticks; stopped after "
+        "1.52 s of start-up)"
+    )
+    view.on_message(closing)
+    assert "ABORTED: robustness" in view.frame()
+    assert "start-up)" not in view.frame()  # cut while the run goes on (redrawn)
+    view.on_end(RunEnd(RunOutcome.ABORTED, 0.0, 0, "interrupted (Ctrl-C)", {}))
+    frame = view.frame()
+    assert frame.endswith("stopped after\n  1.52 s of start-up)\n")
+    assert all(len(line) <= 80 for line in frame.splitlines())

@@ -16,6 +16,7 @@ import contextlib
 import os
 import select
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
@@ -218,6 +219,13 @@ class LiveView:
             tail.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
         if not self._ended:
             tail.append("space: pause/resume   q: abort")
+        else:
+            # The last frame stays on the screen: its closing lines whole, wrapped.
+            tail = [
+                wrapped
+                for line in tail
+                for wrapped in textwrap.wrap(line, columns, subsequent_indent="  ") or [""]
+            ]
         # Fixed lines: title, blank, blank, limb heading, blank; then tree, limbs and tail.
         room = max(2, rows - 5 - len(tail) - 1)  # one row spare for the cursor
         order = [node.id for node in header.tree.walk()]  # the order tree_lines draws
