@@ -46,6 +46,17 @@ def test_an_align_target_of_the_world_passes(tmp_path):
     assert load(path).name == "m"
 
 
+def test_a_grasp_of_a_module_the_world_does_not_place_names_the_modules(tmp_path):
+    # It once passed check and failed 28 s into the run, hinting at alignment.
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}", "grasp: {limb: arm, module: wheel9}",
+                   WORLD)  # fmt: skip
+    text = problems(path)
+    assert "m.yaml:7:3:" in text
+    assert "module 'wheel9' is not in the world" in text and "places (wheel)" in text
+    ok = mission(tmp_path, "{robot: moonbot_limb_v2}", "grasp: {limb: arm, module: wheel}", WORLD)
+    assert load(ok).name == "m"
+
+
 def test_a_posture_name_the_limb_does_not_have_lists_its_postures(tmp_path):
     path = mission(tmp_path, "{robot: heavy_limb}", "joint_move: {limb: arm, posture: folded}")
     text = problems(path)

@@ -6,6 +6,8 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
 * an ``align`` target ``NAME/GRASP_POINT`` on a simulated limb must name a module placed in
   the mission's ``world`` and one of that module's grasp points (the simulated motion
   capture sees only those, and the end-effector ``ee``);
+* a ``grasp`` of a simulated limb that names the ``module`` it must hold must name one the
+  world places;
 * a posture given by name must be one of the limb's postures (``limbtree robots``);
 * a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb;
 * a fault's ``joints`` must be joint indices the limb has.
@@ -39,6 +41,8 @@ def target_problems(mission: Mission) -> list[Problem]:
     for node in mission.root.walk():
         if node.type == "align":
             problems += _target(mission, node)
+        elif node.type == "grasp":
+            problems += _grasped(mission, node)
         for limb, posture in _postures(node):
             message = _posture(mission, limb, posture)
             if message is not None:
@@ -95,6 +99,25 @@ def _target(mission: Mission, node: NodeModel) -> list[Problem]:
             )
         ]
     return []
+
+
+def _grasped(mission: Mission, node: NodeModel) -> list[Problem]:
+    """A ``grasp`` of a simulated limb naming a ``module`` the world does not place."""
+    module = node.params.get("module")
+    limb = mission.limb(str(node.params.get("limb")))
+    if module is None or limb.agent != "sim":
+        return []  # a real limb may hold modules the mission does not declare
+    world = sorted(placed.name for placed in mission.world)
+    if str(module) in world:
+        return []
+    placed = ", ".join(world) or "none (the mission has no world section)"
+    return [
+        Problem(
+            node.location,
+            f'grasp "{node.name}": module {str(module)!r} is not in the world: the gripper '
+            f"can hold only a module the world places ({placed})",
+        )
+    ]
 
 
 def _postures(node: NodeModel) -> Iterator[tuple[str, Any]]:
