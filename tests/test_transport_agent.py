@@ -475,6 +475,17 @@ def test_a_sim_clock_agent_is_stepped_by_one_client_at_a_time(make_agent: MakeAg
         assert runner.step(3.0, timeout_s=5).t == 3.0
 
 
+def test_release_lists_the_limbs_released_and_again_lists_none(make_agent: MakeAgent) -> None:
+    """``release`` is idempotent (protocol section 13): sent again, it releases nothing."""
+    agent = make_agent(FakeDriver(), clock="sim")
+    with AgentClient(agent.request_endpoint, subscribe=False) as client:
+        client.describe(timeout_s=5)
+        client.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+        (limb,) = client.limbs
+        assert client.release(timeout_s=5) == [limb]
+        assert client.release(timeout_s=5) == []
+
+
 def test_a_slow_commander_keeps_its_limb_between_two_commands(make_agent: MakeAgent) -> None:
     """A client commanding every 3 s (a runner ticking at 1/3 Hz) keeps a 7.5 s lease."""
     now = [0.0]
