@@ -232,3 +232,12 @@ def test_stepping_to_the_same_t_publishes_no_new_state(wire: Sockets) -> None:
     later = step(dealer, seq + 1, t + 0.01)
     assert later["seq"] == first["seq"] + 1
     assert sub.poll(2000)
+
+
+def test_bytes_after_the_map_are_named_as_such(wire: Sockets) -> None:
+    dealer, _, _ = wire
+    reply = ask(dealer, msgpack.packb({"v": 2, "type": "ping", "seq": 4}) + b"xyz")
+    assert reply["code"] == "undecodable"
+    assert reply["message"] == (
+        "3 bytes after the message's map: a frame holds one msgpack map, nothing after it"
+    )  # once "not valid msgpack: unpack(b) received extra data.", msgpack's words

@@ -242,6 +242,12 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
             f"nesting deeper than the limit of {MAX_NESTING_DEPTH} levels "
             "(the message map is level 1)",
         ) from None
+    except msgpack.ExtraData as exc:
+        raise ProtocolError(
+            ErrorCode.UNDECODABLE,
+            f"{len(exc.extra)} bytes after the message's map: a frame holds one msgpack map, "
+            "nothing after it",
+        ) from None
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         lenient = _read_leniently(frame)
         if lenient is not None:  # a map, refused for a key or an extension type inside:
