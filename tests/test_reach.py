@@ -103,13 +103,14 @@ def _within(point, radius):
     return point if norm <= radius else point * (radius / norm)
 
 
-def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_path):
+def _run_past_the_reach(tmp_path, link, more: str = ""):
+    """A move whose second waypoint is 900 mm out, on a limb that stops at 500 mm; the runner."""
     from fake_limbs import handles
 
     from limbtree.trees.builder import build_tree
     from limbtree.trees.context import MissionContext
     from limbtree.trees.mission import load_mission
-    from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
+    from limbtree.trees.runner import Runner, RunOptions, TickClock
 
     path = tmp_path / "m.yaml"
     path.write_text(
@@ -124,18 +125,24 @@ def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_pa
                 limbs: [a]
                 waypoints: [{translation_mm: [300, 0, 0]}, {translation_mm: [900, 0, 0]}]
                 p_e_mm: 20
-                timeout_s: 20
             """
         )
+        + more
     )
     mission = load_mission(path, robots={"heavy_limb": ("arm",)})
     clock = TickClock()
-    links = {"a": ReachLink((0.0, 0.0, 0.0), 0.2, clock=clock.now)}
+    links = {"a": link((0.0, 0.0, 0.0), 0.2, clock=clock.now)}
     context = MissionContext(handles(links), clock.now)
-    runner = Runner(
+    return Runner(
         "runtime_reach", clock, build_tree(mission.root, context), context, links, [],
-        RunOptions(rate_hz=50.0, max_time_s=100.0),
-    )  # fmt: skip
+        RunOptions(rate_hz=50.0, max_time_s=1000.0),
+    ), links  # fmt: skip
+
+
+def test_a_waypoint_met_out_of_reach_at_run_time_fails_within_the_timeout(tmp_path):
+    from limbtree.trees.runner import RunOutcome
+
+    runner, links = _run_past_the_reach(tmp_path, ReachLink, "    timeout_s: 20\n")
     assert runner.run() is RunOutcome.FAILURE
     assert runner.t == pytest.approx(20.0, abs=0.05)
     message = runner.failure_message()
@@ -171,37 +178,9 @@ class IKReachLink:
 def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_enough(tmp_path):
     # No timeout_s: the move once waited at the edge for ever. The limb's IK failing for
     # ik_timeout (10 s by default) on end fails it, naming the waypoint and the gap.
-    from fake_limbs import handles
+    from limbtree.trees.runner import RunOutcome
 
-    from limbtree.trees.builder import build_tree
-    from limbtree.trees.context import MissionContext
-    from limbtree.trees.mission import load_mission
-    from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
-
-    path = tmp_path / "m.yaml"
-    path.write_text(
-        textwrap.dedent(
-            """\
-            mission: runtime_reach
-            rate_hz: 50
-            limbs:
-              a: {robot: heavy_limb}
-            tree:
-              sync_move:
-                limbs: [a]
-                waypoints: [{translation_mm: [300, 0, 0]}, {translation_mm: [900, 0, 0]}]
-                p_e_mm: 20
-            """
-        )
-    )
-    mission = load_mission(path, robots={"heavy_limb": ("arm",)})
-    clock = TickClock()
-    links = {"a": IKReachLink((0.0, 0.0, 0.0), 0.2, clock=clock.now)}
-    context = MissionContext(handles(links), clock.now)
-    runner = Runner(
-        "runtime_reach", clock, build_tree(mission.root, context), context, links, [],
-        RunOptions(rate_hz=50.0, max_time_s=1000.0),
-    )  # fmt: skip
+    runner, links = _run_past_the_reach(tmp_path, IKReachLink)
     assert runner.run() is RunOutcome.FAILURE
     # IK fails from the first command past 500 mm: at about 2.5 s (0.2 m/s), then 10 s.
     assert 12.0 < runner.t < 13.5
