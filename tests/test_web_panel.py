@@ -25,19 +25,9 @@ live_run = browser_tests.live_run
 
 pytestmark = pytest.mark.slow
 
-#: A run whose gate is its last node: the run ends on the tick the gate succeeds.
-GATE_LAST = """\
-mission: panel_gate
-clock: sim
-rate_hz: 50
-limbs:
-  heavy: {robot: heavy_limb, agent: sim}
-tree:
-  sequence:
-    children:
-      - wait: {duration_s: 0.2}
-      - operator_gate: {name: go, prompt: "limb clear: go on?"}
-"""
+#: test_web_browser's gated run with its gate last: the run ends on the tick it succeeds.
+GATE_LAST = browser_tests.GATED.rsplit("      - wait:", 1)[0]
+assert GATE_LAST.rstrip().endswith('prompt: "limb clear: go on?"}')
 
 #: A message too long for one line of the panel.
 LONG = "waiting for the sensed end-effector state from the motion capture of mar.arm_1"
