@@ -9,6 +9,7 @@ table names limbs whose names begin alike.
 from __future__ import annotations
 
 import contextlib
+from itertools import pairwise
 from pathlib import Path
 
 import msgpack
@@ -263,3 +264,35 @@ def test_limb_names_that_begin_alike_stay_apart_in_the_limbs_table(tmp_path, pag
         page.locator("#limbs").screenshot(path=str(tmp_path / f"limbs_{width}.png"))
     finally:
         leave(page, server)
+
+
+#: A run that goes on for a while with one running leaf.
+LONG_WAIT = """\
+mission: panel_pace
+clock: sim
+rate_hz: 50
+limbs:
+  heavy: {robot: heavy_limb, agent: sim}
+tree:
+  sequence:
+    children:
+      - wait: {duration_s: 60}
+"""
+
+
+@pytest.mark.parametrize("live_run", [LONG_WAIT], indirect=True)
+def test_a_live_panel_asks_for_its_node_at_most_once_a_second(live_run, page):
+    # The panel's own timer and the newer frames once asked at the same instants: two
+    # requests each second, back to back (each costs the server CPU on the run's cores).
+    _, url, _ = live_run
+    page.goto(url)
+    page.locator('[data-node-id="0.0"]').click()
+    page.wait_for_selector('#node-panel[data-panel-node="0.0"]')
+    page.wait_for_timeout(6000)
+    asked = page.evaluate(  # when each request began, by the page's own clock [ms]
+        "() => performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('/api/node/')).map(e => e.startTime / 1000)"
+    )
+    gaps = [b - a for a, b in pairwise(asked)]
+    assert len(asked) >= 4, asked  # it does follow the run
+    assert min(gaps[1:]) > 0.5, gaps  # (the first answer may come at once after the click)

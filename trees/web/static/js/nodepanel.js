@@ -61,6 +61,7 @@ export class NodePanel {
     this.again = false;      // a refresh was asked for while one was in flight
     this.fetchedAt = -Infinity;  // when the last refresh began [ms]
     this.soon = null;        // a refresh held back (at most one every REFRESH_MIN_MS)
+    this.over = false;       // the live run ended: nothing is fetched again by itself
     this.timer = null;
     this.cursors = [];       // {line, x, label?, series?} of the telemetry plots
     $("break-start").addEventListener("click", () => this.#toggleBreak("start"));
@@ -94,10 +95,12 @@ export class NodePanel {
     this.#renderFrame();
     this.refresh();
     clearInterval(this.timer);
-    // While a live run goes on the node keeps changing: fetch it again every second.
-    this.timer = setInterval(() => {
-      if (this.hooks.live()) this.refresh();
-    }, 1000);
+    // While a live run goes on the node keeps changing: fetch it again, at most every
+    // REFRESH_MIN_MS (the same pace as the newer frames ask: one fetch, not two); not
+    // once the run is over (its server stops).
+    this.timer = this.over ? null : setInterval(() => {
+      if (this.hooks.live()) this.#refreshSoon();
+    }, REFRESH_MIN_MS);
   }
 
   async refresh() {
@@ -140,6 +143,7 @@ export class NodePanel {
    * stays up answers; one that stopped says so: #failed).
    */
   ended() {
+    this.over = true;
     clearInterval(this.timer);
     clearTimeout(this.soon);
     this.soon = null;
