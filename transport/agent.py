@@ -253,8 +253,8 @@ class PlantAgent:
         #: [s, time_source], and its lease [s]; another client's commands are refused within
         #: the lease.
         self._commanders: dict[str, tuple[bytes, float, float]] = {}
-        # The client that steps this sim-clock agent: (peer, when it last stepped, lease).
-        self._stepper: tuple[bytes, float, float] | None = None
+        # The client that steps this sim-clock agent, and when it last stepped [s].
+        self._stepper: tuple[bytes, float] | None = None
         #: The routing id of the client whose request is being answered.
         self._peer = b""
         self._extra_health = 0
@@ -866,28 +866,27 @@ class PlantAgent:
     def _claim_steps(self, seq: int) -> None:
         """Make the requesting client the one that steps this agent, unless another one is.
 
-        A sim-clock agent follows one run's time: a step from another client (a second
-        runner, a stray tool) would move every limb under the run that steps it. The lease
-        is a commander's (section 5.3 of the protocol): ended by ``release`` of every limb.
+        A sim-clock agent follows one run's time, from t=0 (a runner refuses an agent
+        stepped already): a step from another client (a second runner, a stray tool) would
+        move every limb under the run that steps it. The claim has no lease: a run paused,
+        at a breakpoint or at an operator gate sends no step for as long as it waits. It
+        ends with ``release`` of every limb, or with the agent.
 
         Raises:
-            ProtocolError: ``commanded_elsewhere`` while another client's lease runs.
+            ProtocolError: ``commanded_elsewhere`` when another client steps this agent.
         """
         now = self._time()
         peer = self._peer
         held = self._stepper
-        if held is not None and held[0] != peer and now - held[1] < held[2]:
+        if held is not None and held[0] != peer:
             raise ProtocolError(
                 ErrorCode.COMMANDED_ELSEWHERE,
                 f"this agent is stepped by another client (its last step {now - held[1]:.2f} "
-                "s ago): a sim-clock agent follows one run's time; stop the other (another "
-                f"runner?), or step it {held[2]:.1f} s after the other stops",
+                "s ago): a sim-clock agent follows one run's time, from t=0; that client "
+                "gives it up with release, or restart the agent for another run",
                 seq=seq,
             )
-        lease = COMMANDER_LEASE_S
-        if held is not None and held[0] == peer:
-            lease = min(COMMANDER_LEASE_MAX_S, max(lease, 2.5 * (now - held[1])))
-        self._stepper = (peer, now, lease)
+        self._stepper = (peer, now)
 
     def _step_commands(self, commands: list[Request | ProtocolError]) -> bytes | None:
         """Apply the commands a step carries, in order; their refusals, packed, or None."""
@@ -921,7 +920,6 @@ class PlantAgent:
                 "step needs an agent running the sim clock; this agent runs the real clock",
                 seq=request.seq,
             )
-        self._claim_steps(request.seq)
         t: float = request.fields["t"]
         last = self._last_step_t
         if last is not None and t < last:
@@ -940,6 +938,7 @@ class PlantAgent:
                 seq=request.seq,
                 field="t",
             )
+        self._claim_steps(request.seq)  # (a step refused above claims nothing)
         commands = request.fields.get(COMMANDS_FIELD)
         refused = self._step_commands(commands) if commands else None
         # the same t again: the same states, nothing new published (unless a fault request
