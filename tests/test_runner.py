@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import textwrap
 
 import numpy as np
@@ -214,6 +215,43 @@ def test_a_node_its_parent_halts_in_the_tick_is_not_running_after_it(tmp_path):
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     (long,) = [node for node in summary["nodes"] if node["name"] == "long"]
     assert long["last_status"] == "INVALID" and long["ticks"] == len(ticks)
+
+
+def test_ik_failures_of_two_limbs_in_turn_are_timed_per_limb(tmp_path, monkeypatch):
+    # a's IK fails from 1 s to 4 s and from 4.5 s to 7 s (its time starts again), b's from
+    # 3.5 s to 12 s: some limb fails for 11 s on end, but no limb for 10 s (ik_timeout):
+    # the move goes on and arrives.
+    import dataclasses
+
+    from limbtree.transport.driver import Health
+
+    windows = {0.0: ((1.0, 4.0), (4.5, 7.0)), 1.0: ((3.5, 12.0),)}
+
+    class FlakyIK(FakeLink):
+        def step(self, t, timeout_s=1.0):
+            state = super().step(t, timeout_s)
+            spans = windows[self.start_x]
+            if any(low <= t < high for low, high in spans):
+                state = dataclasses.replace(state, health=state.health | Health.IK_FAILED)
+                self._state = state
+            return state
+
+        def __init__(self, start=(0.0, 0.0, 0.0), *args, **kwargs):
+            super().__init__(start, *args, **kwargs)
+            self.start_x = float(start[0])
+
+    monkeypatch.setattr(sys.modules[__name__], "FakeLink", FlakyIK)
+    slow = SQUARE.replace("p_e_mm: 20", "p_e_mm: 20\n    max_speed_mm_s: 25")
+    outcome, runner, _, _ = run(tmp_path, slow, speeds=(0.05, 0.05))
+    assert outcome is RunOutcome.SUCCESS, runner.failure_message()
+    assert runner.t > 12.5  # (still moving when b's failure ended)
+    # The same move with a shorter ik_timeout fails on b, naming it.
+    short = slow.replace("p_e_mm: 20", "p_e_mm: 20\n    ik_timeout_s: 5")
+    (tmp_path / "short").mkdir()
+    outcome, runner, _, _ = run(tmp_path / "short", short, speeds=(0.05, 0.05))
+    assert outcome is RunOutcome.FAILURE
+    assert "IK failed for 5 s on end (b: IK failed;" in runner.failure_message()
+    assert runner.t == pytest.approx(8.5, abs=0.05)
 
 
 def test_joint_sync_move_reaches_the_postures(tmp_path):

@@ -46,7 +46,8 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._recovering = False
         self._timer = StepTimer()
         self._started_at: float | None = None
-        self._ik_failing_since: float | None = None
+        #: Since when each limb's IK has failed on end [s, mission time], by limb index.
+        self._ik_failing_since: dict[int, float] = {}
         #: The waypoints after the start, per limb (world frame), once the core is built.
         self.targets: list[tuple[Pose, ...]] = []
 
@@ -67,7 +68,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         self._recovering = False
         self._timer = StepTimer()
         self._started_at = None
-        self._ik_failing_since = None
+        self._ik_failing_since = {}
         self.targets = []
 
     def step(self) -> py_trees.common.Status:
@@ -114,19 +115,23 @@ class PoseMoveBehaviour(SkillBehaviour):
         )
 
     def _ik_failed_too_long(self, now: float) -> bool:
-        """Whether some limb's IK has failed for ``ik_timeout`` [s] of mission time on end.
+        """Whether a limb's IK has failed for ``ik_timeout`` [s] of mission time on end.
 
         A waypoint out of reach (a ``--set`` value, a moved base) leaves the limb waiting at
         the edge of its workspace with ``IK_FAILED`` for as long as the move lasts: without
         a ``timeout`` it would never end. An injected ``ik_error`` lasts seconds.
         """
         limit = self.params.get("ik_timeout")
-        if limit is None or not any(limb.health & Health.IK_FAILED for limb in self.limbs):
-            self._ik_failing_since = None
+        if limit is None or not math.isfinite(float(limit)):
             return False
-        if self._ik_failing_since is None:
-            self._ik_failing_since = now
-        return now - self._ik_failing_since >= float(limit)
+        since = self._ik_failing_since
+        longest = 0.0
+        for i, limb in enumerate(self.limbs):
+            if not limb.health & Health.IK_FAILED:
+                since.pop(i, None)
+                continue
+            longest = max(longest, now - since.setdefault(i, now))
+        return longest >= float(limit)
 
     def _unreachable(self, segment: int, states: Sequence[Pose | None]) -> str:
         """Why the move gave up on a waypoint its limbs' IK cannot reach, and how far off."""

@@ -29,7 +29,7 @@ from limbtree.trees.context import MissionContext
 from limbtree.trees.mission.controllers import ControllerParams, check_controller
 from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.nodes import NodeExport, NodeKind, NodeSpec
-from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE
+from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     Choice,
@@ -147,10 +147,10 @@ SYNC_MOVE: Final = NodeSpec(
         ),
         ParamSpec(
             "ik_timeout",
-            POSITIVE_S,
+            Quantity(S, low=0, low_open=True, allow_inf=True),
             10.0,
             "FAILURE when a limb's IK has failed this long on end (a waypoint out of its "
-            "reach), naming the waypoint and how far each limb is from it",
+            "reach), naming the waypoint and how far each limb is from it; inf: never",
         ),
     ),
     (0, 0),
