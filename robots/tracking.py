@@ -80,6 +80,8 @@ _CHECK_STEP: Final = math.radians(3.0)
 _MAX_CHECKS: Final = 16
 #: Most IK solves a speed-limited ``ee_twist`` step makes to stay on the twist's line.
 _TWIST_SCALINGS: Final = 3
+#: A scaled solve whose joints go this share of the way within their speed is taken.
+_TWIST_NEAR: Final = 0.999
 #: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
 NEAR_LIMIT: Final = math.radians(2.0)
 #: Why an ``ee_twist`` stopped (``detail.ik_failure`` while ``IK_FAILED`` says so).
@@ -807,7 +809,9 @@ class CommandTracker:
                 break
             solution = again.q
             stepped, limited = speed_limited_step(reference, solution, max_step)
-            if not limited:
+            if not limited or _share_reached(reference, stepped, solution) >= _TWIST_NEAR:
+                # (a hair short of the line's point: the target stays on the line, and the
+                # next step aims at it from here; nothing adds up)
                 self._twist_pose = scaled
                 return stepped
         self._twist_pose = self.chain.fk(stepped)

@@ -215,7 +215,7 @@ def test_ee_twist_moves_the_end_effector_at_the_commanded_velocity_until_the_nex
     assert ee(driver.state()).distance_to(held) < 1e-9
 
 
-@pytest.mark.parametrize("axis", [(0.0, 1.0, 0.0), (1.0, 0.0, 0.0)])
+@pytest.mark.parametrize("axis", [(0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, -1.0)])
 def test_an_ee_twist_faster_than_the_joints_keeps_to_its_line(axis):
     # 3 m/s: the joints cannot keep up, and the end-effector goes along the twist's line as
     # fast as they let it. It once followed the joint line towards each step's full target
