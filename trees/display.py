@@ -177,11 +177,15 @@ class LiveView:
 
         At once, not at the next tick's redraw: before the run starts no tick comes (the
         agents starting), and while an operator gate waits in the sim clock none comes
-        either (mission time stands still): its question would not show.
+        either (mission time stands still): its question would not show. Otherwise at
+        most every ``interval_s``, as ticks are (a burst of messages is one redraw).
         """
         self._messages = [*self._messages[-(self.MESSAGES - 1) :], text]
-        self._last = self.wall()
-        self.draw()
+        waiting = self.operator is not None and self.operator.pending is not None
+        now = self.wall()
+        if self._header is None or waiting or self._ended or now - self._last >= self.interval_s:
+            self._last = now  # (a burst of messages in one tick: one redraw, then the tick's)
+            self.draw()
 
     def on_pause(self, paused: bool, t: float) -> None:
         """Show PAUSED (or RUNNING again) at once."""

@@ -405,8 +405,8 @@ class Runner:
             previous = ended
             node_status = _STATUS[status]
             if status is _RUNNING and behaviour.status is _INVALID:
-                # Halted later in this tick by its parent (a parallel that ended, a
-                # selector whose earlier child took over): not running after the tick.
+                # Halted later in this tick by its parent (a parallel that ended with
+                # this child still running): not running after the tick.
                 node_status = NodeStatus.INVALID
             nodes[node_id] = NodeTick(node_status, message, ended - start)
             entry = stats[node_id]
