@@ -227,7 +227,8 @@ function setTicks(ticks, tLast) {
 // ---------------------------------------------------------------- frames
 
 /**
- * Draw a frame everywhere. Only attributes change: no layout, no scene rebuild.
+ * Draw a frame everywhere. Only attributes change: no scene rebuild, and no layout but a
+ * big tree's automatic folding (at most twice a second, tree.js AUTO_LAYOUT_MS).
  * `inFrame`: called from an animation frame's callback (the 3D view draws in it too).
  */
 function showFrame(frame, inFrame = false) {

@@ -18,6 +18,8 @@ const BOX_H = 38;          // node box height [px]
 const LEVEL_H = 84;        // vertical distance between levels [px]
 const PAD_X = 12;          // horizontal padding inside a box [px]
 const MIN_W = 64;
+/** Automatic folding (a big tree) re-lays the tree out at most this often [ms]. */
+const AUTO_LAYOUT_MS = 500;
 const SIBLING_GAP = 14;    // horizontal gap between boxes of siblings [px]
 const COUSIN_GAP = 30;     // ... and between boxes of different parents
 const STACK_CHILDREN = 8;  // more children than this: runs of leaves are stacked in a grid
@@ -64,6 +66,8 @@ export class TreeView {
     this.autoDecided = false;
     this.pinned = new Set();      // composites the user folded or unfolded: auto leaves them
     this.fitted = false;          // the view is the last fit() (no zoom or pan since)
+    this.autoLaidAt = -Infinity;  // when automatic folding last re-laid the tree out [ms]
+    this.autoTimer = null;        // a re-layout held back (at most one every AUTO_LAYOUT_MS)
     this.selected = null;
     this.hovered = null;          // {entry, event}: the node under the pointer (its tooltip)
     this.matches = [];
@@ -536,6 +540,21 @@ export class TreeView {
       changed = true;
     }
     if (!changed && !force) return;
+    // A subtree cycling fast (a repeat of short steps) would re-lay the tree out on every
+    // frame: at most every AUTO_LAYOUT_MS, the last change drawn when that comes due.
+    const wait = force ? 0 : this.autoLaidAt + AUTO_LAYOUT_MS - performance.now();
+    if (wait > 0) {
+      this.autoTimer ??= setTimeout(() => {
+        this.autoTimer = null;
+        this.#autoLayout(animate);
+      }, wait);
+      return;
+    }
+    this.#autoLayout(animate, force);
+  }
+
+  #autoLayout(animate, force = false) {
+    this.autoLaidAt = performance.now();
     this.layout(animate);
     if (this.fitted && !force) this.fit(animate);
   }
