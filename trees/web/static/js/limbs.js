@@ -21,7 +21,8 @@ export class LimbsTable {
     this.body = table.tBodies[0];
     this.rows = new Map();
     this.colourOf = colourOf;
-    for (const name of names) this.#row(name);
+    for (const name of names) this.#row(name, false);
+    this.#fitNames();  // (once for all: each fit lays the table out)
     // A name too long for its column is cut in its middle ("mar.a…m_1"), where names of
     // one robot's limbs differ the least, never at its end (the whole name on hover).
     new ResizeObserver(() => this.#fitNames()).observe(table);
@@ -31,7 +32,7 @@ export class LimbsTable {
     }
   }
 
-  #row(name) {
+  #row(name, fit = true) {
     this.placeholder?.remove();
     const row = el("tr", { "data-limb": name });
     const cells = {
@@ -47,7 +48,7 @@ export class LimbsTable {
     this.body.append(row);
     const entry = { row, cells, keys: {}, label: cells.name.lastChild, name };
     this.rows.set(name, entry);
-    this.#fitNames();
+    if (fit) this.#fitNames();
     return entry;
   }
 
