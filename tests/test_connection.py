@@ -168,7 +168,7 @@ def test_every_agent_that_cannot_serve_the_run_is_named_at_once(tmp_path):
         for agent in agents:
             agent.stop()
     lines = str(error.value).splitlines()
-    assert lines[0] == "2 agents cannot serve this run:"
+    assert lines[0] == "the agents of 2 robots cannot serve this run:"
     assert lines[1].startswith(
         f"  - robot arm: the sim-clock agent at {stepped} was stepped to t=3 s"
     )

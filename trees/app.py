@@ -350,7 +350,7 @@ def _handles(
             problems.append(str(exc))
     if len(problems) > 1:
         raise RunError(
-            f"{len(problems)} agents cannot serve this run:\n"
+            f"the agents of {len(problems)} robots cannot serve this run:\n"
             + "\n".join(f"  - {problem}" for problem in problems)
         )
     if problems:
