@@ -266,18 +266,10 @@ def test_limb_names_that_begin_alike_stay_apart_in_the_limbs_table(tmp_path, pag
         leave(page, server)
 
 
-#: A run that goes on for a while with one running leaf.
-LONG_WAIT = """\
-mission: panel_pace
-clock: sim
-rate_hz: 50
-limbs:
-  heavy: {robot: heavy_limb, agent: sim}
-tree:
-  sequence:
-    children:
-      - wait: {duration_s: 60}
-"""
+#: A run that goes on for a while with one running leaf (test_web_browser's, one wait).
+LONG_WAIT = browser_tests.GATED.split("    children:\n")[0] + (
+    "    children:\n      - wait: {duration_s: 60}\n"
+)
 
 
 @pytest.mark.parametrize("live_run", [LONG_WAIT], indirect=True)
