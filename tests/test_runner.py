@@ -226,13 +226,18 @@ def test_ik_failures_of_two_limbs_in_turn_are_timed_per_limb(tmp_path, monkeypat
     from limbtree.transport.driver import Health
 
     windows = {0.0: ((1.0, 4.0), (4.5, 7.0)), 1.0: ((3.5, 12.0),)}
+    faults: dict[float, list[str]] = {0.0: [], 1.0: []}  # injected, as a state lists them
 
     class FlakyIK(FakeLink):
         def step(self, t, timeout_s=1.0):
             state = super().step(t, timeout_s)
             spans = windows[self.start_x]
             if any(low <= t < high for low, high in spans):
-                state = dataclasses.replace(state, health=state.health | Health.IK_FAILED)
+                state = dataclasses.replace(
+                    state,
+                    health=state.health | Health.IK_FAILED,
+                    detail={**state.detail, "faults": faults[self.start_x]},
+                )
                 self._state = state
             return state
 
@@ -245,6 +250,13 @@ def test_ik_failures_of_two_limbs_in_turn_are_timed_per_limb(tmp_path, monkeypat
     outcome, runner, _, _ = run(tmp_path, slow, speeds=(0.05, 0.05))
     assert outcome is RunOutcome.SUCCESS, runner.failure_message()
     assert runner.t > 12.5  # (still moving when b's failure ended)
+    # b's failure an injected ik_error (its state lists it): not counted, however long.
+    faults[1.0] = ["ik_error"]
+    (tmp_path / "injected").mkdir()
+    outcome, runner, _, _ = run(tmp_path / "injected", slow.replace(
+        "p_e_mm: 20", "p_e_mm: 20\n    ik_timeout_s: 5"), speeds=(0.05, 0.05))  # fmt: skip
+    assert outcome is RunOutcome.SUCCESS, runner.failure_message()
+    faults[1.0] = []
     # The same move with a shorter ik_timeout fails on b, naming it.
     short = slow.replace("p_e_mm: 20", "p_e_mm: 20\n    ik_timeout_s: 5")
     (tmp_path / "short").mkdir()

@@ -22,9 +22,20 @@ from limbtree.skills import (
     SyncStep,
     offset_pose,
 )
-from limbtree.transport.driver import Health
+from limbtree.transport.driver import Health, LimbState
+from limbtree.transport.faults import FaultKind
 from limbtree.trees.behaviours.base import STATUS, SkillBehaviour
 from limbtree.trees.context import MissionContext
+
+
+def _injected_ik_error(state: LimbState | None) -> bool:
+    """Whether an ``ik_error`` fault is injected into the limb now.
+
+    A simulated limb lists its faults in force in its state's ``detail["faults"]``.
+    """
+    detail = state.detail if state is not None else None
+    faults = detail.get("faults") if isinstance(detail, Mapping) else None
+    return isinstance(faults, list | tuple) and FaultKind.IK_ERROR.value in faults
 
 
 def per_limb(value: float | Mapping[str, float], limbs: Sequence[str]) -> list[float]:
@@ -127,8 +138,8 @@ class PoseMoveBehaviour(SkillBehaviour):
         since = self._ik_failing_since
         longest = 0.0
         for i, limb in enumerate(self.limbs):
-            if not limb.health & Health.IK_FAILED:
-                since.pop(i, None)
+            if not limb.health & Health.IK_FAILED or _injected_ik_error(limb.state):
+                since.pop(i, None)  # (an injected ik_error ends by itself: not counted)
                 continue
             longest = max(longest, now - since.setdefault(i, now))
         return longest >= float(limit)
