@@ -344,7 +344,14 @@ def _handles(
             ) from None
         try:
             handles.update(
-                _robot_handles(mission, robot, described, clients, endpoints, clock_mode)
+                _robot_handles(
+                    mission,
+                    robot,
+                    described,
+                    clients[robot.name],
+                    endpoints[robot.name],
+                    clock_mode,
+                )
             )
         except RunError as exc:  # every agent that cannot serve the run is named, not the first
             problems.append(str(exc))
@@ -362,21 +369,21 @@ def _robot_handles(
     mission: Mission,
     robot: RobotDecl,
     described: AgentDescription,
-    clients: Mapping[str, AgentClient],
-    endpoints: Mapping[str, str],
+    client: AgentClient,
+    endpoint: str,
     clock_mode: str | None,
 ) -> dict[str, LimbHandle]:
-    """The handles of one robot's limbs, over the agent that described itself so.
+    """The handles of one robot's limbs, over the agent at ``endpoint`` that described itself so.
 
     Raises:
         RunError: when the agent cannot serve the robot (see :func:`_handles`).
     """
     handles: dict[str, LimbHandle] = {}
     if clock_mode is not None:
-        check_agent_clock(robot.name, endpoints[robot.name], described.clock.value, clock_mode)
+        check_agent_clock(robot.name, endpoint, described.clock.value, clock_mode)
     if described.clock is ClockMode.SIM and described.agent_time > 0:
         raise RunError(
-            f"robot {robot.name}: the sim-clock agent at {endpoints[robot.name]} was "
+            f"robot {robot.name}: the sim-clock agent at {endpoint} was "
             f"stepped to t={described.agent_time:g} s already: another run is stepping "
             "it now, or an earlier run did. A sim-clock agent serves one run, from t=0: "
             "wait for the other run to end, then restart the agent (not while a run "
@@ -388,7 +395,7 @@ def _robot_handles(
         limb = mission.limb(name)
         if limb.limb not in plant.limb_names:
             raise RunError(
-                f"limb {name}: the agent at {endpoints[robot.name]} serves limbs "
+                f"limb {name}: the agent at {endpoint} serves limbs "
                 f"{', '.join(plant.limb_names)}, not {limb.limb}: give the limb's agent "
                 f"the address of {limb.robot} {limb.limb}'s agent, or start this one for "
                 f"it (limbtree agent --robot {limb.robot} --limb {limb.limb})"
@@ -396,13 +403,12 @@ def _robot_handles(
         description = plant.limb(limb.limb).description
         if description.robot != limb.robot:
             raise RunError(
-                f"limb {name}: the agent at {endpoints[robot.name]} drives "
+                f"limb {name}: the agent at {endpoint} drives "
                 f"{description.robot}, but the mission declares {limb.robot}: give the "
                 f"limb's agent the address of a {limb.robot} agent, or start this one "
                 f"with --robot {limb.robot}"
             )
         base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
-        client = clients[robot.name]
         live_base: Callable[[], BaseState | None] | None = None
         if plant.floating_base:
 

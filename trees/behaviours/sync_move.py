@@ -130,7 +130,8 @@ class PoseMoveBehaviour(SkillBehaviour):
 
         A waypoint out of reach (a ``--set`` value, a moved base) leaves the limb waiting at
         the edge of its workspace with ``IK_FAILED`` for as long as the move lasts: without
-        a ``timeout`` it would never end. An injected ``ik_error`` lasts seconds.
+        a ``timeout`` it would never end. Each limb is timed on its own; a failure under an
+        injected ``ik_error`` is not counted (the fault ends by itself).
         """
         limit = self.params.get("ik_timeout")
         if limit is None or not math.isfinite(float(limit)):

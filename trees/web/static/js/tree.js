@@ -554,6 +554,8 @@ export class TreeView {
   }
 
   #autoLayout(animate, force = false) {
+    clearTimeout(this.autoTimer);  // (a forced layout draws what a held-back one would)
+    this.autoTimer = null;
     this.autoLaidAt = performance.now();
     this.layout(animate);
     if (this.fitted && !force) this.fit(animate);
