@@ -152,12 +152,14 @@ def test_a_paused_sim_clock_does_not_race_to_catch_up_the_paused_time():
     wall = FakeWall()
     clock = SimClock(10.0, speed=1.0, wall=wall, sleep=wall.sleep)
     clock.start()
-    clock.pace(5)  # tick 5 is due 0.5 s after the start
+    assert clock.remaining(5) == pytest.approx(0.5)  # tick 5 is due 0.5 s after the start
+    wall.sleep(clock.remaining(5))
     assert wall.now == pytest.approx(100.5)
     clock.pause()
     wall.sleep(30.0)
     clock.resume()
-    clock.pace(6)  # due 0.1 s of pace after tick 5, not 30 s in the past
+    assert clock.remaining(6) == pytest.approx(0.1)  # after tick 5, not 30 s in the past
+    wall.sleep(clock.remaining(6))
     assert wall.now == pytest.approx(130.6)
     assert clock.elapsed() == pytest.approx(30.6)  # the wall time still counts the pause
 

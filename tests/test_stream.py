@@ -387,20 +387,18 @@ def test_a_limb_its_agent_says_is_disassembled_shows_it_in_the_tick(tmp_path):
     assert "DISASSEMBLED" in health_text(late.limbs["b"].health)
 
 
-def test_the_sim_clock_never_sleeps_unless_paced():
-    slept: list[float] = []
-    wall = iter(float(i) for i in range(100))
-    clock = SimClock(100.0, wall=lambda: next(wall), sleep=slept.append)
+def test_the_sim_clock_never_waits_unless_paced():
+    wall = iter(float(i) for i in range(100))  # (a second per reading: any wait would show)
+    clock = SimClock(100.0, wall=lambda: next(wall))
     clock.start()
     for index in range(10):
         assert clock.tick_time(index) == pytest.approx(index / 100)
-        clock.pace(index)
-    assert slept == []
+        assert clock.remaining(index) == 0.0
     now = [0.0]
-    paced = SimClock(100.0, speed=0.5, wall=lambda: now[0], sleep=slept.append)
+    paced = SimClock(100.0, speed=0.5, wall=lambda: now[0])
     paced.start()
-    paced.pace(5)  # 5 ticks of 10 ms at half speed: due at 0.1 s of wall time
-    assert slept == [pytest.approx(0.1)]
+    # 5 ticks of 10 ms at half speed: due at 0.1 s of wall time
+    assert paced.remaining(5) == pytest.approx(0.1)
 
 
 def test_the_real_clock_reads_the_injected_wall_clock():
@@ -410,8 +408,8 @@ def test_the_real_clock_reads_the_injected_wall_clock():
     clock.start()
     now[0] = 10.25
     assert clock.tick_time(3) == pytest.approx(0.25)
-    clock.pace(3)
-    assert slept == [pytest.approx(0.05)]
+    assert clock.remaining(3) == pytest.approx(0.05)
+    assert slept == []  # (reading the time waits for nothing)
     assert clock.elapsed() == pytest.approx(0.25)
 
 

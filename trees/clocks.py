@@ -55,9 +55,6 @@ class RunClock(Protocol):
     def tick_time(self, index: int) -> float:
         """The mission time of tick ``index`` [s]."""
 
-    def pace(self, index: int) -> None:
-        """Wait, if this clock waits, until tick ``index`` is due."""
-
     def remaining(self, index: int) -> float:
         """Wall time until tick ``index`` is due [s]: 0 when it is (or the clock never waits)."""
 
@@ -133,12 +130,6 @@ class _WallClock:
         """Wall time until tick ``index`` is due [s]: 0 when it is (or the clock never waits)."""
         due = self._due(index)
         return 0.0 if due is None else max(0.0, due - self.wall())
-
-    def pace(self, index: int) -> None:
-        """Sleep until tick ``index`` is due (paused time not counted)."""
-        delay = self.remaining(index)
-        if delay > 0:
-            self.sleep(delay)
 
 
 class SimClock(_WallClock):
