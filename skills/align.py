@@ -174,6 +174,9 @@ class AlignResult:
             rad/s] to command, or None to send nothing.
         telemetry: the tick's figures, or None when the controller was not stepped (the
             alignment ran out of time).
+        target: the goal in the limb's own frame: the pose its sensed end-effector will
+            have when the captured one meets the goal (:func:`limb_goal`), or None before
+            the capture has seen both.
         metrics: on SUCCESS, the run's alignment figures (duration, final errors, path
             figures); otherwise None.
     """
@@ -186,6 +189,24 @@ class AlignResult:
     twist: Twist | None = None
     telemetry: AlignTelemetry | None = None
     metrics: Mapping[str, Any] | None = None
+    target: Pose | None = None
+
+
+def limb_goal(ee: Pose, goal: Pose, limb_pose: Pose | None) -> Pose:
+    """An alignment's goal moved from the capture's frame into the limb's own.
+
+    The capture measures the end-effector at ``ee`` and the goal at ``goal``; the limb
+    senses its end-effector at ``limb_pose``. Where they disagree (calibration, flex), the
+    limb ends at ``limb_pose`` moved by the captured gap, in the world frame: position
+    ``limb + (goal - ee)``, rotation ``R_goal R_ee^T R_limb``. Without ``limb_pose``:
+    ``goal``.
+    """
+    if limb_pose is None:
+        return goal
+    m = np.eye(4)
+    m[:3, :3] = goal.rotation @ ee.rotation.T @ limb_pose.rotation
+    m[:3, 3] = limb_pose.position + goal.position - ee.position
+    return Pose.from_matrix(m)
 
 
 class Align:
@@ -236,6 +257,7 @@ class Align:
         self._samples: list[tuple[float, float, float]] = []  # measured ee at 10 Hz [m]
         self._next_sample = 0.0
         self._last: AlignV1Telemetry | AlignV2Telemetry | None = None
+        self._target: Pose | None = None
 
     @property
     def params(self) -> AlignV1Params | AlignV2Params:
@@ -286,6 +308,8 @@ class Align:
         if pose is not None and limb_pose is not None:
             distance = self.metric.distance(limb_pose, pose)
         self._last = figures
+        if ee is not None and goal is not None:
+            self._target = limb_goal(ee, goal, limb_pose)
         telemetry = AlignTelemetry(self.version, _millimetres(ee), _millimetres(goal), figures)
         feedback = message or (
             f"V{self.version}: Δd = {figures.dd_mm or 0:.1f} mm, "
@@ -309,6 +333,7 @@ class Align:
             twist=twist,
             telemetry=telemetry,
             metrics=metrics,
+            target=self._target,
         )
 
     def _timeout_message(self, limit: float) -> str:

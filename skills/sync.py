@@ -239,8 +239,9 @@ class SyncMove(Generic[P]):
         """Progress along the whole trajectory, in ``[0, segments]``."""
         return self._segment + self._t
 
-    def _end(self, k: int) -> tuple[P, ...]:
-        return self.waypoints[self._pairs[k][1]]
+    def end_of(self, segment: int) -> tuple[P, ...]:
+        """Where segment ``segment`` ends: one point per limb (its target while on it)."""
+        return self.waypoints[self._pairs[segment][1]]
 
     def _next_segment(self, k: int) -> int | None:
         if k + 1 < self.segments:
@@ -262,7 +263,7 @@ class SyncMove(Generic[P]):
         """
         k = self._segment
         t_min = self._t if self.config.monotonic else 0.0
-        t = self.space.clamp(states, self._segment_start, self._end(k), t_min)
+        t = self.space.clamp(states, self._segment_start, self.end_of(k), t_min)
         if t is None:
             return None
         budget = math.inf  # how far [metric units] the command may still advance this step
@@ -277,7 +278,7 @@ class SyncMove(Generic[P]):
             if nxt is None or nxt in visited:
                 break
             t_next = self.space.clamp(
-                states, self.waypoints[self._pairs[nxt][0]], self._end(nxt), 0.0
+                states, self.waypoints[self._pairs[nxt][0]], self.end_of(nxt), 0.0
             )
             if t_next is None:
                 break
@@ -338,10 +339,10 @@ class SyncMove(Generic[P]):
             self._segment_start = self.waypoints[self._pairs[segment][0]]
         self._recovery = None
         k, t = self._segment, self._t
-        command = self.space.interpolate(self._segment_start, self._end(k), t)
+        command = self.space.interpolate(self._segment_start, self.end_of(k), t)
         self._last_valid = command
         last = self._next_segment(k) is None
-        if last and t >= 1.0 and self.space.settled(current, self._end(k)):
+        if last and t >= 1.0 and self.space.settled(current, self.end_of(k)):
             return self._result(
                 Outcome.SUCCESS, command, current, Mode.DONE, "arrived", recovered=recovering
             )
@@ -375,7 +376,7 @@ class SyncMove(Generic[P]):
             )
         if self._recovery is None or self.space.clamp(states, *self._recovery, 0.0) is None:
             if strategy is Recovery.NEAREST:
-                start, end = self._segment_start, self._end(self._segment)
+                start, end = self._segment_start, self.end_of(self._segment)
                 t_near = nearest_parameter(self.space, states, start, end)
                 if self.config.monotonic:
                     t_near = max(t_near, self._t)
@@ -396,7 +397,7 @@ class SyncMove(Generic[P]):
         )
 
     def _worst_limb(self, states: tuple[P, ...]) -> str:
-        goal = self.space.interpolate(self._segment_start, self._end(self._segment), self._t)
+        goal = self.space.interpolate(self._segment_start, self.end_of(self._segment), self._t)
         distances = self.space.limb_distances(states, goal)
         i = max(range(len(distances)), key=distances.__getitem__)
         return f"{self.limb_names[i]} is {distances[i]:.2f} radii off"

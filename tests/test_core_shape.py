@@ -116,3 +116,29 @@ def test_align_out_of_time_fails_saying_how_far_it_got():
 def test_align_refuses_a_bound_that_is_not_positive():
     with pytest.raises(ValueError, match="max_speed"):
         Align(AlignV1Params(), SE3Metric(), max_speed=0.0)
+
+
+def about_z(degrees: float) -> tuple[float, float, float, float]:
+    half = math.radians(degrees) / 2
+    return (0.0, 0.0, math.sin(half), math.cos(half))
+
+
+def test_align_targets_the_goal_moved_into_the_limbs_own_frame():
+    # The capture sees the end-effector 5 mm off the limb's own pose and turned 10 deg
+    # about z: the limb is to end where its own pose plus the captured gap takes it.
+    ee = Pose((0.005, 0.0, 0.0), about_z(10))
+    limb = Pose((0.0, 0.0, 0.0))
+    goal = Pose((0.105, 0.02, 0.0), about_z(40))
+    align = Align(AlignV2Params(N=1), SE3Metric(0.02, math.radians(10)))
+    result = align.step(AlignObservation(0.0, ee, goal, limb), 0.0)
+    assert result.target is not None
+    assert result.target.position.tolist() == pytest.approx([0.1, 0.02, 0.0])
+    assert result.target.angle_to(Pose((0.1, 0.02, 0.0), about_z(30))) == pytest.approx(0.0)
+    # Not seen this step: the last target stays.
+    again = align.step(AlignObservation(0.01, None, None, limb), 0.01)
+    assert again.target == result.target
+    # Without the limb's own pose: the captured goal.
+    alone = Align(AlignV2Params(N=1), SE3Metric()).step(AlignObservation(0.0, ee, goal), 0.0)
+    assert alone.target is not None and alone.target.position.tolist() == pytest.approx(
+        [0.105, 0.02, 0.0]
+    )

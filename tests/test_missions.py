@@ -7,6 +7,7 @@ the record against what the paper shows.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -184,6 +185,15 @@ def test_self_assembly_aligns_grasps_and_reconfigures_v2_faster_than_v1(tmp_path
         assert align["final_dd_mm"] <= 10.0 and align["final_dtheta_deg"] <= 2.0
         assert s["metrics"]["align_grasp"]["final_dd_mm"] <= 10.0
         assert s["max_command_state_distance"] <= 1.0
+        # The aligned limb ends on its target frame (the record's, in its own frame).
+        last = [
+            e for e in read_log(s["_log"])
+            if any(k.get("skill") == "align" for k in e.get("skills", {}).values())
+        ][-1]  # fmt: skip
+        targeted = {n: limb for n, limb in last["limbs"].items() if "target" in limb}
+        assert targeted, "no target frame on the alignment's last tick"
+        for limb in targeted.values():
+            assert 1e3 * math.dist(limb["state"][:3], limb["target"][:3]) <= 12.0
         # The report draws Fig. 4 (the measured paths) and Fig. 5 (speeds, Version 2 only).
         images = {path.name for path in make_report(s["_log"].parent).images}
         assert {"alignment.png", "alignment_path.png"} <= images

@@ -222,6 +222,44 @@ def test_each_snapshot_times_its_nodes_and_a_composite_includes_its_children(tmp
     assert moving.limbs["a"].command is not None
 
 
+TWO_WAYPOINTS = """
+tree:
+  sequence:
+    name: twins
+    children:
+      - sync_move:
+          name: move
+          limbs: [a, b]
+          waypoints: [{translation_mm: [20, 0, 0]}, {translation_mm: [20, 30, 0]}]
+      - wait: {name: pause, duration_s: 0.3}
+"""
+
+
+def test_each_limb_carries_its_segments_end_as_its_target_while_the_move_runs(tmp_path):
+    sink = Collect()
+    run(tmp_path, tree=TWO_WAYPOINTS, sinks=[sink])
+    moving = [s for s in sink.snapshots if "0.0" in s.skills]
+    ends = {0: (0.02, 0.0, 0.0), 1: (0.02, 0.03, 0.0)}
+    seen = set()
+    for snapshot in moving:
+        segment = snapshot.skills["0.0"].as_map()["segment"]
+        seen.add(segment)
+        for name, start in (("a", (0.0, 0.0, 0.0)), ("b", (1.0, 0.0, 0.0))):
+            target = snapshot.limbs[name].target
+            assert target is not None
+            expected = [s + d for s, d in zip(start, ends[segment], strict=True)]
+            assert target.position.tolist() == pytest.approx(expected, abs=1e-9)
+    assert seen == {0, 1}
+    # Once the move has ended nothing drives the limbs: no target.
+    after = [s for s in sink.snapshots if "0.0" not in s.nodes]
+    assert after and all(s.limbs["a"].target is None for s in after)
+    # The record keeps it (world pose, metres) on the ticks that have one, and only those.
+    entries = [e for e in read_log(tmp_path / "rec" / "log.msgpack") if e.get("kind") == "tick"]
+    last_moving = next(e for e in reversed(entries) if "0.0" in e["skills"])
+    assert last_moving["limbs"]["b"]["target"][:3] == pytest.approx([1.02, 0.03, 0.0])
+    assert "target" not in entries[-1]["limbs"]["b"]
+
+
 def test_a_sink_that_raises_is_detached_and_the_record_is_kept(tmp_path):
     broken, after = Broken(), Collect()
     runner, _, outcome = run(tmp_path, sinks=[broken, after])

@@ -91,6 +91,9 @@ class Telemetry:
         clamped: whether a skill clamped a command at all (the distance means something).
         nominal_limbs: limbs that a skill drove on its trajectory (not recovering) this tick.
         metrics: skill figures for ``summary.json`` (``metrics.align.final_dd_mm``, ...).
+        targets: per limb, the world pose a skill drives its end-effector to this tick (a
+            synchronized move's segment end, an alignment's goal), for the record's target
+            frames.
     """
 
     tick: dict[str, SkillTelemetry] = field(default_factory=dict)
@@ -99,6 +102,7 @@ class Telemetry:
     clamped: bool = False
     nominal_limbs: set[str] = field(default_factory=set)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    targets: dict[str, Pose] = field(default_factory=dict)
 
     def note_clamp(self, distance: float) -> None:
         """A command was clamped around its state at this (hypersphere) distance."""
@@ -109,6 +113,7 @@ class Telemetry:
         """Forget the previous tick's per-tick figures."""
         self.tick = {}
         self.nominal_limbs = set()
+        self.targets = {}
 
 
 @dataclass

@@ -63,6 +63,8 @@ def tick_map(snapshot: TickSnapshot) -> dict[str, Any]:
             "health": limb.health,
             "stale": limb.stale,
         }
+        if limb.target is not None:
+            limbs[name]["target"] = limb.target.as_list()
     nodes = snapshot.nodes
     return {
         "kind": "tick",

@@ -414,6 +414,7 @@ class Runner:
             entry[1] += ended - start
             entry[2] = node_status
         limbs: dict[str, LimbTick] = {}
+        targets = self.context.telemetry.targets
         for name, limb in self.context.limbs.items():
             record = limb.tick_record
             command = record.command
@@ -422,7 +423,9 @@ class Runner:
             # A disassembled limb has no state; its last one would not say why it went stale.
             gone = _DISASSEMBLED if link.disassembled else 0
             if state is None:
-                limbs[name] = LimbTick(None, command, None, record.joints, gone, True)
+                limbs[name] = LimbTick(
+                    None, command, None, record.joints, gone, True, targets.get(name)
+                )
                 continue
             limbs[name] = LimbTick(
                 record.center if command is not None else limb.pose(),
@@ -431,6 +434,7 @@ class Runner:
                 record.joints,
                 int(state.health) | gone,
                 link.is_stale,
+                targets.get(name),
             )
         return TickSnapshot(
             t=t,

@@ -158,6 +158,8 @@ class LimbTick(NamedTuple):
         q_command: the joint-space command sent this tick [rad or m], or None.
         health: the latest health flags (``limbtree.transport.Health`` as an int).
         stale: whether the limb's state was stale.
+        target: the world pose a skill drove the end-effector toward this tick (a
+            synchronized move's segment end, an alignment's goal), or None.
     """
 
     state: Pose | None
@@ -166,6 +168,7 @@ class LimbTick(NamedTuple):
     q_command: tuple[float, ...] | None
     health: int
     stale: bool
+    target: Pose | None = None
 
 
 @dataclass(frozen=True, slots=True)
