@@ -292,8 +292,15 @@ TERRAIN = {
 }  # fmt: skip
 
 
-def arm_on_terrain(directory: Path, ticks: int = 10) -> Path:
-    """A record of a heavy_limb arm (a real description: it has a skeleton) on a terrain."""
+ARM_STATE = [0.3, 0.0, 0.4, 0.0, 0.0, 0.0, 1.0]
+ARM_TARGET = [0.4, 0.1, 0.3, 0.0, 0.0, 0.0, 1.0]
+
+
+def arm_on_terrain(directory: Path, ticks: int = 10, targets: int = 0) -> Path:
+    """A record of a heavy_limb arm (a real description: it has a skeleton) on a terrain.
+
+    Its first ``targets`` ticks give it a state and a target frame.
+    """
     joints = [f"joint_{i}" for i in range(1, 8)]
     header = {"kind": "header", "v": 2, "mission": "arm_on_terrain", "mission_file": "",
               "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
@@ -309,11 +316,35 @@ def arm_on_terrain(directory: Path, ticks: int = 10) -> Path:
             q = [0.0, 0.3 + 0.02 * t, 0.0, -1.2, 0.0, 0.6, 0.0]
             limb = {"state": None, "command": None, "q": q, "q_command": None, "health": 0,
                     "stale": False}  # fmt: skip
+            if t < targets:
+                limb |= {"state": ARM_STATE, "target": ARM_TARGET}
             log.write(msgpack.packb({"kind": "tick", "t": t / 10, "tick": t,
                                      "limbs": {"arm": limb}, "bases": {},
                                      "nodes": {"0": "RUNNING"}, "events": [],
                                      "skills": {}}))  # fmt: skip
     return directory
+
+
+def test_the_3d_view_draws_a_limbs_target_frame_on_the_ticks_that_have_one(tmp_path, page):
+    server = serve(arm_on_terrain(tmp_path / "arm", targets=5))
+    shown = (
+        "(() => { const l = window.limbtree.view3d?.limbs?.get('arm'); return l ? "
+        "{target: l.target.visible, line: l.toTarget.visible, at: l.target.position.toArray(), "
+        "from: Array.from(l.toTarget.geometry.attributes.position.array)} : null; })()"
+    )
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        scrub(page, 2)
+        page.wait_for_function(f"{shown}?.target === true")
+        drawn = page.evaluate(shown)
+        assert drawn["line"] is True and drawn["at"] == pytest.approx(ARM_TARGET[:3])
+        assert drawn["from"] == pytest.approx(ARM_STATE[:3] + ARM_TARGET[:3])
+        scrub(page, 7)
+        page.wait_for_function(f"{shown}?.target === false")
+        assert page.evaluate(shown)["line"] is False
+    finally:
+        leave(page, server)
 
 
 def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):

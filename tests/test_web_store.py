@@ -157,8 +157,19 @@ def test_limbs_carry_health_names_distance_and_no_skeleton_without_a_description
     assert out["distance_mm"] == pytest.approx(5.0)
     assert out["skeleton"] is None and out["stale"] is True
     assert health_flags(0) == []
+    assert out["target"] is None
     with pytest.raises(IndexError, match=r"ticks 0 to 0"):
         store.frame(1)
+
+
+def test_a_limbs_target_frame_is_in_the_frames_of_the_ticks_that_have_one():
+    store = RunStore(HEADER)
+    limb = {"state": [0.0, 0.0, 0.0, 0, 0, 0, 1], "command": None, "health": 0, "stale": False}
+    target = [0.1, 0.2, 0.3, 0, 0, 0, 1]
+    store.add(tick(0, {"0": "RUNNING"}, limbs={"a": {**limb, "target": target}}))
+    store.add(tick(1, {"0": "RUNNING"}, limbs={"a": limb}))
+    assert store.frame(0)["limbs"]["a"]["target"] == target
+    assert store.frame(1)["limbs"]["a"]["target"] is None
 
 
 def write_log(path, maps):

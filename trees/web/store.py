@@ -412,6 +412,7 @@ class RunStore:
             "health_flags": health_flags(health),
             "stale": bool(limb.get("stale")),
             "distance_mm": distance,
+            "target": limb.get("target"),
             "skeleton": None if skeletons is None else skeletons.points(name, q, bases),
             "skeleton_command": (
                 None if skeletons is None else skeletons.points(name, q_command, bases)

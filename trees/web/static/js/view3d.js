@@ -1,5 +1,6 @@
-// The 3D view (three.js): limbs' skeletons, commanded ghosts and end-effector frames, and
-// the terrain under them when the run has one (seed 004).
+// The 3D view (three.js): limbs' skeletons, commanded ghosts, end-effector frames and the
+// target frames skills drive them to, and the terrain under them when the run has one
+// (seed 004).
 //
 // The scene is built once per limb; a frame only moves objects (positions, quaternions,
 // scales). Rendering happens on demand: after a frame, a camera move or a resize, never in
@@ -14,6 +15,7 @@ const LINK_RADIUS = 0.014;     // skeleton links [m]
 const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
+const TARGET_TRIAD = 0.07;     // target pose axes [m], inside a ring of this radius
 const RENDER_SHARE = 0.03;     // paced draws take at most this share of the time
 // Paced draws of a software driver come at most this often [ms]: under half the live page's
 // pace for such a driver (app.js LIVE_MIN_SOFTWARE_MS), so that a draw held back once (by
@@ -138,6 +140,7 @@ export class View3D {
     this.geometries = {
       cylinder: new THREE.CylinderGeometry(LINK_RADIUS, LINK_RADIUS, 1, software ? 8 : 12),
       sphere: new THREE.SphereGeometry(JOINT_RADIUS, software ? 10 : 16, software ? 6 : 12),
+      ring: new THREE.TorusGeometry(TARGET_TRIAD, 0.004, 4, software ? 16 : 32),
       base: new THREE.BoxGeometry(0.08, 0.08, 0.03),
     };
     this.baseMaterial = new THREE.MeshStandardMaterial({ color: 0x555b66, roughness: 0.8 });
@@ -338,12 +341,24 @@ export class View3D {
     this.scene.add(group);
     const commandTriad = new THREE.AxesHelper(COMMAND_TRIAD);
     const stateTriad = new THREE.AxesHelper(STATE_TRIAD);
-    group.add(commandTriad, stateTriad);
+    // The target frame: a ring about the end-effector's approach (z) axis around a triad,
+    // with a dashed line to it from the sensed end-effector.
+    const target = new THREE.Group();
+    target.name = `${name} target`;
+    target.add(
+      new THREE.AxesHelper(TARGET_TRIAD),
+      new THREE.Mesh(this.geometries.ring, new THREE.MeshBasicMaterial({ color: colour })),
+    );
+    const toTarget = new THREE.Line(
+      new THREE.BufferGeometry().setFromPoints([new THREE.Vector3(), new THREE.Vector3()]),
+      new THREE.LineDashedMaterial({ color: colour, dashSize: 0.02, gapSize: 0.015 }),
+    );
+    group.add(commandTriad, stateTriad, target, toTarget);
     limb = {
       group, solid, colour,
       skeleton: new Polyline(group, solid, this.geometries),
       ghost: new Polyline(group, ghost, this.geometries),
-      commandTriad, stateTriad, alarm: null,
+      commandTriad, stateTriad, target, toTarget, alarm: null,
     };
     this.limbs.set(name, limb);
     return limb;
@@ -362,6 +377,7 @@ export class View3D {
       limb.ghost.update(data.skeleton_command ?? null, this.thick * 0.9);
       pose(limb.commandTriad, data.command);
       pose(limb.stateTriad, data.state);
+      this.#target(limb, data);
       // A limb in trouble glows red; a stale one is drawn dimmed.
       const alarm = (data.health_flags ?? []).some((f) => RED_FLAGS.has(f))
         ? "red" : data.stale ? "stale" : "";
@@ -394,6 +410,20 @@ export class View3D {
     this.requestRender(true, inFrame);
   }
 
+  /** The limb's target frame, and the dashed line to it from the sensed end-effector. */
+  #target(limb, data) {
+    pose(limb.target, data.target);
+    const line = limb.toTarget;
+    line.visible = limb.target.visible && limb.stateTriad.visible;
+    if (!line.visible) return;
+    const positions = line.geometry.attributes.position;
+    positions.setXYZ(0, data.state[0], data.state[1], data.state[2]);
+    positions.setXYZ(1, data.target[0], data.target[1], data.target[2]);
+    positions.needsUpdate = true;
+    line.geometry.computeBoundingSphere();
+    line.computeLineDistances();
+  }
+
   /**
    * Links, joints and triads sized for the scene once: a 2 m six-limb scene and a 0.6 m
    * single arm both get readable, not chunky, skeletons.
@@ -406,6 +436,9 @@ export class View3D {
     for (const limb of this.limbs.values()) {
       limb.commandTriad.scale.setScalar(this.thick);
       limb.stateTriad.scale.setScalar(this.thick);
+      limb.target.scale.setScalar(this.thick);
+      limb.toTarget.material.dashSize = 0.02 * this.thick;
+      limb.toTarget.material.gapSize = 0.015 * this.thick;
     }
     for (const mesh of this.bases.values()) mesh.scale.setScalar(this.thick);
     // Draw the frame again with the new radii.
@@ -416,7 +449,7 @@ export class View3D {
     }
   }
 
-  /** The points worth keeping in view: skeletons, end-effector frames and bases. */
+  /** The points worth keeping in view: skeletons, end-effector and target frames, bases. */
   #points(frame) {
     const points = [];
     const add = (p) => {
@@ -429,6 +462,7 @@ export class View3D {
       for (const p of limb.skeleton_command ?? []) add(p);
       add(limb.state);
       add(limb.command);
+      add(limb.target);
     }
     for (const base of Object.values(frame?.bases ?? {})) add(base);
     return points;
