@@ -558,6 +558,9 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
         " window.__frames = 0; const raf = window.requestAnimationFrame.bind(window);"
         " window.requestAnimationFrame = (f) => { window.__frames++; return raf(f); };"
         " const render = v.renderer.render.bind(v.renderer);"
+        " window.__asks = []; const socket = window.limbtree.app.socket;"
+        " const send = socket.send.bind(socket); socket.send = (m) => {"
+        " if (m.want === 'frame') window.__asks.push(performance.now()); send(m); };"
         " v.renderer.render = (s, c) => { window.__draws++;"
         " window.__shown.add(window.limbtree.app.shown.tick); render(s, c); }; }"
     )
@@ -565,6 +568,9 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
     draws, shown, frames = page.evaluate("[window.__draws, window.__shown.size, window.__frames]")
     assert draws == shown  # one draw per live frame shown, none between
     assert frames <= shown + 1  # each in its frame's own animation frame (and no timing one)
+    # Served from a loopback address, it shares the run's machine: a frame a second at most.
+    asks = page.evaluate("window.__asks")
+    assert len(asks) >= 3 and min(b - a for a, b in zip(asks, asks[1:])) >= 990, asks
 
 
 def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_run, page):

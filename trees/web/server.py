@@ -67,8 +67,9 @@ UPDATES_PER_S = 10.0
 #: it drew the last; the page of ``static/`` asks at most 10 times a second itself).
 FRAMES_PER_S = 10.0
 #: Updates that only say the run moved on (ticks, events) go at most this often [1/s];
-#: a change of the controls goes at once.
-PROGRESS_PER_S = 4.0
+#: a change of the controls goes at once. (The page's timeline takes new ticks once a
+#: second; each update is a repaint, on the run's cores when the page shares its machine.)
+PROGRESS_PER_S = 2.0
 #: The bind addresses that mean every address of this computer.
 _EVERY_ADDRESS: Final = frozenset({"0.0.0.0", "::", ""})
 #: The header a request carries its token in (or the query's ``token``).
