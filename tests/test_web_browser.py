@@ -521,6 +521,13 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     )
     time.sleep(0.5)  # a step that ran on would show a later tick by now
     assert shown_tick(page) == at + 1
+    # Abort asks once more: the first click only arms it, the second aborts.
+    page.locator("#abort").click()
+    page.wait_for_selector("#abort[data-armed=true]")
+    assert "again to confirm" in (page.locator("#abort").text_content() or "")
+    page.wait_for_timeout(500)
+    assert process.poll() is None
+    assert page.locator("#run-state").get_attribute("data-state") == "paused"
     page.locator("#abort").click()
     page.wait_for_selector("#run-state[data-state=ABORTED]", timeout=20_000)
     assert process.wait(20) == 1

@@ -382,6 +382,7 @@ function renderRunState() {
     button.disabled = !app.control;
     button.title = why || button.dataset.help;
   }
+  if (!app.control) disarmAbort();
   // The button that does nothing now looks muted (it stays clickable).
   $("pause").classList.toggle("inactive", app.paused);
   $("resume").classList.toggle("inactive", !app.paused);
@@ -548,6 +549,32 @@ async function control(body) {
   }
 }
 
+/**
+ * Abort ends the run for good: the first click arms the button ("Abort? again to confirm")
+ * for ABORT_ARM_MS, and only a second click within that time aborts.
+ */
+const ABORT_ARM_MS = 4000;
+function abortClicked() {
+  if (!app.control) return;
+  const button = $("abort");
+  if (button.dataset.armed === "true") {
+    disarmAbort();
+    control({ op: "abort" });
+    return;
+  }
+  button.dataset.armed = "true";
+  button.textContent = "■ Abort? again to confirm";
+  app.abortTimer = setTimeout(disarmAbort, ABORT_ARM_MS);
+}
+
+function disarmAbort() {
+  clearTimeout(app.abortTimer);
+  const button = $("abort");
+  if (button.dataset.armed !== "true") return;
+  delete button.dataset.armed;
+  button.textContent = "■ Abort";
+}
+
 function togglePause() {
   if (!app.control) return;
   control({ op: app.paused ? "resume" : "pause" });
@@ -569,7 +596,7 @@ function wireControls() {
   $("pause").addEventListener("click", () => control({ op: "pause" }));
   $("resume").addEventListener("click", () => control({ op: "resume" }));
   $("step").addEventListener("click", step);
-  $("abort").addEventListener("click", () => control({ op: "abort" }));
+  $("abort").addEventListener("click", abortClicked);
   $("gate-yes").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: true }));
   $("gate-no").addEventListener("click", () => app.gate && control({ op: "answer", node: app.gate.node, answer: false }));
   $("fit").addEventListener("click", () => tree.fit());
