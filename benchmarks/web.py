@@ -97,7 +97,7 @@ def run(seconds: float, record: Path, browser: Any | None) -> tuple[float, float
 
     Returns:
         (wall time of the ticking from summary.json, CPU time of the run's process and its
-        agents) [s].
+        children: its agents and, with a view, the web server from its start) [s].
     """
     command = [
         LIMBTREE, "run", str(MISSION),
@@ -155,7 +155,10 @@ def cost(pairs: int, seconds: float, browser: Any) -> None:
                 flush=True,
             )
     cpu = statistics.median(cpu_ratios)
-    print(f"CPU of the run and its agents with {what}: x{cpu:.3f} (median)")
+    print(
+        f"CPU of the run's processes with {what}: x{cpu:.3f} (median; the run, its agents "
+        "and, with a view, the web server, its start-up included)"
+    )
     median = statistics.median(ratios)
     verdict = "met" if median <= 1.05 else "MISSED"
     print(f"cost of {what} watching the run: x{median:.3f} (median of {pairs}; target <= 1.05: "
