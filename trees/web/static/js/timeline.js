@@ -46,13 +46,18 @@ export class Timeline {
     });
   }
 
-  /** Coalesce input events: the scrub handler runs once per animation frame. */
+  /**
+   * Coalesce input events: the scrub handler runs once per animation frame, for the
+   * position the user gave last (read at the event: a frame that lands before the
+   * animation frame, such as a refetch while the skeletons load, must not move it back).
+   */
   #scheduleScrub() {
+    this.scrubbed = Number(this.input.value);
     if (this.scheduled) return;
     this.scheduled = true;
     requestAnimationFrame(() => {
       this.scheduled = false;
-      this.onScrub(Number(this.input.value));
+      this.onScrub(this.scrubbed);
     });
   }
 
@@ -62,6 +67,7 @@ export class Timeline {
 
   /** Move the thumb (when a frame is shown that the user did not scrub to). */
   set value(tick) {
+    if (this.scheduled) return;  // the user's scrub, not yet handled, keeps the thumb
     if (tick > Number(this.input.max)) this.#applyTicks();  // (a range clamps its value)
     if (Number(this.input.value) !== tick) this.input.value = String(tick);
     this.#moveCursor();
