@@ -119,11 +119,14 @@ def swung(request):
         "swing", context, {"legs": LEGS, "swing": "hub.leg_1", "planner": request.param}
     )
     reports = []
+    targets = []
     status = None
     start = plant.time
     while True:
+        context.telemetry.new_tick()
         node.tick_once()
         reports.append(context.telemetry.tick["swing"].as_map())
+        targets.append(context.telemetry.targets.get("hub.leg_1"))
         status = node.status
         if status is not Status.RUNNING:
             break
@@ -132,12 +135,12 @@ def swung(request):
     # let the closed gripper settle onto the terrain, every leg servoed where it was sent
     for _ in range(50):
         plant.advance(plant.time + 1.0 / RATE_HZ)
-    return request.param, plant, context, before, reports, status, node
+    return request.param, plant, context, before, reports, status, node, targets
 
 
 @pytest.mark.slow  # a swing and a support phase of 1.75 s each: ~10 s
 def test_a_swing_moves_its_palm_one_stride_onto_the_terrain_and_grips_again(swung):
-    _, plant, _, before, _, status, node = swung
+    _, plant, _, before, _, status, node, targets = swung
     assert status is Status.SUCCESS, node.feedback_message
     after = palm(plant, "leg_1")
     step = after - before["leg_1"]
@@ -151,11 +154,16 @@ def test_a_swing_moves_its_palm_one_stride_onto_the_terrain_and_grips_again(swun
         assert np.linalg.norm(palm(plant, leg) - before[leg]) < 0.005
         assert plant.limb_state(leg).detail["grip"]["supporting"]
     assert plant.limb_state("leg_0").detail["detachments"] == []
+    # Every tick of the swing carries its foothold as leg_1's target frame, z up the slope.
+    assert all(t is not None for t in targets)
+    assert np.linalg.norm(targets[-1].position - after) < 0.01
+    assert targets[-1].rotation[:, 2] @ np.array([0.0, 0.0, 1.0]) > 0.9
+    assert all(t.isclose(targets[-1]) for t in targets)
 
 
 @pytest.mark.slow  # a swing and a support phase of 1.75 s each: ~10 s
 def test_the_swing_reports_the_plants_grip_forces_and_gia_margin_every_tick(swung):
-    planner, _, context, _, reports, _, _ = swung
+    planner, _, context, _, reports, _, _, _ = swung
     assert all(r["skill"] == "climb_step" and r["planner"] == planner for r in reports)
     assert all(len(r["grip_force_n"]) == 4 for r in reports)
     middle = reports[len(reports) // 2]

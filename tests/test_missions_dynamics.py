@@ -81,6 +81,14 @@ def test_one_arm_walks_over_three_tiles_its_ends_alternating(tmp_path):
     assert "arm" in header["robots"]
     bases = [tick["bases"]["arm"] for tick in read_log(s["_log"])]
     assert np.ptp(np.array(bases)[:, 0]) > 1.0  # it walked along x
+    # Each step's goal is the arm's target frame while it moves: three tiles along x.
+    goals = {
+        tuple(np.round(limb["target"][:3], 3))
+        for tick in read_log(s["_log"])
+        for limb in tick["limbs"].values()
+        if "target" in limb
+    }
+    assert len(goals) == 3 and np.ptp([g[0] for g in goals]) > 0.2, goals
 
 
 @pytest.mark.timeout(600)

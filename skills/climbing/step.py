@@ -306,6 +306,21 @@ class SwingTelemetry(SkillTelemetry):
 
 
 @dataclass(frozen=True, eq=False)
+class Foothold:
+    """Where a swing puts its leg down.
+
+    Attributes:
+        leg: the swinging leg.
+        position: ``(3,)`` the foothold in the world [m].
+        normal: ``(3,)`` the unit normal of the footholds' regression plane there (up).
+    """
+
+    leg: str
+    position: FloatArray
+    normal: FloatArray
+
+
+@dataclass(frozen=True, eq=False)
 class StepResult:
     """What a stepping core returns for one tick.
 
@@ -319,6 +334,7 @@ class StepResult:
         close_grippers: legs whose grippers to close now.
         telemetry: the tick's figures.
         metrics: at SUCCESS or FAILURE, the step's figures; otherwise None.
+        foothold: a swing's planned foothold (its target), once planned; else None.
     """
 
     outcome: Outcome
@@ -330,6 +346,7 @@ class StepResult:
     close_grippers: tuple[str, ...]
     telemetry: SkillTelemetry
     metrics: Mapping[str, Any] | None = None
+    foothold: Foothold | None = None
 
 
 def _rotvec(rotation: FloatArray) -> FloatArray:
@@ -471,6 +488,7 @@ class SwingStep:
         self._t0 = 0.0
         self._lrst: dict[str, Any] = {}
         self._final: StepResult | None = None
+        self._foothold: Foothold | None = None
 
     # ---- planning
     def _plan(self, obs: ClimbObservation) -> str | None:
@@ -493,6 +511,7 @@ class SwingStep:
                 f"the foothold {np.round(end * 1e3, 1).tolist()} mm is out of {leg}'s reach "
                 f"from the base at {np.round(origin * 1e3, 1).tolist()} mm"
             )
+        self._foothold = Foothold(leg, np.array(end, dtype=float), np.asarray(plane.normal))
         swing: Swing
         if p.planner is Planner.RAMP:
             up = plane.normal
@@ -610,6 +629,7 @@ class SwingStep:
                     opened,
                     (),
                     self._telemetry(elapsed),
+                    foothold=self._foothold,
                 )
             self.phase = StepPhase.DONE
             self.settle_s = settling
@@ -629,6 +649,7 @@ class SwingStep:
                 (self.swing_leg,),
                 self._telemetry(elapsed),
                 self._metrics(elapsed),
+                foothold=self._foothold,
             )
             return self._final
         return StepResult(
@@ -641,6 +662,7 @@ class SwingStep:
             opened,
             (),
             self._telemetry(elapsed),
+            foothold=self._foothold,
         )
 
     def _palm_speed(self, obs: ClimbObservation) -> float:

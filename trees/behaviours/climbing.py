@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 import py_trees
 
+from limbtree.kinematics import Pose
 from limbtree.kinematics.floating import FloatingTree
 from limbtree.robots import load_robot
 from limbtree.robots.floating import floating_tree
@@ -50,6 +51,7 @@ from limbtree.skills.climbing.step import (
     SETTLE_SPEED_M_S,
     SETTLE_TIMEOUT_S,
     ClimbObservation,
+    Foothold,
     GripLoss,
     StepResult,
     SupportParams,
@@ -195,6 +197,22 @@ class BaseAdjustTelemetry(PlantGrip, SupportTelemetry):
     """A support phase's figures (:class:`SupportTelemetry`) and the plant's."""
 
     skill: ClassVar[str] = "base_adjust"
+
+
+def foothold_pose(foothold: Foothold) -> Pose:
+    """A foothold as a frame: at its position [m], z along its plane's normal.
+
+    Its x axis is as near the world's x as that allows (y when the normal lies along x).
+    """
+    z = foothold.normal / np.linalg.norm(foothold.normal)
+    x = np.array([1.0, 0.0, 0.0]) - z[0] * z
+    if np.linalg.norm(x) < 1e-6:
+        x = np.array([0.0, 1.0, 0.0]) - z[1] * z
+    x /= np.linalg.norm(x)
+    m = np.eye(4)
+    m[:3, :3] = np.column_stack([x, np.cross(z, x), z])
+    m[:3, 3] = foothold.position
+    return Pose.from_matrix(m)
 
 
 def _with_plant(telemetry: Any, cls: type, figures: PlantGrip) -> Any:
@@ -402,6 +420,10 @@ class ClimbBehaviour(SkillBehaviour):
         except ClimbingInputError as exc:
             raise CannotStart(f"{self.node_type}: {exc}") from None
         self._command(result)
+        if result.foothold is not None and result.outcome is not Outcome.FAILURE:
+            # The target frame the record keeps: the swing's foothold, z along the plane's normal.
+            leg = self.handles[result.foothold.leg]
+            self.context.telemetry.targets[leg.name] = foothold_pose(result.foothold)
         self._note_tick(figures)
         self.report(_with_plant(result.telemetry, self.telemetry_class, figures))
         if result.metrics is not None:
