@@ -12,6 +12,7 @@ these tests are skipped, naming the package to install, except where
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -325,9 +326,7 @@ def arm_on_terrain(directory: Path, ticks: int = 10, targets: int = 0) -> Path:
     return directory
 
 
-def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub(
-    tmp_path, page
-):
+def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub(tmp_path, page):
     # A frame fetched earlier (the skeletons' refetch while they load) can land between the
     # user's move of the scrubber and the animation frame that handles it: once it moved
     # the thumb back, and the page fetched the old tick instead (a flaky test, a hung
@@ -605,7 +604,7 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
     assert frames <= shown + 1  # each in its frame's own animation frame (and no timing one)
     # Served from a loopback address, it shares the run's machine: a frame a second at most.
     asks = page.evaluate("window.__asks")
-    assert len(asks) >= 3 and min(b - a for a, b in zip(asks, asks[1:])) >= 990, asks
+    assert len(asks) >= 3 and min(b - a for a, b in itertools.pairwise(asks)) >= 990, asks
 
 
 def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_run, page):
