@@ -165,6 +165,28 @@ def test_a_gate_that_asks_is_drawn_at_once():
     assert ">>> Limbs clear?" in screen.getvalue()[drawn:]
 
 
+def test_the_tick_of_a_gate_that_asks_is_drawn_though_it_comes_within_the_throttle():
+    # The gate asks during its tick; the screen then stays as drawn until the answer (sim
+    # time stands still). It kept the tick before the gate, the gate not running.
+    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
+
+    screen = io.StringIO()
+    view = LiveView(screen, size=lambda: (80, 24), wall=lambda: 0.0)
+    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), view.on_message)
+    view.operator = operator
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(2, "0.0"))
+    assert operator.confirm("0.1", "Limbs clear?") is None
+    gate = snapshot(2, "0.1")
+    view.on_tick(TickSnapshot(gate.t + 0.02, gate.tick + 1, gate.nodes, gate.limbs, {}, (), {}))
+    last = screen.getvalue().rsplit("\x1b", 1)[-1]
+    assert "tick 51 " in last and ">>> Limbs clear?" in last
+    # and only that one: the next tick within the throttle is not drawn
+    drawn = len(screen.getvalue())
+    view.on_tick(TickSnapshot(gate.t + 0.04, gate.tick + 2, gate.nodes, gate.limbs, {}, (), {}))
+    assert len(screen.getvalue()) == drawn
+
+
 def test_the_last_frame_wraps_its_closing_lines_whole():
     view = LiveView(io.StringIO(), size=lambda: (80, 24))
     view.on_start(header(big_tree(2)))

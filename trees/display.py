@@ -167,6 +167,7 @@ class LiveView:
         self._snapshot: TickSnapshot | None = None
         self._state = "RUNNING"
         self._ended = False
+        self._draw_next_tick = False
 
     def on_start(self, header: RunHeader) -> None:
         """Keep the tree and the mission's name."""
@@ -182,6 +183,9 @@ class LiveView:
         """
         self._messages = [*self._messages[-(self.MESSAGES - 1) :], text]
         waiting = self.operator is not None and self.operator.pending is not None
+        # A gate asks during its tick: that tick (the gate running) is the one the screen
+        # keeps while the question waits, so it is drawn when it comes, throttle or not.
+        self._draw_next_tick = self._draw_next_tick or waiting
         now = self.wall()
         if self._header is None or waiting or self._ended or now - self._last >= self.interval_s:
             self._last = now  # (a burst of messages in one tick: one redraw, then the tick's)
@@ -196,8 +200,9 @@ class LiveView:
         """Redraw if the interval has passed."""
         self._snapshot = snapshot
         now = self.wall()
-        if now - self._last >= self.interval_s:
+        if now - self._last >= self.interval_s or self._draw_next_tick:
             self._last = now
+            self._draw_next_tick = False
             self.draw()
 
     def on_end(self, end: RunEnd) -> None:
