@@ -239,6 +239,16 @@ class SyncMove(Generic[P]):
         """Progress along the whole trajectory, in ``[0, segments]``."""
         return self._segment + self._t
 
+    @property
+    def heading(self) -> tuple[P, ...]:
+        """Where the limbs are driven now, one point per limb.
+
+        The recovery's target while recovering, else the end of the current segment.
+        """
+        if self._recovery is not None:
+            return self._recovery[1]
+        return self.end_of(self._segment)
+
     def end_of(self, segment: int) -> tuple[P, ...]:
         """Where segment ``segment`` ends: one point per limb (its target while on it)."""
         return self.waypoints[self._pairs[segment][1]]

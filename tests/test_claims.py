@@ -39,6 +39,7 @@ class Push(SkillBehaviour):
         self.goal = Pose(position=pose.position + self.params["offset"])
 
     def step(self) -> Status:
+        self.set_target(self.limb.name, self.goal)
         self.limb.command_pose(self.goal)
         self.steps += 1
         return Status.SUCCESS if self.steps >= self.params["ticks"] else Status.RUNNING
@@ -116,6 +117,59 @@ def test_a_second_commander_of_a_claimed_limb_fails_and_the_limb_hears_only_the_
         },
         {"kind": "limb_released", "limb": "a", "node": "0.0", "t": 0.0},
     ]
+
+
+def test_the_record_keeps_the_owners_target_frame_not_a_refused_nodes(tmp_path):
+    def build(context):
+        refused = push(context, "sideways", "a", (0.0, 0.04, 0.0), ticks=50)
+        return py_trees.composites.Parallel(
+            "both",
+            policy=py_trees.common.ParallelPolicy.SuccessOnOne(),
+            children=[
+                push(context, "forward", "a", (0.04, 0.0, 0.0)),
+                py_trees.decorators.FailureIsRunning("keep trying", refused),
+            ],
+        )
+
+    outcome, _root, _links, _events = run(tmp_path, build)
+    assert outcome is RunOutcome.SUCCESS
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    targets = [t["limbs"]["a"].get("target") for t in ticks]
+    assert targets[:4] == [[0.04, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]] * 4, targets
+
+
+class AimAndFail(Push):
+    """Sets its target frame, then fails."""
+
+    def step(self) -> Status:
+        self.set_target(self.limb.name, self.goal)
+        return Status.FAILURE
+
+
+def test_a_node_that_fails_in_its_tick_leaves_no_target_frame(tmp_path):
+    outcome, *_ = run(tmp_path, lambda c: AimAndFail("aim", c, {"pick": lambda: "a", "offset": 0}))
+    assert outcome is RunOutcome.FAILURE
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    assert [t["limbs"]["a"].get("target") for t in ticks] == [None]
+
+
+def test_a_node_halted_in_its_tick_leaves_no_target_frame(tmp_path):
+    def build(context):
+        return py_trees.composites.Parallel(
+            "both",
+            policy=py_trees.common.ParallelPolicy.SuccessOnOne(),
+            children=[
+                push(context, "short", "b", (0.04, 0.0, 0.0), ticks=2),  # halts the other
+                push(context, "long", "a", (0.04, 0.0, 0.0), ticks=50),
+            ],
+        )
+
+    run(tmp_path, build)
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    a = [t["limbs"]["a"].get("target") for t in ticks]
+    b = [t["limbs"]["b"].get("target") for t in ticks]
+    assert a[0] is not None and b[1] is not None
+    assert a[1] is None  # "long" was halted in tick 1: its limb holds
 
 
 def test_a_limb_is_free_again_when_its_owner_ends_or_is_halted(tmp_path):

@@ -3,6 +3,7 @@ telemetry whose map keeps the keys the run record and ``limbtree report`` read."
 
 import math
 
+import numpy as np
 import pytest
 
 from limbtree.kinematics import Pose, SE3Metric
@@ -118,6 +119,16 @@ def test_align_refuses_a_bound_that_is_not_positive():
         Align(AlignV1Params(), SE3Metric(), max_speed=0.0)
 
 
+def _turn(axis: str, degrees: float):
+    """A 4x4 turn about a world axis."""
+    c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
+    m = np.eye(4)
+    m[i, i] = m[j, j] = c
+    m[j, i], m[i, j] = s, -s
+    return m
+
+
 def about_z(degrees: float) -> tuple[float, float, float, float]:
     half = math.radians(degrees) / 2
     return (0.0, 0.0, math.sin(half), math.cos(half))
@@ -134,6 +145,17 @@ def test_align_targets_the_goal_moved_into_the_limbs_own_frame():
     assert result.target is not None
     assert result.target.position.tolist() == pytest.approx([0.1, 0.02, 0.0])
     assert result.target.angle_to(Pose((0.1, 0.02, 0.0), about_z(30))) == pytest.approx(0.0)
+    # Turns that do not commute: the captured turn from the end-effector to the goal, in
+    # the world frame, is applied to the limb's own orientation (R_goal R_ee^T R_limb).
+    turns = {
+        axis: Pose.from_matrix(_turn(axis, deg)) for axis, deg in (("x", 30), ("y", 40), ("z", 20))
+    }
+    skew = Align(AlignV2Params(N=1), SE3Metric()).step(
+        AlignObservation(0.0, turns["x"], turns["y"], turns["z"]), 0.0
+    )
+    expected = turns["y"].rotation @ turns["x"].rotation.T @ turns["z"].rotation
+    assert skew.target is not None
+    assert skew.target.rotation == pytest.approx(expected, abs=1e-9)
     # Not seen this step: the last target stays.
     again = align.step(AlignObservation(0.01, None, None, limb), 0.01)
     assert again.target == result.target
@@ -142,3 +164,15 @@ def test_align_targets_the_goal_moved_into_the_limbs_own_frame():
     assert alone.target is not None and alone.target.position.tolist() == pytest.approx(
         [0.105, 0.02, 0.0]
     )
+
+
+def test_a_synchronized_move_heads_for_its_segment_end_or_while_recovering_its_recovery_point():
+    space = PoseSpace((SE3Metric(0.02),))
+    move = SyncMove(space, [(EE,), (TARGET,)], SyncConfig(), ["a"])
+    move.step(SyncObservation(0.0, (EE,)), 0.0)
+    assert move.heading == (TARGET,)
+    pushed = Pose((0.03, 0.2, 0.0))  # shoved far off the path
+    step = move.step(SyncObservation(0.1, (pushed,)), 0.1)
+    assert step.mode.value == "recovering"
+    (point,) = move.heading
+    assert point != TARGET and abs(point.position[1]) < 1e-12  # back onto the path

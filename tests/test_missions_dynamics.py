@@ -81,14 +81,15 @@ def test_one_arm_walks_over_three_tiles_its_ends_alternating(tmp_path):
     assert "arm" in header["robots"]
     bases = [tick["bases"]["arm"] for tick in read_log(s["_log"])]
     assert np.ptp(np.array(bases)[:, 0]) > 1.0  # it walked along x
-    # Each step's goal is the arm's target frame while it moves: three tiles along x.
+    # A step of the end the arm's state describes (E2) has its goal as the arm's target
+    # frame while it runs: tiles 1 and 3, along x; E1's step (the other end) has none.
     goals = {
         tuple(np.round(limb["target"][:3], 3))
         for tick in read_log(s["_log"])
         for limb in tick["limbs"].values()
         if "target" in limb
     }
-    assert len(goals) == 3 and np.ptp([g[0] for g in goals]) > 0.2, goals
+    assert len(goals) == 2 and np.ptp([g[0] for g in goals]) > 0.5, goals
 
 
 @pytest.mark.timeout(600)

@@ -91,9 +91,9 @@ class Telemetry:
         clamped: whether a skill clamped a command at all (the distance means something).
         nominal_limbs: limbs that a skill drove on its trajectory (not recovering) this tick.
         metrics: skill figures for ``summary.json`` (``metrics.align.final_dd_mm``, ...).
-        targets: per limb, the world pose a skill drives its end-effector to this tick (a
-            synchronized move's segment end, an alignment's goal), for the record's target
-            frames.
+        targets: per limb, the world pose a skill drives it to this tick (a synchronized
+            move's segment end, an alignment's goal, ...), for the record's target frames;
+            set with :meth:`set_target`.
     """
 
     tick: dict[str, SkillTelemetry] = field(default_factory=dict)
@@ -103,6 +103,18 @@ class Telemetry:
     nominal_limbs: set[str] = field(default_factory=set)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     targets: dict[str, Pose] = field(default_factory=dict)
+    _target_setters: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def set_target(self, node: str, limb: str, pose: Pose) -> None:
+        """Node ``node`` (its id) drives ``limb`` toward ``pose`` (world) this tick."""
+        self.targets[limb] = pose
+        self._target_setters[limb] = node
+
+    def drop_targets(self, node: str) -> None:
+        """Forget this tick's targets set by ``node``: it failed, was refused or was halted."""
+        for limb in [name for name, setter in self._target_setters.items() if setter == node]:
+            del self.targets[limb]
+            del self._target_setters[limb]
 
     def note_clamp(self, distance: float) -> None:
         """A command was clamped around its state at this (hypersphere) distance."""
@@ -114,6 +126,7 @@ class Telemetry:
         self.tick = {}
         self.nominal_limbs = set()
         self.targets = {}
+        self._target_setters = {}
 
 
 @dataclass

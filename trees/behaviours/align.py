@@ -88,8 +88,8 @@ class AlignBehaviour(SkillBehaviour):
             self.context.telemetry.note_clamp(result.distance)
         if result.telemetry is not None:
             self.report(result.telemetry)
-        if result.target is not None and result.outcome is not Outcome.FAILURE:
-            self.context.telemetry.targets[self.limb.name] = result.target
+        if result.target is not None:
+            self.set_target(self.limb.name, result.target)
         self.feedback_message = result.message
         if result.metrics is not None:
             key = str(self.params.get("metrics", "align"))

@@ -13,6 +13,7 @@ from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreesError
 
 if TYPE_CHECKING:
+    from limbtree.kinematics import Pose
     from limbtree.trees.limbs import LimbHandle
 
 STATUS = {
@@ -71,20 +72,24 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         """
         began = time.perf_counter()
         claims = self.context.claims
+        status = py_trees.common.Status.FAILURE
         try:
-            status = py_trees.common.Status.FAILURE
             if claims.refusal(self) is None:
                 with claims.acting(self):
                     status = self.step()
             refusal = claims.refusal(self)
             if refusal is not None:
                 self.feedback_message = refusal
-                return py_trees.common.Status.FAILURE
+                status = py_trees.common.Status.FAILURE
             return status
         except CannotStart as exc:
             self.feedback_message = str(exc)
-            return py_trees.common.Status.FAILURE
+            status = py_trees.common.Status.FAILURE
+            return status
         finally:
+            if status is py_trees.common.Status.FAILURE:
+                # (a refused node's targets are not where its limbs go: the owner's are)
+                self.context.telemetry.drop_targets(self._node_key)
             self.ticks += 1
             self.busy_s += time.perf_counter() - began
 
@@ -95,6 +100,8 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         node owns or nobody does; those another node owns are left alone.
         """
         claims = self.context.claims
+        if new_status is py_trees.common.Status.INVALID:
+            self.context.telemetry.drop_targets(self._node_key)  # halted: its limbs hold
         try:
             with claims.acting(self, stopping=True):
                 super().stop(new_status)
@@ -128,11 +135,25 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
             limb.hold()
         return True
 
+    @property
+    def _node_key(self) -> str:
+        """This node's id (its name for a behaviour ticked outside a runner: a test, a tool)."""
+        return str(getattr(self, "node_id", None) or self.name)
+
     def report(self, telemetry: SkillTelemetry) -> None:
         """Publish this tick's figures (the core's typed telemetry) under this node's id."""
-        # A behaviour ticked outside a runner (a test, a tool) has no id: its name stands in.
-        key = getattr(self, "node_id", None) or self.name
-        self.context.telemetry.tick[key] = telemetry
+        self.context.telemetry.tick[self._node_key] = telemetry
+
+    def set_target(self, limb: str, pose: Pose) -> None:
+        """``limb`` is driven toward ``pose`` (world) this tick: the record's target frame.
+
+        Not for a limb another node owns (this node's commands to it are refused: the
+        owner's target stands); dropped again if this tick ends in FAILURE (or the node is
+        refused or halted).
+        """
+        owner = self.context.claims.owner(limb)
+        if owner is None or owner is self:
+            self.context.telemetry.set_target(self._node_key, limb, pose)
 
 
 def time_left_text(seconds: float) -> str:

@@ -199,13 +199,17 @@ class BaseAdjustTelemetry(PlantGrip, SupportTelemetry):
     skill: ClassVar[str] = "base_adjust"
 
 
-def foothold_pose(foothold: Foothold) -> Pose:
-    """A foothold as a frame: at its position [m], z along its plane's normal.
+def foothold_pose(foothold: Foothold, palm: Pose | None = None) -> Pose:
+    """A foothold as a frame: at its position [m], z into the ground.
 
-    Its x axis is as near the world's x as that allows (y when the normal lies along x).
+    z is against the footholds' plane normal, as a palm comes down. A swing places the palm,
+    not its turn about that axis: x is only the palm's (``palm``, its pose at the swing's
+    start) laid onto the plane; without a palm, the world's x (y when the normal lies
+    along x).
     """
-    z = foothold.normal / np.linalg.norm(foothold.normal)
-    x = np.array([1.0, 0.0, 0.0]) - z[0] * z
+    z = -foothold.normal / np.linalg.norm(foothold.normal)
+    x = palm.rotation[:, 0] if palm is not None else np.array([1.0, 0.0, 0.0])
+    x = x - (x @ z) * z
     if np.linalg.norm(x) < 1e-6:
         x = np.array([0.0, 1.0, 0.0]) - z[1] * z
     x /= np.linalg.norm(x)
@@ -232,6 +236,8 @@ class ClimbBehaviour(SkillBehaviour):
         self.handles = {str(n): context.limb(str(n)) for n in params["legs"]}
         self._robot: ClimbRobot | None = None
         self.core: SwingStep | SupportStep | None = None
+        #: The swing's foothold and its target frame (made once per swing, from the palm).
+        self._foothold: tuple[Foothold, Pose] | None = None
 
     @property
     def robot(self) -> ClimbRobot:
@@ -420,10 +426,12 @@ class ClimbBehaviour(SkillBehaviour):
         except ClimbingInputError as exc:
             raise CannotStart(f"{self.node_type}: {exc}") from None
         self._command(result)
-        if result.foothold is not None and result.outcome is not Outcome.FAILURE:
-            # The target frame the record keeps: the swing's foothold, z along the plane's normal.
+        if result.foothold is not None:
+            # The target frame the record keeps: the palm on its foothold.
             leg = self.handles[result.foothold.leg]
-            self.context.telemetry.targets[leg.name] = foothold_pose(result.foothold)
+            if self._foothold is None or self._foothold[0] is not result.foothold:
+                self._foothold = (result.foothold, foothold_pose(result.foothold, leg.pose()))
+            self.set_target(leg.name, self._foothold[1])
         self._note_tick(figures)
         self.report(_with_plant(result.telemetry, self.telemetry_class, figures))
         if result.metrics is not None:

@@ -265,10 +265,11 @@ class WalkStepBehaviour(SkillBehaviour):
                 _gains(self.params),
             )
             self._sent = None if result.goal is None else np.array(result.goal)
-        if self.core.goal is not None and result.outcome is not Outcome.FAILURE:
+        if self.core.goal is not None and self.end == limb.end_effector:
             # The target frame the record keeps: the step's goal (the target interface, z
-            # into its module; not the via points on the way).
-            self.context.telemetry.targets[limb.name] = Pose.from_matrix(self.core.goal)
+            # into its module; not the via points on the way), when the moving end is the
+            # one the limb's state describes (the record has no pose of the other end).
+            self.set_target(limb.name, Pose.from_matrix(self.core.goal))
         if result.latch_moving:
             limb.latch(self.end, True)
         if result.release is not None and self.release is not None:
@@ -370,9 +371,9 @@ class ImpedanceMoveBehaviour(SkillBehaviour):
         for (limb, core), goal, pose in zip(self.cores, self.goals, poses, strict=True):
             assert pose is not None
             result = core.step(MoveObservation(now, pose.as_matrix(), goal), dt)
-            if self.frame != "E0" and result.outcome is not Outcome.FAILURE:
-                # The target frame the record keeps (a limb's own frame; E0 is the torso's).
-                self.context.telemetry.targets[limb.name] = Pose.from_matrix(result.goal)
+            if self.frame == limb.end_effector:
+                # The target frame the record keeps: for the frame the limb's state describes.
+                self.set_target(limb.name, Pose.from_matrix(result.goal))
             outcomes.append(result.outcome)
             messages.append(result.message)
             figures = plant_figures(self.limbs if self.frame == "E0" else [limb])

@@ -212,11 +212,10 @@ class PoseMoveBehaviour(SkillBehaviour):
             if result.command is not None:
                 for name, command in zip(self.limb_names, result.command, strict=True):
                     self.context.last_valid[name] = command
-        if result.outcome is not Outcome.FAILURE and self.core is not None:
-            # The target frames the record keeps: where the limbs' segment ends.
-            ends = self.core.end_of(result.segment)
-            for name, end in zip(self.limb_names, ends, strict=True):
-                telemetry.targets[name] = end
+        if self.core is not None:
+            # The target frames the record keeps: where the limbs are going now.
+            for name, target in zip(self.limb_names, self.core.heading, strict=True):
+                self.set_target(name, target)
         entering = result.mode is Mode.RECOVERING and not self._recovering
         if entering:
             telemetry.recoveries += 1
