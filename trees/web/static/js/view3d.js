@@ -16,6 +16,8 @@ const JOINT_RADIUS = 0.024;    // joint spheres [m]
 const COMMAND_TRIAD = 0.09;    // command pose axes [m]
 const STATE_TRIAD = 0.055;     // state pose axes [m]
 const TARGET_TRIAD = 0.07;     // target pose axes [m], inside a ring of this radius
+const DASH = 0.04;             // the dashed line to a target: dashes [m] ...
+const GAP = 0.025;             // ... and gaps [m]
 const RENDER_SHARE = 0.03;     // paced draws take at most this share of the time
 // Paced draws of a software driver come at most this often [ms]: under half the live page's
 // pace for such a driver (app.js LIVE_MIN_SOFTWARE_MS), so that a draw held back once (by
@@ -345,13 +347,15 @@ export class View3D {
     // with a dashed line to it from the sensed end-effector.
     const target = new THREE.Group();
     target.name = `${name} target`;
-    target.add(
-      new THREE.AxesHelper(TARGET_TRIAD),
-      new THREE.Mesh(this.geometries.ring, new THREE.MeshBasicMaterial({ color: colour })),
+    // (drawn over what hides it: a foothold's ring lies in the ground it marks)
+    const ring = new THREE.Mesh(
+      this.geometries.ring, new THREE.MeshBasicMaterial({ color: colour, depthTest: false }),
     );
+    ring.renderOrder = 1;
+    target.add(new THREE.AxesHelper(TARGET_TRIAD), ring);
     const toTarget = new THREE.Line(
       new THREE.BufferGeometry().setFromPoints([new THREE.Vector3(), new THREE.Vector3()]),
-      new THREE.LineDashedMaterial({ color: colour, dashSize: 0.02, gapSize: 0.015 }),
+      new THREE.LineDashedMaterial({ color: colour, dashSize: DASH, gapSize: GAP }),
     );
     group.add(commandTriad, stateTriad, target, toTarget);
     limb = {
@@ -437,8 +441,8 @@ export class View3D {
       limb.commandTriad.scale.setScalar(this.thick);
       limb.stateTriad.scale.setScalar(this.thick);
       limb.target.scale.setScalar(this.thick);
-      limb.toTarget.material.dashSize = 0.02 * this.thick;
-      limb.toTarget.material.gapSize = 0.015 * this.thick;
+      limb.toTarget.material.dashSize = DASH * this.thick;
+      limb.toTarget.material.gapSize = GAP * this.thick;
     }
     for (const mesh of this.bases.values()) mesh.scale.setScalar(this.thick);
     // Draw the frame again with the new radii.
