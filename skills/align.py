@@ -174,9 +174,9 @@ class AlignResult:
             rad/s] to command, or None to send nothing.
         telemetry: the tick's figures, or None when the controller was not stepped (the
             alignment ran out of time).
-        target: the goal in the limb's own frame: the pose its sensed end-effector will
-            have when the captured one meets the goal (:func:`limb_goal`), or None before
-            the capture has seen both.
+        target: the goal in the limb's own frame (:func:`limb_goal`): an estimate, made
+            each step from the capture, of the pose its sensed end-effector will have when
+            the captured one meets the goal; None before the capture has seen both.
         metrics: on SUCCESS, the run's alignment figures (duration, final errors, path
             figures); otherwise None.
     """
