@@ -367,9 +367,13 @@ def test_the_3d_view_draws_a_limbs_target_frame_on_the_ticks_that_have_one(tmp_p
         drawn = page.evaluate(shown)
         assert drawn["line"] is True and drawn["at"] == pytest.approx(ARM_TARGET[:3])
         assert drawn["from"] == pytest.approx(ARM_STATE[:3] + ARM_TARGET[:3])
+        # and the limbs table says how far it is (173.2 mm), "–" without one
+        to_target = page.locator('#limbs tr[data-limb="arm"] td.to-target')
+        assert to_target.text_content() == "173.2"
         scrub(page, 7)
         page.wait_for_function(f"{shown}?.target === false")
         assert page.evaluate(shown)["line"] is False
+        assert to_target.text_content() == "–"
     finally:
         leave(page, server)
 

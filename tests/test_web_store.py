@@ -169,7 +169,9 @@ def test_a_limbs_target_frame_is_in_the_frames_of_the_ticks_that_have_one():
     store.add(tick(0, {"0": "RUNNING"}, limbs={"a": {**limb, "target": target}}))
     store.add(tick(1, {"0": "RUNNING"}, limbs={"a": limb}))
     assert store.frame(0)["limbs"]["a"]["target"] == target
+    assert store.frame(0)["limbs"]["a"]["target_mm"] == pytest.approx(1000 * 0.14**0.5)
     assert store.frame(1)["limbs"]["a"]["target"] is None
+    assert store.frame(1)["limbs"]["a"]["target_mm"] is None
 
 
 def write_log(path, maps):

@@ -401,6 +401,10 @@ class RunStore:
         distance = None
         if state and command:
             distance = 1000.0 * math.dist(state[:3], command[:3])
+        target = limb.get("target")
+        to_target = None
+        if state and target:
+            to_target = 1000.0 * math.dist(state[:3], target[:3])
         health = int(limb.get("health") or 0)
         q, q_command = limb.get("q"), limb.get("q_command")
         return {
@@ -412,7 +416,8 @@ class RunStore:
             "health_flags": health_flags(health),
             "stale": bool(limb.get("stale")),
             "distance_mm": distance,
-            "target": limb.get("target"),
+            "target": target,
+            "target_mm": to_target,
             "skeleton": None if skeletons is None else skeletons.points(name, q, bases),
             "skeleton_command": (
                 None if skeletons is None else skeletons.points(name, q_command, bases)

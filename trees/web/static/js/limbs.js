@@ -1,4 +1,5 @@
-// The limbs table: one row per limb, health flags, staleness, distance, active faults.
+// The limbs table: one row per limb, health flags, staleness, distances (state to command,
+// state to target), active faults.
 
 import { el } from "./util.js";
 
@@ -9,6 +10,12 @@ export function flagClass(flag) {
   if (RED_FLAGS.has(flag)) return "badge red";
   if (AMBER_FLAGS.has(flag)) return "badge amber";
   return "badge grey";
+}
+
+/** A distance [mm] for a cell: 2 decimals under 10 mm, 1 under 1 m, none above; "–" for none. */
+function millimetres(d) {
+  if (d === null || d === undefined) return "–";
+  return d.toFixed(d < 10 ? 2 : d < 1000 ? 1 : 0);
 }
 
 export class LimbsTable {
@@ -27,7 +34,7 @@ export class LimbsTable {
     // one robot's limbs differ the least, never at its end (the whole name on hover).
     new ResizeObserver(() => this.#fitNames()).observe(table);
     if (!names.length) {
-      this.placeholder = el("tr", { class: "empty-row" }, el("td", { colspan: 5, class: "muted", text: "no limbs in this run" }));
+      this.placeholder = el("tr", { class: "empty-row" }, el("td", { colspan: 6, class: "muted", text: "no limbs in this run" }));
       this.body.append(this.placeholder);
     }
   }
@@ -42,9 +49,10 @@ export class LimbsTable {
       health: el("td", { class: "health" }),
       stale: el("td", { class: "stale" }),
       distance: el("td", { class: "num distance" }),
+      target: el("td", { class: "num to-target" }),
       faults: el("td", { class: "faults" }),
     };
-    row.append(cells.name, cells.health, cells.stale, cells.distance, cells.faults);
+    row.append(cells.name, cells.health, cells.stale, cells.distance, cells.target, cells.faults);
     this.body.append(row);
     const entry = { row, cells, keys: {}, label: cells.name.lastChild, name };
     this.rows.set(name, entry);
@@ -109,9 +117,10 @@ export class LimbsTable {
         flags.length ? flags.map((f) => el("span", { class: flagClass(f), text: f })) : [el("span", { class: "badge ok", text: "OK" })]);
       this.#set(entry, "stale", String(!!limb.stale), () =>
         limb.stale ? [el("span", { class: "badge amber", text: "stale" })] : [el("span", { class: "muted", text: "–" })]);
-      const d = limb.distance_mm;
-      const dText = d === null || d === undefined ? "–" : d.toFixed(d < 10 ? 2 : 1);
+      const dText = millimetres(limb.distance_mm);
       this.#set(entry, "distance", dText, () => [dText]);
+      const tText = millimetres(limb.target_mm);
+      this.#set(entry, "target", tText, () => [tText]);
       const faults = faultsByLimb.get(name) ?? [];
       const fKey = faults.map((f) => `${f.fault}@${f.since_t}`).join(",");
       this.#set(entry, "faults", fKey, () =>
