@@ -3,7 +3,12 @@
 import io
 
 from limbtree.kinematics import Pose
-from limbtree.trees.display import HeadlessProgress, LiveView
+from limbtree.trees.display import (
+    HeadlessProgress,
+    LiveView,
+    TerminalKeyboard,
+    TerminalOperator,
+)
 from limbtree.trees.runner import RunOutcome
 from limbtree.trees.stream import (
     LimbTick,
@@ -137,8 +142,6 @@ def test_lines_left_out_are_counted_where_they_were_left_out():
 
 
 def test_a_run_that_ended_at_a_gate_no_longer_shows_its_question():
-    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
-
     operator = TerminalOperator(TerminalKeyboard(io.StringIO()), lambda text: None)
     view = LiveView(io.StringIO(), operator=operator, size=lambda: (80, 24))
     view.on_start(header(big_tree(2)))
@@ -149,17 +152,22 @@ def test_a_run_that_ended_at_a_gate_no_longer_shows_its_question():
     assert "Limbs clear?" not in view.frame()
 
 
-def test_a_gate_that_asks_is_drawn_at_once():
-    # While the gate waits no tick comes to redraw the screen (sim time stands still): the
-    # question must be drawn when it is asked, not after the next key.
-    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
-
+def gated_view(running: str) -> tuple[io.StringIO, LiveView, TerminalOperator]:
+    """A live view (its clock stopped: every redraw within the throttle) with a terminal
+    operator whose questions it draws, after a first tick with ``running`` running."""
     screen = io.StringIO()
     view = LiveView(screen, size=lambda: (80, 24), wall=lambda: 0.0)
     operator = TerminalOperator(TerminalKeyboard(io.StringIO()), view.on_message)
     view.operator = operator
     view.on_start(header(big_tree(2)))
-    view.on_tick(snapshot(2, "0.1"))
+    view.on_tick(snapshot(2, running))
+    return screen, view, operator
+
+
+def test_a_gate_that_asks_is_drawn_at_once():
+    # While the gate waits no tick comes to redraw the screen (sim time stands still): the
+    # question must be drawn when it is asked, not after the next key.
+    screen, _view, operator = gated_view("0.1")
     drawn = len(screen.getvalue())
     assert operator.confirm("0.1", "Limbs clear?") is None
     assert ">>> Limbs clear?" in screen.getvalue()[drawn:]
@@ -168,14 +176,7 @@ def test_a_gate_that_asks_is_drawn_at_once():
 def test_the_tick_of_a_gate_that_asks_is_drawn_though_it_comes_within_the_throttle():
     # The gate asks during its tick; the screen then stays as drawn until the answer (sim
     # time stands still). It kept the tick before the gate, the gate not running.
-    from limbtree.trees.display import TerminalKeyboard, TerminalOperator
-
-    screen = io.StringIO()
-    view = LiveView(screen, size=lambda: (80, 24), wall=lambda: 0.0)
-    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), view.on_message)
-    view.operator = operator
-    view.on_start(header(big_tree(2)))
-    view.on_tick(snapshot(2, "0.0"))
+    screen, view, operator = gated_view("0.0")
     assert operator.confirm("0.1", "Limbs clear?") is None
     gate = snapshot(2, "0.1")
     view.on_tick(TickSnapshot(gate.t + 0.02, gate.tick + 1, gate.nodes, gate.limbs, {}, (), {}))
