@@ -10,7 +10,7 @@ import pytest
 from records import held_by_a_run
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.web.store import IDLE, RunStore, health_flags, load_record
+from limbtree.trees.web.store import IDLE, RunStore, health_flags, index_map, load_record
 
 TREE = {
     "id": "0",
@@ -400,3 +400,33 @@ def test_the_page_colours_a_skills_modes_as_the_report_does():
     assert block is not None, "nodepanel.js has no MODE_COLOURS"
     page = dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"', block.group(1)))
     assert page == _MODE_COLOURS
+
+
+def test_a_store_indexed_without_limbs_and_bases_frames_every_tick_the_same():
+    # The live server indexes each tick without decoding its limbs and bases (index_map):
+    # frames decode the tick again, so nothing the page sees may differ.
+    limb = {"state": [0.0, 0.0, 0.0, 0, 0, 0, 1], "command": [0.003, 0.004, 0, 0, 0, 0, 1],
+            "q": [0.1], "q_command": None, "health": 0, "stale": False,
+            "target": [0.1, 0.2, 0.3, 0, 0, 0, 1]}  # fmt: skip
+    raws = [
+        msgpack.packb(
+            {**tick(i, {"0": "RUNNING", "0.1": "RUNNING"}, messages={"0.1": f"m{i}"},
+                    busy={"0.1": 0.001}, skills={"0.1": {"skill": "sync", "t": i / 10}},
+                    events=[{"kind": "fault_injected", "limb": "a", "fault": "blockage"}]
+                    if i == 3 else None, limbs={"a": limb}),
+             "bases": {"r": [1.0, 0, 0, 0, 0, 0, 1]}},
+            use_bin_type=True,
+        )
+        for i in range(6)
+    ]  # fmt: skip
+    whole, light = RunStore(HEADER), RunStore(HEADER)
+    for raw in raws:
+        whole.add(msgpack.unpackb(raw, raw=False), raw)
+        light.add(index_map(raw), raw)
+    assert "limbs" not in index_map(raws[0]) and "bases" not in index_map(raws[0])
+    assert index_map(raws[0])["skills"] == {"0.1": {"skill": "sync", "t": 0.0}}
+    for i in range(6):
+        assert light.frame(i) == whole.frame(i)
+    assert light.frame(5)["limbs"]["a"]["target"] == limb["target"]
+    assert light.node("0.1") == whole.node("0.1") and light.events == whole.events
+    assert index_map(msgpack.packb([1, 2])) == [1, 2]  # not a map: decoded whole

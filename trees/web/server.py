@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import msgpack
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -56,7 +55,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from limbtree.trees.errors import RunError
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
-from limbtree.trees.web.store import RunStore
+from limbtree.trees.web.store import RunStore, index_map
 from limbtree.trees.web.terrain import GroundError
 
 #: The server looks at the run this many times a second, and at once when a page asks for a
@@ -551,7 +550,7 @@ def _drain(state: PageState) -> bool:
         kind, item = queue.popleft()
         if kind == "tick":
             if state.store is not None:
-                state.store.add(msgpack.unpackb(item, raw=False, strict_map_key=False), item)
+                state.store.add(index_map(item), item)
         elif kind == "start":
             skeletons = state.skeletons
             if skeletons is None:
