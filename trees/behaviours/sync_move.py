@@ -116,13 +116,14 @@ class PoseMoveBehaviour(SkillBehaviour):
         A limb that stopped short of a waypoint beyond its reach waits at the edge forever;
         this says which waypoint and by how much.
         """
-        if not self.targets:
+        short = self._short_of(segment, states)
+        if short is None:
             return f"timed out after {timeout:g} s"
-        index = min(segment, len(self.targets) - 1)
+        waypoint, gaps = short
         return (
-            f"timed out after {timeout:g} s short of waypoint {index + 1}/{len(self.targets)} "
-            f"(from it: {self._gaps(index, states)}); a limb that stopped far from it may be "
-            "out of its reach there: check the waypoint, the limb's base and any --set value"
+            f"timed out after {timeout:g} s short of {waypoint} (from it: {gaps}); a limb that "
+            "stopped far from it may be out of its reach there: check the waypoint, the "
+            "limb's base and any --set value"
         )
 
     def _ik_failed_too_long(self, now: float) -> bool:
@@ -149,17 +150,25 @@ class PoseMoveBehaviour(SkillBehaviour):
         """Why the move gave up on a waypoint its limbs' IK cannot reach, and how far off."""
         limit = float(self.params["ik_timeout"])
         why = self.with_ik_failures("")
-        if not self.targets:
+        short = self._short_of(segment, states)
+        if short is None:
             return f"IK failed for {limit:g} s on end: {why}"
-        index = min(segment, len(self.targets) - 1)
+        waypoint, gaps = short
         return (
-            f"waypoint {index + 1}/{len(self.targets)} cannot be reached: IK failed for "
-            f"{limit:g} s on end ({why}; from it: {self._gaps(index, states)}); check the "
-            "waypoint, the limb's base and any --set value"
+            f"{waypoint} cannot be reached: IK failed for {limit:g} s on end ({why}; from it: "
+            f"{gaps}); check the waypoint, the limb's base and any --set value"
         )
 
-    def _gaps(self, index: int, states: Sequence[Pose | None]) -> str:
-        """Each limb's distance to waypoint ``index`` [text, mm]."""
+    def _short_of(self, segment: int, states: Sequence[Pose | None]) -> tuple[str, str] | None:
+        """Where segment ``segment`` heads, and how far off each limb is.
+
+        Returns:
+            ``("waypoint 2/4", "heavy 12 mm, light 3 mm")``, or None before the waypoints
+            are known.
+        """
+        if not self.targets:
+            return None
+        index = min(segment, len(self.targets) - 1)
         gaps = []
         for name, state, target in zip(self.limb_names, states, self.targets[index], strict=True):
             if state is None:
@@ -167,7 +176,7 @@ class PoseMoveBehaviour(SkillBehaviour):
                 continue
             gap = float(np.linalg.norm(state.position - target.position))
             gaps.append(f"{name} {gap * 1000:.0f} mm")
-        return ", ".join(gaps)
+        return f"waypoint {index + 1}/{len(self.targets)}", ", ".join(gaps)
 
     def with_ik_failures(self, message: str) -> str:
         """``message``, then ``limb: IK failed: why`` for each limb whose state says IK_FAILED.
