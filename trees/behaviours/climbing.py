@@ -46,6 +46,7 @@ from limbtree.robots.floating import floating_tree
 from limbtree.robots.terrain import Terrain, TerrainSpec
 from limbtree.skills.climbing import AlphaLimits, LrstWeights, PlanarLeg
 from limbtree.skills.climbing.errors import ClimbingInputError
+from limbtree.skills.climbing.plane import HEADING, RegressionPlane
 from limbtree.skills.climbing.stability import gia_margin
 from limbtree.skills.climbing.step import (
     SETTLE_SPEED_M_S,
@@ -207,14 +208,14 @@ def foothold_pose(foothold: Foothold, palm: Pose | None = None) -> Pose:
     start) laid onto the plane; without a palm, the world's x (y when the normal lies
     along x).
     """
-    z = -foothold.normal / np.linalg.norm(foothold.normal)
-    x = palm.rotation[:, 0] if palm is not None else np.array([1.0, 0.0, 0.0])
-    x = x - (x @ z) * z
-    if np.linalg.norm(x) < 1e-6:
-        x = np.array([0.0, 1.0, 0.0]) - z[1] * z
-    x /= np.linalg.norm(x)
+    ground = RegressionPlane(foothold.position, -foothold.normal)
+    heading = palm.rotation[:, 0] if palm is not None else HEADING
+    try:
+        rotation = ground.frame(heading)
+    except ClimbingInputError:  # the heading along the normal: any other will do
+        rotation = ground.frame((0.0, 1.0, 0.0))
     m = np.eye(4)
-    m[:3, :3] = np.column_stack([x, np.cross(z, x), z])
+    m[:3, :3] = rotation
     m[:3, 3] = foothold.position
     return Pose.from_matrix(m)
 
