@@ -194,6 +194,16 @@ def test_self_assembly_aligns_grasps_and_reconfigures_v2_faster_than_v1(tmp_path
         assert targeted, "no target frame on the alignment's last tick"
         for limb in targeted.values():
             assert 1e3 * math.dist(limb["state"][:3], limb["target"][:3]) <= 12.0
+        # A joint move's target frame is where its posture puts the end-effector (forward
+        # kinematics): it stays put while the arm moves there, and the arm ends on it (within
+        # what settle_deg 2 leaves on an arm of about 1 m reach: 1 deg is 17 mm at 1 m).
+        (posture,) = node_ids_named(read_header(s["_log"]), "assembly posture")
+        moving = [e for e in read_log(s["_log"]) if posture in e.get("skills", {})]
+        targets = [e["limbs"]["arm"]["target"] for e in moving]
+        assert all(np.allclose(t, targets[-1]) for t in targets)
+        gaps = [1e3 * math.dist(e["limbs"]["arm"]["state"][:3], e["limbs"]["arm"]["target"][:3])
+                for e in (moving[0], moving[-1])]  # fmt: skip
+        assert gaps[0] > 100.0 and gaps[1] <= 25.0, gaps
         # The report draws Fig. 4 (the measured paths) and Fig. 5 (speeds, Version 2 only).
         images = {path.name for path in make_report(s["_log"].parent).images}
         assert {"alignment.png", "alignment_path.png"} <= images

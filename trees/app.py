@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import zmq
 
 from limbtree.kinematics import Pose
-from limbtree.robots import load_robot, robot_names
+from limbtree.robots import RobotSpec, load_robot, robot_names
 from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.transport import AgentClient, AgentDescription, ping_endpoint
 from limbtree.transport.clock import ClockMode
@@ -179,8 +180,8 @@ class WebOptions:
     insecure: bool = False
 
 
-def _postures(robot: str, chain: str | None) -> dict[str, tuple[float, ...]]:
-    limb = load_robot(robot).limb(chain)
+def _postures(robot: RobotSpec, chain: str | None) -> dict[str, tuple[float, ...]]:
+    limb = robot.limb(chain)
     return {name: tuple(values) for name, values in limb.postures.items()}
 
 
@@ -415,15 +416,17 @@ def _robot_handles(
             def live_base(client: AgentClient = client) -> BaseState | None:
                 return client.base
 
+        spec = load_robot(limb.robot)
         handles[name] = LimbHandle(
             name,
             description,
             client.link(limb.limb),
             base,
-            _postures(limb.robot, limb.limb),
+            _postures(spec, limb.limb),
             live_base=live_base,
             mount=Pose.from_array(plant.limb(limb.limb).mount),
             base_poses=base_poses,
+            kinematics=functools.partial(spec.chain, limb.limb),
         )
     return handles
 
@@ -887,7 +890,8 @@ def _offline_handles(mission: Mission) -> dict[str, LimbHandle]:
     """Placeholder limbs described from the robot descriptions (no agent answers)."""
     handles = {}
     for limb in mission.limbs:
-        spec = load_robot(limb.robot).limb(limb.limb)
+        robot = load_robot(limb.robot)
+        spec = robot.limb(limb.limb)
         description = LimbDescription(
             robot=limb.robot,
             driver="offline",
@@ -897,7 +901,7 @@ def _offline_handles(mission: Mission) -> dict[str, LimbHandle]:
         )
         base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
         handles[limb.name] = LimbHandle(
-            limb.name, description, _Offline(), base, _postures(limb.robot, limb.limb)
+            limb.name, description, _Offline(), base, _postures(robot, limb.limb)
         )
     return handles
 

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode, GripperAction, Health, LimbDescription, LimbState
 from limbtree.transport.plant import BaseState
 from limbtree.trees.claims import LimbClaims
+
+if TYPE_CHECKING:  # (importing it loads roboticstoolbox)
+    from limbtree.kinematics import KinematicChain
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -93,6 +97,8 @@ class LimbHandle:
             the mission's fixed :attr:`base`.
         mount: the limb's base frame in its robot's base frame (``live_base`` only).
         base_poses: ``live_base``'s poses; one per robot, so that its limbs share them.
+        kinematics: loads the limb's kinematic chain from its robot description (for
+            :meth:`pose_at`); None where it is not known (placeholder limbs, tests).
     """
 
     name: str
@@ -107,8 +113,12 @@ class LimbHandle:
     )
     mount: Pose = field(default_factory=Pose)
     base_poses: BasePoses = field(default_factory=BasePoses, repr=False, compare=False)
+    kinematics: Callable[[], KinematicChain] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._chain: KinematicChain | None = None
+        # (the joint values and the limb-base-frame pose of the last pose_at)
+        self._forward: tuple[bytes, Pose] | None = None
         self._base_inverse = self.base.inverse()
         # Most limbs sit at the world origin: then no pose needs transforming.
         self._at_origin = (
@@ -161,6 +171,38 @@ class LimbHandle:
         if values is None:
             return None
         return self._to_world(Pose.from_array(values))
+
+    def chain(self) -> KinematicChain | None:
+        """The limb's kinematic chain, loaded at the first call.
+
+        The first load imports roboticstoolbox (about 2 s): a node that will need it loads
+        it when the tree is built, not in a tick. None without :attr:`kinematics`, or when
+        the description cannot be loaded (then never tried again).
+        """
+        if self._chain is None and self.kinematics is not None:
+            load, self.kinematics = self.kinematics, None
+            try:
+                self._chain = load()
+            except (LimbtreeError, OSError):
+                return None
+        return self._chain
+
+    def pose_at(self, q: Sequence[float] | FloatArray) -> Pose | None:
+        """The world pose the end-effector would have at joint values ``q`` [rad or m].
+
+        From the robot description's chain (the limb's default end-effector), placed as the
+        limb's base is now. None without a chain (see :meth:`chain`).
+        """
+        chain = self.chain()
+        if chain is None:
+            return None
+        values = np.asarray(q, dtype=np.float64)
+        key = values.tobytes()
+        last = self._forward
+        if last is None or last[0] != key:
+            last = (key, chain.fk(values))
+            self._forward = last
+        return self._to_world(last[1])
 
     def _may_command(self) -> bool:
         return self.claims is None or self.claims.may_command(self.name)

@@ -4,6 +4,9 @@ The joint-space variant of the synchronized move: the trajectory is a LERP betwe
 vectors and the hypersphere uses eq. 3's weighted metric with ``q_e`` per joint, so a joint
 never leads its sensed value by more than ``q_e``.
 
+Each tick's target frames (the record's ``target``) are where the posture being moved to
+puts each limb's end-effector, by the robot description's forward kinematics.
+
 With a ``timeout`` [s of mission time] the node fails when it runs out, the limbs told to
 hold, and its message says how far it got: the posture it was moving to, and the joint
 furthest from that posture (by how much, against ``settle``).
@@ -48,6 +51,8 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         self._timer = StepTimer()
         self._started_at: float | None = None
         self._targets: list[tuple[FloatArray, ...]] = []
+        for limb in self.limbs:
+            limb.chain()  # (loaded now, not in a tick: for the target frames, pose_at)
 
     def _limb_list(self) -> Sequence[str]:
         return list(self.params["limbs"])
@@ -112,6 +117,11 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         if result.mode is Mode.NOMINAL:
             self.context.telemetry.nominal_limbs.update(self.limb_names)
         self.report(result.telemetry)
+        # The target frames the record keeps: where the postures put the end-effectors.
+        for name, limb, q in zip(self.limb_names, self.limbs, self.core.heading, strict=True):
+            pose = limb.pose_at(q)
+            if pose is not None:
+                self.set_target(name, pose)
         self.feedback_message = (
             result.message or f"posture {result.segment + 1}, t = {result.t:.2f}"
         )
