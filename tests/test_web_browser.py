@@ -286,6 +286,39 @@ def test_a_500_node_tree_renders(tmp_path, page):
         leave(page, server)
 
 
+def test_a_500_node_tree_unfolded_whole_is_a_block_not_a_strip(tmp_path, page):
+    # Fifty sequences of nine leaves, all unfolded: side by side they made a row about 20
+    # times as wide as tall, unreadable when fitted. Wrapped in columns, it is shaped as the
+    # pane and every box stays in the DOM.
+    ids = big_record(tmp_path / "big", 505)
+    server = serve(tmp_path / "big")
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.querySelectorAll('[data-node-id]').length >= 505")
+        page.click("#expand-all")
+        page.wait_for_timeout(600)  # (the unfolding animates for 250 ms)
+        boxes = page.evaluate(
+            """() => [...document.querySelectorAll('#tree [data-node-id]')]
+                .filter((g) => g.getAttribute('display') !== 'none')
+                .map((g) => g.getBoundingClientRect())
+                .map((r) => [r.left, r.top, r.right, r.bottom])"""
+        )
+        assert len(boxes) == len(ids)
+        width = max(b[2] for b in boxes) - min(b[0] for b in boxes)
+        height = max(b[3] for b in boxes) - min(b[1] for b in boxes)
+        pane = page.locator("#tree").bounding_box()
+        assert width / height <= 3 * max(1.0, pane["width"] / pane["height"]), (width, height)
+        # No two boxes overlap.
+        boxes.sort()
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                if b[0] >= a[2]:
+                    break
+                assert b[1] >= a[3] or b[3] <= a[1], (a, b)
+    finally:
+        leave(page, server)
+
+
 #: Seed 004's ground, smaller: 1 m square, 10 mm cells, a rock in front of the arm.
 TERRAIN = {
     "kind": "fractal", "size_m": 1.0, "cell_m": 0.01, "sigma_m": 0.03, "hurst": 0.8, "seed": 4,

@@ -8,6 +8,9 @@
 // A parent with more than STACK_CHILDREN children shows each run of STACK_RUN or more
 // consecutive leaves (or folded composites) among them as a grid of columns, top to bottom
 // then left to right, not as one row: 480 leaves side by side make a row 36,000 px wide.
+// When WRAP_SUBTREES or more of those children are unfolded composites, all its children
+// go into one such grid, each unfolded one as a block (its subtree laid out on its own):
+// fifty sequences unfolded side by side would make the same endless row.
 
 import { showTooltip, hideTooltip } from "./util.js";
 
@@ -29,6 +32,10 @@ const ROW_H = 46;          // row pitch of a grid of leaves [px]
 const ROW_H_FOLDS = 60;    // ... of a grid with folded composites (their toggle below the box)
 const SPINE_GAP = 16;      // room left of a grid column for its link spine [px]
 const COL_GAP = 12;        // between grid columns [px]
+const WRAP_SUBTREES = 4;   // this many unfolded composites among many children: a grid of blocks
+const BLOCK_GAP = 26;      // below a block (an unfolded subtree) in a grid column [px]
+const ITEM_GAP = 8;        // below a single box in a grid of blocks [px]
+const BLOCKS_ASPECT = [1, 3];  // a grid of blocks is shaped as the pane, within these ratios
 /** The smallest scale at which the tree reads: a tree that fits the pane only smaller
  * starts with the composites off the running path folded (initialView). */
 const LEGIBLE = 0.45;
@@ -186,26 +193,11 @@ export class TreeView {
 
   /** Lay out the visible part of the tree and move the elements (animated if asked). */
   layout(animate = true) {
-    const hierarchy = d3.hierarchy(this.#layoutNode(this.nodes.get(String(this.root.id))), (d) => d.kids);
-    // nodeSize x = 1 so that separation() is in pixels: half widths plus a gap.
-    d3.tree()
-      .nodeSize([1, LEVEL_H])
-      .separation((a, b) => (a.data.w + b.data.w) / 2 + (a.parent === b.parent ? SIBLING_GAP : COUSIN_GAP))(
-        hierarchy,
-      );
-
-    const visible = new Set();
-    hierarchy.each((h) => {
-      const d = h.data;
-      if (d.entry) {
-        d.entry.x = h.x;
-        d.entry.y = h.y;
-        d.entry.spine = null;
-        visible.add(d.entry.id);
-      } else if (d.grid) {
-        this.#placeGrid(d, h.x, h.y, visible);
-      }
-    });
+    const { width, height } = this.svg.getBoundingClientRect();
+    const [least, most] = BLOCKS_ASPECT;
+    this.blocksAspect = height > 0 ? Math.min(most, Math.max(least, width / height)) : least;
+    const placed = this.#arrange(this.#layoutNode(this.nodes.get(String(this.root.id))));
+    const visible = new Set(placed.map((entry) => entry.id));
 
     const duration = animate ? 250 : 0;
     for (const entry of this.nodes.values()) {
@@ -228,11 +220,48 @@ export class TreeView {
     this.#updateToggles();
   }
 
+  /**
+   * Lay out a layout tree (see #layoutNode) with its root at (0, 0): sets its entries' x, y
+   * and spine, and returns them.
+   */
+  #arrange(layoutRoot) {
+    const hierarchy = d3.hierarchy(layoutRoot, (d) => d.kids);
+    // nodeSize x = 1 so that separation() is in pixels: half widths plus a gap.
+    d3.tree()
+      .nodeSize([1, LEVEL_H])
+      .separation((a, b) => (a.data.w + b.data.w) / 2 + (a.parent === b.parent ? SIBLING_GAP : COUSIN_GAP))(
+        hierarchy,
+      );
+    const placed = [];
+    hierarchy.each((h) => {
+      const d = h.data;
+      if (d.entry) {
+        d.entry.x = h.x;
+        d.entry.y = h.y;
+        d.entry.spine = null;
+        placed.push(d.entry);
+      } else if (d.blocks) {
+        this.#placeBlocks(d, h.x, h.y, placed);
+      } else if (d.grid) {
+        this.#placeGrid(d, h.x, h.y, placed);
+      }
+    });
+    return placed;
+  }
+
+  #unfolded(entry) {
+    return entry.children.length > 0 && !this.collapsed.has(entry.id);
+  }
+
   /** The layout's tree: a node per visible entry, and a grid per stacked run of leaves. */
   #layoutNode(entry) {
     const node = { entry, w: entry.w, kids: null };
-    if (!entry.children.length || this.collapsed.has(entry.id)) return node;
+    if (!this.#unfolded(entry)) return node;
     const many = entry.children.length > STACK_CHILDREN;
+    if (many && entry.children.filter((child) => this.#unfolded(child)).length >= WRAP_SUBTREES) {
+      node.kids = [this.#blocksNode(entry.children)];
+      return node;
+    }
     const kids = [];
     let run = [];
     const flush = () => {
@@ -269,17 +298,91 @@ export class TreeView {
     const folds = items.some((e) => e.children.length);
     const rowH = folds ? ROW_H_FOLDS : ROW_H;
     const height = (rows - 1) * rowH + BOX_H + (folds ? 16 : 0);
-    const grid = { grid: true, items, rows, colW, rowH, w, kids: null };
+    return this.#padded({ grid: true, items, rows, colW, rowH, w, kids: null }, height);
+  }
+
+  /** Hang below `grid` the chain of empty nodes that keeps deeper neighbours clear of it. */
+  #padded(grid, height) {
     let below = grid;
     for (let level = 1; level * LEVEL_H < height + 10; level++) {
-      const pad = { w, kids: null };
+      const pad = { w: grid.w, kids: null };
       below.kids = [pad];
       below = pad;
     }
     return grid;
   }
 
-  #placeGrid(grid, x, y, visible) {
+  /**
+   * All of a parent's children as a grid of blocks, filled column by column: a box for a
+   * leaf or a folded composite, its whole subtree (laid out on its own) for an unfolded one.
+   * The columns are as tall as makes the grid about as wide for its height as the pane.
+   */
+  #blocksNode(children) {
+    const items = children.map((entry) => {
+      const fold = entry.children.length ? 16 : 0;
+      if (!this.#unfolded(entry)) {
+        return { entry, placed: null, left: -entry.w / 2, w: entry.w, h: BOX_H + fold, gap: ITEM_GAP };
+      }
+      const placed = this.#arrange(this.#layoutNode(entry));
+      let x0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+      for (const e of placed) {
+        // (a grid inside keeps its spines clear of this column's)
+        x0 = Math.min(x0, e.x - e.w / 2, e.spine ? e.spine.x - SPINE_GAP / 2 : Infinity);
+        x1 = Math.max(x1, e.x + e.w / 2);
+        y1 = Math.max(y1, e.y + BOX_H / 2 + (e.children.length ? 16 : 0));
+      }
+      return { entry, placed, left: x0, w: x1 - x0, h: y1 + BOX_H / 2, gap: BLOCK_GAP };
+    });
+    const area = items.reduce((a, it) => a + (it.w + SPINE_GAP + COL_GAP) * (it.h + it.gap), 0);
+    const tallest = Math.max(...items.map((it) => it.h));
+    const limit = Math.max(tallest, Math.sqrt(area / this.blocksAspect));
+    const columns = [];
+    let column = null;
+    for (const item of items) {
+      if (!column || (column.items.length && column.h + item.h > limit)) {
+        column = { items: [], w: 0, h: 0 };
+        columns.push(column);
+      }
+      column.items.push(item);
+      column.w = Math.max(column.w, item.w);
+      column.h += item.h + item.gap;
+    }
+    const w = columns.reduce((a, c) => a + c.w, 0) + columns.length * SPINE_GAP + (columns.length - 1) * COL_GAP;
+    const height = Math.max(...columns.map((c) => c.h - c.items[c.items.length - 1].gap));
+    return this.#padded({ blocks: true, columns, w, kids: null }, height);
+  }
+
+  /** Place a grid of blocks whose top row's boxes are centred at height y. */
+  #placeBlocks(grid, x, y, placed) {
+    let left = x - grid.w / 2;
+    for (const column of grid.columns) {
+      const colLeft = left + SPINE_GAP;
+      let top = y;
+      for (const item of column.items) {
+        const dx = colLeft - item.left;
+        if (item.placed) {
+          for (const e of item.placed) {
+            e.x += dx;
+            e.y += top;
+            if (e.spine) {
+              e.spine.x += dx;
+              e.spine.top += top;
+            }
+            placed.push(e);
+          }
+        } else {
+          item.entry.x = dx;
+          item.entry.y = top;
+          placed.push(item.entry);
+        }
+        item.entry.spine = { x: colLeft - SPINE_GAP / 2, top: y - BOX_H / 2 };
+        top += item.h + item.gap;
+      }
+      left = colLeft + column.w + COL_GAP;
+    }
+  }
+
+  #placeGrid(grid, x, y, placed) {
     let left = x - grid.w / 2;
     grid.colW.forEach((colW, c) => {
       const colLeft = left + SPINE_GAP;
@@ -287,7 +390,7 @@ export class TreeView {
         entry.x = colLeft + entry.w / 2;
         entry.y = y + r * grid.rowH;
         entry.spine = { x: colLeft - SPINE_GAP / 2, top: y - BOX_H / 2 };
-        visible.add(entry.id);
+        placed.push(entry);
       });
       left = colLeft + colW + COL_GAP;
     });
