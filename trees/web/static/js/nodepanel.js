@@ -55,6 +55,7 @@ export class NodePanel {
     this.hooks = hooks;
     this.id = null;
     this.info = null;        // the last /api/node reply
+    this.paramsShown = null; // the parameters drawn (their JSON)
     this.frame = null;       // the frame shown
     this.breakpoints = [];
     this.loading = false;
@@ -88,6 +89,7 @@ export class NodePanel {
       for (const box of ["node-params", "node-history", "node-timing", "node-telemetry"]) {
         $(box).replaceChildren(el("div", { class: "muted", text: "loading…" }));
       }
+      this.paramsShown = null;
       $("node-panel").scrollTop = 0;
       this.hooks.watch?.(id);
     }
@@ -132,8 +134,15 @@ export class NodePanel {
     if (!info || String(info.id) !== this.id) return;
     if (this.info && (info.tick ?? -1) < (this.info.tick ?? -1)) return;
     this.info = info;
-    this.#renderParams(info.params ?? {});
+    // The sections' widths are read before anything is written (#renderData), and the
+    // parameters, which a live node's answers repeat each second, are drawn again only
+    // when they change (which also keeps an opened value's <details> open).
     this.#renderData();
+    const params = compactJSON(info.params ?? {});
+    if (params !== this.paramsShown) {
+      this.paramsShown = params;
+      this.#renderParams(info.params ?? {});
+    }
     this.#renderBreakButtons();
   }
 
@@ -157,6 +166,7 @@ export class NodePanel {
     for (const box of ["node-params", "node-history", "node-timing", "node-telemetry"]) {
       $(box).replaceChildren(el("div", { class: "muted load-error", text }));
     }
+    this.paramsShown = null;
   }
 
   /** A new frame is shown: status, message and the cursors follow it. */
@@ -254,9 +264,12 @@ export class NodePanel {
 
   #renderData() {
     if (!this.info) return;
-    this.#renderHistory();
+    // Both widths read before the sections are replaced: a read after a write lays the
+    // page out again at once (a forced layout: most of a live node's redraw each second).
+    const widths = [this.#width($("node-history")), this.#width($("node-telemetry"))];
+    this.#renderHistory(widths[0]);
     this.#renderTiming();
-    this.#renderTelemetry();
+    this.#renderTelemetry(widths[1]);
     this.#moveCursors();
   }
 
@@ -265,11 +278,10 @@ export class NodePanel {
   }
 
   /** The status strip over the run's ticks, then the last status changes as text. */
-  #renderHistory() {
+  #renderHistory(width) {
     const box = $("node-history");
     const history = this.info.history ?? [];
     const total = Math.max(1, this.hooks.totalTicks(), ...history.slice(-1).map((h) => h[0] + 1));
-    const width = this.#width(box);
     const x = d3.scaleLinear().domain([0, total]).range([0, width]);
     this.historyScale = x;
     // Rows come when the status or the message changes: the strip merges equal statuses.
@@ -336,7 +348,7 @@ export class NodePanel {
   }
 
   /** One small plot per numeric series, a band per string series, over t [s]. */
-  #renderTelemetry() {
+  #renderTelemetry(width) {
     const box = $("node-telemetry");
     const telemetry = this.info.telemetry;
     this.cursors = [];
@@ -345,7 +357,6 @@ export class NodePanel {
       return;
     }
     const t = telemetry.t;
-    const width = this.#width(box);
     const x = d3.scaleLinear().domain(d3.extent(t)).range([MARGIN.left, width - MARGIN.right]);
     if (x.domain()[0] === x.domain()[1]) x.domain([t[0] - 0.5, t[0] + 0.5]);
     const parts = [el("div", { class: "muted small", text: `skill ${telemetry.skill} · ${t.length} samples` })];
