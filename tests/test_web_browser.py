@@ -385,6 +385,40 @@ def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub
         leave(page, server)
 
 
+def test_timeline_marks_keep_to_their_ticks_as_a_live_run_grows_the_range(tmp_path, page):
+    # Events come in with the run's progress and the range grows after them: each mark is
+    # drawn once and moved in place (no redraw of them all each second), so it must follow.
+    server = serve(arm_on_terrain(tmp_path / "arm", ticks=10))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.querySelectorAll('#timeline-marks .lane').length")
+        marks = page.evaluate(
+            """() => {
+              const tl = window.limbtree.timeline;
+              tl.addEvents([{tick: 4, kind: "fault_injected", limb: "arm"},
+                            {tick: 8, kind: "gate", node: "0"}]);
+              const at = () => [...document.querySelectorAll('#timeline-marks .mark')]
+                .map((m) => [m.dataset.kind, Number(m.getAttribute('x')) + 1.5]);
+              const before = at();
+              tl.setTicks(17);
+              tl.value = 16;   // what showFrame of a later tick does
+              return [before, at(), tl.width];
+            }"""
+        )
+        before, after, width = marks
+        x = lambda tick, ticks: 7 + tick / (ticks - 1) * (width - 14)  # noqa: E731 (THUMB 14)
+        assert before == [
+            ["fault_injected", pytest.approx(x(4, 10))],
+            ["gate", pytest.approx(x(8, 10))],
+        ]
+        assert after == [
+            ["fault_injected", pytest.approx(x(4, 17))],
+            ["gate", pytest.approx(x(8, 17))],
+        ]
+    finally:
+        leave(page, server)
+
+
 def test_the_3d_view_draws_a_limbs_target_frame_on_the_ticks_that_have_one(tmp_path, page):
     server = serve(arm_on_terrain(tmp_path / "arm", targets=5))
     shown = (

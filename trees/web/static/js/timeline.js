@@ -97,33 +97,24 @@ export class Timeline {
     const max = String(this.ticks - 1);
     if (this.input.max === max) return;
     this.input.max = max;
-    // At once, not on the redraw timer: the range and its marks change in one frame (in a
-    // live run this is within the frame's own animation frame, see the value setter).
-    clearTimeout(this.redrawTimer);
-    this.redrawTimer = null;
-    this.#redraw();
+    // At once: the range and its marks change in one frame (in a live run this is within
+    // the frame's own animation frame, see the value setter). The marks only move.
+    this.#moveMarks();
+    this.#moveCursor();
   }
 
-  /** Add events (deduplicated: the live socket and /api/run may both report one). */
+  /**
+   * Add events (deduplicated: the live socket and /api/run may both report one). Their
+   * marks are added to those drawn; nothing is drawn again.
+   */
   addEvents(events) {
-    let added = false;
     for (const event of events ?? []) {
       const key = `${event.tick}|${event.kind}|${event.limb ?? ""}|${event.node ?? ""}|${event.fault ?? ""}|${event.detail ?? ""}`;
       if (this.keys.has(key)) continue;
       this.keys.add(key);
       this.events.push(event);
-      added = true;
+      if (this.layers) this.#addMark(event);
     }
-    if (added) this.#scheduleRedraw();
-  }
-
-  #scheduleRedraw() {
-    // Live runs add ticks 25 times a second: redraw at most a few times a second.
-    if (this.redrawTimer) return;
-    this.redrawTimer = setTimeout(() => {
-      this.redrawTimer = null;
-      this.#redraw();
-    }, 200);
   }
 
   /** x of a tick's centre, matching the range thumb's position. */
@@ -158,6 +149,7 @@ export class Timeline {
     return near.length ? near[0].event.tick : this.#tickAt(event);
   }
 
+  /** Draw the strip anew (at start, and when its width changes). */
   #redraw() {
     const width = this.width;
     if (!width) return;
@@ -172,25 +164,11 @@ export class Timeline {
       bg.setAttribute("height", LANE_H - 1);
       frag.append(bg);
     });
+    // Gates above the rest: a run's pauses often share their tick, and would hide them.
+    this.layers = { plain: document.createElementNS(SVG_NS, "g"), gates: document.createElementNS(SVG_NS, "g") };
+    frag.append(this.layers.plain, this.layers.gates);
     this.marks = [];
-    // Gates last: a run's pauses often share their tick, and would hide them.
-    const gate = (e) => (e.kind === "gate" || e.kind === "gate_answered" ? 1 : 0);
-    for (const event of [...this.events].sort((a, b) => gate(a) - gate(b))) {
-      const colour = EVENT_COLOURS[event.kind];
-      if (!colour) continue;   // limb_claimed/released etc. are not marked
-      const lane = eventLane(event.kind);
-      const x = this.#x(event.tick);
-      const mark = document.createElementNS(SVG_NS, "rect");
-      mark.setAttribute("class", "mark");
-      mark.setAttribute("x", x - 1.5);
-      mark.setAttribute("y", LANE_TOP + lane * LANE_H);
-      mark.setAttribute("width", 3);
-      mark.setAttribute("height", LANE_H - 1);
-      mark.setAttribute("fill", colour);
-      mark.setAttribute("data-kind", event.kind);
-      frag.append(mark);
-      this.marks.push({ x, lane, event });
-    }
+    for (const event of this.events) this.#addMark(event);
     this.cursor = document.createElementNS(SVG_NS, "line");
     this.cursor.setAttribute("class", "cursor");
     this.hoverLine = document.createElementNS(SVG_NS, "line");
@@ -199,6 +177,34 @@ export class Timeline {
     frag.append(this.cursor, this.hoverLine);
     this.svg.replaceChildren(frag);
     this.#moveCursor();
+  }
+
+  #addMark(event) {
+    const colour = EVENT_COLOURS[event.kind];
+    if (!colour) return;   // limb_claimed/released etc. are not marked
+    const lane = eventLane(event.kind);
+    const x = this.#x(event.tick);
+    const mark = document.createElementNS(SVG_NS, "rect");
+    mark.setAttribute("class", "mark");
+    mark.setAttribute("x", x - 1.5);
+    mark.setAttribute("y", LANE_TOP + lane * LANE_H);
+    mark.setAttribute("width", 3);
+    mark.setAttribute("height", LANE_H - 1);
+    mark.setAttribute("fill", colour);
+    mark.setAttribute("data-kind", event.kind);
+    const gate = event.kind === "gate" || event.kind === "gate_answered";
+    (gate ? this.layers.gates : this.layers.plain).append(mark);
+    this.marks.push({ x, lane, event, mark });
+  }
+
+  /** The range changed: every mark to its tick's new place (an attribute each). */
+  #moveMarks() {
+    for (const m of this.marks ?? []) {
+      const x = this.#x(m.event.tick);
+      if (x === m.x) continue;
+      m.x = x;
+      m.mark.setAttribute("x", x - 1.5);
+    }
   }
 
   #moveCursor() {
