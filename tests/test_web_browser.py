@@ -176,6 +176,12 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
         scrub(page, 0)
         page.locator('[data-node-id="0.1"]').first.hover()
         assert "· IDLE" in page.locator("#tooltip").inner_text()
+        # A frame that leaves the node as it was leaves its tooltip alone (not laid out
+        # again at each live frame).
+        assert started > 1 and store.frame(1)["nodes"]["0.1"] == store.frame(0)["nodes"]["0.1"]
+        page.evaluate("() => { window.tipLine = document.querySelector('#tooltip').firstChild; }")
+        scrub(page, 1)
+        assert page.evaluate("document.querySelector('#tooltip').firstChild === window.tipLine")
         scrub(page, started)
         page.wait_for_function(
             "(document.querySelector('#tooltip')?.textContent || '').includes('· RUNNING')"
