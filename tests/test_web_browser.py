@@ -698,6 +698,27 @@ def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_
     assert page.locator("#pause").get_attribute("title") == "Pause (space)"
 
 
+def test_a_node_open_on_a_live_run_comes_with_the_frames_not_fetched_each_second(live_run, page):
+    _, url, _ = live_run
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/api/node/" in r.url else None)
+    page.goto(url)
+    page.wait_for_selector('[data-node-id="0.0"]')
+    page.locator('[data-node-id="0.0"]').first.click()
+    page.wait_for_function("(window.limbtree.panel.info?.tick ?? -1) >= 0")
+    first = page.evaluate("window.limbtree.panel.info.tick")
+    page.wait_for_timeout(3500)
+    # The panel kept up with the run (the node's answers came with the frames) ...
+    assert page.evaluate("window.limbtree.panel.info.tick") > first + 50
+    assert "settle" in page.locator("#node-panel").inner_text()
+    # ... and was fetched once, when it opened.
+    assert len(fetched) == 1, fetched
+    # Not following (scrubbed back), it fetches the node itself again.
+    page.locator("#follow").uncheck()
+    page.wait_for_timeout(2500)
+    assert len(fetched) >= 2
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run, page):
     process, url, record = live_run  # (stdin closed: only the page can answer)

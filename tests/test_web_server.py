@@ -362,6 +362,40 @@ def test_a_live_page_gets_frames_only_when_it_asks_and_progress_a_few_times_a_se
         server.close()
 
 
+def test_a_live_page_gets_the_node_it_watches_with_each_frame(tmp_path):
+    # One message, drawn in one screen update, instead of a fetch of its own each second.
+    runner, _ = make_runner(tmp_path, LONG_WAIT, wall=RealWall(), speed=1.0)
+    server = serve_live(runner)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+
+    def next_frame(socket):
+        socket.send(json.dumps({"want": "frame"}))
+        while True:
+            message = json.loads(socket.recv(timeout=10))
+            if "frame" in message:
+                return message
+
+    try:
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            assert "node" not in next_frame(socket)  # (watching nothing)
+            socket.send(json.dumps({"watch": "0.0"}))
+            ticks = []
+            for _ in range(2):
+                message = next_frame(socket)
+                node = message["node"]
+                assert node["id"] == "0.0" and node["type"] == "wait"
+                assert node["tick"] == message["frame"]["tick"]
+                ticks.append(node["tick"])
+            assert ticks[1] > ticks[0]
+            socket.send(json.dumps({"watch": None}))
+            assert "node" not in next_frame(socket)
+    finally:
+        runner.control.request("abort")
+        thread.join(10)
+        server.close()
+
+
 def test_a_paused_live_runs_page_gets_the_skeletons_once_they_are_made(tmp_path):
     gate = threading.Event()
 

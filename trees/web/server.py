@@ -108,8 +108,8 @@ class Page:
         controls: the controls' JSON in its last update.
         framed: ``(tick, skeletons made)`` of the last frame it was sent.
         sent_at: when its last update went [s, the server loop's clock].
-        watch: the node its panel shows (``{"watch": ID}``), or None: the run's last
-            update carries that node's ``/api/node`` answer (the server stops right after).
+        watch: the node its panel shows (``{"watch": ID}``), or None: each update with a
+            frame, and the run's last update, carry that node's ``/api/node`` answer.
     """
 
     wants_frame: bool = False
@@ -517,8 +517,10 @@ async def pump(state: PageState) -> None:
                     "events": store.events_since(page.events),
                     **controls,
                 }
-                if ended and page.watch is not None:
-                    # The server stops right after: the node the page shows, as it ended.
+                if (framed or ended) and page.watch is not None:
+                    # The node the page shows comes with its frame: one message, drawn in
+                    # one screen update, instead of a fetch of its own each second. At the
+                    # end (the server stops right after): the node as it ended.
                     with contextlib.suppress(KeyError):
                         message["node"] = store.node(page.watch)
                 text = dumps(message)

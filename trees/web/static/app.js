@@ -132,8 +132,10 @@ function buildViews(header) {
     control: () => app.control,
     totalTicks: () => app.ticks,
     onBreak: (id, on, set) => control({ op: set ? "break" : "unbreak", node: id, on }),
-    // (a live run's server sends the watched node's answer with the run's last update)
+    // (a live run's server sends the watched node's answer with each frame it sends, and
+    // with the run's last update)
     watch: (id) => app.socket?.send({ watch: id }),
+    pushed: () => following() && !!app.socket?.open,
     loadFailed: (err) => {
       if (!serverGone()) return null;
       sayServerGone();

@@ -144,6 +144,11 @@ export class LiveSocket {
     socket.onerror = () => {};
   }
 
+  /** Whether the socket is connected. */
+  get open() {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
   /** Send a request to the server, if connected (else it is dropped: see onState). */
   send(message) {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));

@@ -101,7 +101,7 @@ export class NodePanel {
     // REFRESH_MIN_MS (the same pace as the newer frames ask: one fetch, not two); not
     // once the run is over (its server stops).
     this.timer = this.over ? null : setInterval(() => {
-      if (this.hooks.live()) this.#refreshSoon();
+      if (this.#fetching()) this.#refreshSoon();
     }, REFRESH_MIN_MS);
   }
 
@@ -127,8 +127,9 @@ export class NodePanel {
   }
 
   /**
-   * A node's /api/node answer, fetched or pushed (a live run's last update carries the
-   * watched node's): shown unless the panel moved on or has a newer one.
+   * A node's /api/node answer, fetched or pushed (a live run's updates with a frame, and
+   * its last update, carry the watched node's): shown unless the panel moved on or has a
+   * newer one.
    */
   take(info) {
     if (!info || String(info.id) !== this.id) return;
@@ -176,7 +177,16 @@ export class NodePanel {
     this.#renderFrame();
     // A live frame newer than the node's answer: the counts, the history and the newest
     // feedback catch up with it (at most every REFRESH_MIN_MS).
-    if (this.hooks.live() && this.info && frame.tick > (this.info.tick ?? -1)) this.#refreshSoon();
+    if (this.#fetching() && this.info && frame.tick > (this.info.tick ?? -1)) this.#refreshSoon();
+  }
+
+  /**
+   * Whether a live node is fetched again by the panel itself: not while the page follows
+   * the run over its socket, whose server sends the watched node with each frame (one
+   * message and one screen update, not two).
+   */
+  #fetching() {
+    return this.hooks.live() && !this.hooks.pushed?.();
   }
 
   #refreshSoon() {
@@ -188,7 +198,7 @@ export class NodePanel {
     }
     this.soon = setTimeout(() => {
       this.soon = null;
-      if (this.hooks.live() && this.frame && this.frame.tick > (this.info?.tick ?? -1)) this.refresh();
+      if (this.#fetching() && this.frame && this.frame.tick > (this.info?.tick ?? -1)) this.refresh();
     }, wait);
   }
 
