@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import py_trees
 import pytest
@@ -9,6 +11,8 @@ from fake_limbs import FakeLink, description
 
 from limbtree.kinematics import Pose
 from limbtree.kinematics.errors import ChainError
+from limbtree.robots import load_robot
+from limbtree.trees.app import _kinematics
 from limbtree.trees.behaviours.joint_move import JointSyncMoveBehaviour
 from limbtree.trees.context import MissionContext
 from limbtree.trees.limbs import LimbHandle
@@ -103,3 +107,38 @@ def test_a_joint_move_targets_where_its_posture_puts_each_end_effector():
             assert target.position.tolist() == pytest.approx(postures[segment][name])
         now[0] += 0.02
     assert status is py_trees.common.Status.SUCCESS and seen == {0, 1}
+
+
+class StandingLink(FakeLink):
+    """A fake limb whose state says its end-effector is latched (it stands on it)."""
+
+    def _sample(self):
+        return dataclasses.replace(super()._sample(), detail={"ends_latched": ["ee"]})
+
+
+def test_a_joint_move_gives_no_target_for_a_limb_standing_on_its_end_effector():
+    # Its joints move its other end (a MIRROR arm after a step): the posture says nothing
+    # of where the end-effector goes, which stays where it is latched.
+    links = {"a": StandingLink((0.0, 0.0, 0.0), 0.2), "b": FakeLink((1.0, 0.0, 0.0), 0.2)}
+    handles = {
+        name: LimbHandle(name, description(), link, Pose(), {}, kinematics=Loader(PointChain()))
+        for name, link in links.items()
+    }
+    context = MissionContext(handles, lambda: 0.0)
+    postures = [{"a": [0.02, 0.0, 0.0], "b": [1.0, 0.03, 0.0]}]
+    move = JointSyncMoveBehaviour(
+        "fold", context, {"limbs": ["a", "b"], "postures": postures, "q_e": 0.01, "settle": 1e-4}
+    )
+    context.telemetry.new_tick()
+    move.tick_once()
+    assert set(context.telemetry.targets) == {"b"}
+
+
+def test_the_run_gives_a_chain_only_where_it_ends_at_the_default_end_effector():
+    mirror = load_robot("mirror_arm")  # E1 at link e1, E2 at e2, the chain ends at e2
+    e2_first = dataclasses.replace(description("mirror_arm"), end_effectors=("E2", "E1"))
+    e1_first = dataclasses.replace(description("mirror_arm"), end_effectors=("E1", "E2"))
+    assert _kinematics(mirror, "arm", e2_first) is not None
+    assert _kinematics(mirror, "arm", e1_first) is None
+    heavy = load_robot("heavy_limb")  # no interfaces: its end-effector is its ee_link
+    assert _kinematics(heavy, None, dataclasses.replace(description(), end_effectors=("ee_link",)))

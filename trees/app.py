@@ -68,6 +68,7 @@ from limbtree.trees.stream import RobotInfo, TickSink
 from limbtree.trees.targets import target_problems
 
 if TYPE_CHECKING:  # the web view's imports wait for --view web
+    from limbtree.kinematics import KinematicChain
     from limbtree.trees.web.link import WebLink
 
 #: A limb is stale after this long without a state [s of mission time].
@@ -178,6 +179,21 @@ class WebOptions:
     port: int = 8765
     token: str | None = None
     insecure: bool = False
+
+
+def _kinematics(
+    robot: RobotSpec, limb: str | None, description: LimbDescription
+) -> Callable[[], KinematicChain] | None:
+    """A loader of the limb's chain, for :meth:`LimbHandle.pose_at`.
+
+    None unless the chain ends at the limb's default end-effector (the frame its state
+    reports): a limb whose first end is another link has no target frames from it.
+    """
+    spec = robot.limb(limb)
+    ends = description.end_effectors
+    if ends and spec.interfaces.get(ends[0], ends[0]) != spec.ee_link:
+        return None
+    return functools.partial(robot.chain, limb)
 
 
 def _postures(robot: RobotSpec, chain: str | None) -> dict[str, tuple[float, ...]]:
@@ -426,7 +442,7 @@ def _robot_handles(
             live_base=live_base,
             mount=Pose.from_array(plant.limb(limb.limb).mount),
             base_poses=base_poses,
-            kinematics=functools.partial(spec.chain, limb.limb),
+            kinematics=_kinematics(spec, limb.limb, description),
         )
     return handles
 

@@ -5,7 +5,8 @@ vectors and the hypersphere uses eq. 3's weighted metric with ``q_e`` per joint,
 never leads its sensed value by more than ``q_e``.
 
 Each tick's target frames (the record's ``target``) are where the posture being moved to
-puts each limb's end-effector, by the robot description's forward kinematics.
+puts each limb's end-effector, by the robot description's forward kinematics (none while the
+end-effector is latched: the joints then move the limb's other end).
 
 With a ``timeout`` [s of mission time] the node fails when it runs out, the limbs told to
 hold, and its message says how far it got: the posture it was moving to, and the joint
@@ -117,8 +118,12 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         if result.mode is Mode.NOMINAL:
             self.context.telemetry.nominal_limbs.update(self.limb_names)
         self.report(result.telemetry)
-        # The target frames the record keeps: where the postures put the end-effectors.
+        # The target frames the record keeps: where the postures put the end-effectors;
+        # none for a limb standing on its end-effector (latched: a MIRROR arm after a step,
+        # a MAR arm on its foot), whose joints move its other end.
         for name, limb, q in zip(self.limb_names, self.limbs, self.core.heading, strict=True):
+            if limb.end_effector in limb.latched_ends():
+                continue
             pose = limb.pose_at(q)
             if pose is not None:
                 self.set_target(name, pose)
