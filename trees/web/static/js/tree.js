@@ -315,7 +315,7 @@ export class TreeView {
   /**
    * All of a parent's children as a grid of blocks, filled column by column: a box for a
    * leaf or a folded composite, its whole subtree (laid out on its own) for an unfolded one.
-   * The columns are as tall as makes the grid about as wide for its height as the pane.
+   * The columns are as tall as makes the grid most nearly as wide for its height as the pane.
    */
   #blocksNode(children) {
     const items = children.map((entry) => {
@@ -333,13 +333,27 @@ export class TreeView {
       }
       return { entry, placed, left: x0, w: x1 - x0, h: y1 + BOX_H / 2, gap: BLOCK_GAP };
     });
-    const area = items.reduce((a, it) => a + (it.w + SPINE_GAP + COL_GAP) * (it.h + it.gap), 0);
-    const tallest = Math.max(...items.map((it) => it.h));
-    const limit = Math.max(tallest, Math.sqrt(area / this.blocksAspect));
+    // Columns filled in order up to a height: of the heights that make 1, 2, ... columns,
+    // the one whose grid is shaped most nearly as the pane.
+    const total = items.reduce((a, it) => a + it.h + it.gap, 0);
+    const tallest = Math.max(...items.map((it) => it.h + it.gap));
+    let best = null;
+    for (let k = 1; k <= items.length; k++) {
+      const grid = this.#fillColumns(items, Math.max(tallest, total / k));
+      const misfit = Math.abs(Math.log(grid.w / grid.height / this.blocksAspect));
+      if (!best || misfit < best.misfit) best = { ...grid, misfit };
+      if (grid.columns.length === items.length) break;
+    }
+    const { columns, w, height } = best;
+    return this.#padded({ blocks: true, columns, w, kids: null }, height);
+  }
+
+  /** Blocks in columns, in order, each column up to `limit` tall (at least one block). */
+  #fillColumns(items, limit) {
     const columns = [];
     let column = null;
     for (const item of items) {
-      if (!column || (column.items.length && column.h + item.h > limit)) {
+      if (!column || (column.items.length && column.h + item.h + item.gap > limit)) {
         column = { items: [], w: 0, h: 0 };
         columns.push(column);
       }
@@ -349,7 +363,7 @@ export class TreeView {
     }
     const w = columns.reduce((a, c) => a + c.w, 0) + columns.length * SPINE_GAP + (columns.length - 1) * COL_GAP;
     const height = Math.max(...columns.map((c) => c.h - c.items[c.items.length - 1].gap));
-    return this.#padded({ blocks: true, columns, w, kids: null }, height);
+    return { columns, w, height };
   }
 
   /** Place a grid of blocks whose top row's boxes are centred at height y. */
