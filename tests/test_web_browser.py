@@ -182,6 +182,13 @@ def test_a_records_page_shows_every_node_and_scrubbing_shows_that_ticks_statuses
         page.evaluate("() => { window.tipLine = document.querySelector('#tooltip').firstChild; }")
         scrub(page, 1)
         assert page.evaluate("document.querySelector('#tooltip').firstChild === window.tipLine")
+        # ... but in a window of another size it is placed again (kept inside the window).
+        page.set_viewport_size({"width": 700, "height": 900})
+        scrub(page, 0)
+        assert page.evaluate("document.querySelector('#tooltip').firstChild !== window.tipLine")
+        box = page.locator("#tooltip").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 700
+        page.set_viewport_size({"width": 1400, "height": 900})
         scrub(page, started)
         page.wait_for_function(
             "(document.querySelector('#tooltip')?.textContent || '').includes('· RUNNING')"
@@ -406,19 +413,29 @@ def test_timeline_marks_keep_to_their_ticks_as_a_live_run_grows_the_range(tmp_pa
               const at = () => [...document.querySelectorAll('#timeline-marks .mark')]
                 .map((m) => [m.dataset.kind, Number(m.getAttribute('x')) + 1.5]);
               const before = at();
-              tl.setTicks(17);
+              tl.setTicks(17);   // (the range follows within a second, or with a frame)
+              tl.addEvents([{tick: 6, kind: "fault_ended", limb: "arm"}]);
+              const pending = at();
               tl.value = 16;   // what showFrame of a later tick does
-              return [before, at(), tl.width];
+              return [before, pending, at(), tl.width];
             }"""
         )
-        before, after, width = marks
+        before, pending, after, width = marks
         x = lambda tick, ticks: 7 + tick / (ticks - 1) * (width - 14)  # noqa: E731 (THUMB 14)
         assert before == [
             ["fault_injected", pytest.approx(x(4, 10))],
             ["gate", pytest.approx(x(8, 10))],
         ]
+        # A mark added before the range has followed is drawn on the range as it is drawn,
+        # as the thumb and the other marks are.
+        assert pending == [
+            ["fault_injected", pytest.approx(x(4, 10))],
+            ["fault_ended", pytest.approx(x(6, 10))],
+            ["gate", pytest.approx(x(8, 10))],
+        ]
         assert after == [
             ["fault_injected", pytest.approx(x(4, 17))],
+            ["fault_ended", pytest.approx(x(6, 17))],
             ["gate", pytest.approx(x(8, 17))],
         ]
     finally:

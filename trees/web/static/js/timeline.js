@@ -117,17 +117,26 @@ export class Timeline {
     }
   }
 
+  /**
+   * The last tick of the range as drawn (the scrubber's max): a tick count grown since,
+   * not yet applied (setTicks), moves nothing until it is, so that every mark, the cursor
+   * and the thumb share one scale.
+   */
+  #span() {
+    return Math.max(1, Number(this.input.max) || 0);
+  }
+
   /** x of a tick's centre, matching the range thumb's position. */
   #x(tick) {
     const width = this.width;
-    const span = Math.max(1, this.ticks - 1);
+    const span = this.#span();
     return THUMB / 2 + (Math.min(tick, span) / span) * (width - THUMB);
   }
 
   #tickAt(event) {
     const rect = this.svg.getBoundingClientRect();
     const x = event.clientX - rect.left;
-    const span = Math.max(1, this.ticks - 1);
+    const span = this.#span();
     const tick = Math.round(((x - THUMB / 2) / Math.max(1, rect.width - THUMB)) * span);
     return Math.min(span, Math.max(0, tick));
   }

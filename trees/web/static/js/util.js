@@ -106,9 +106,10 @@ const tooltipBox = () => document.getElementById("tooltip");
 /** Show the floating tooltip near the pointer; `lines` are text lines. */
 export function showTooltip(event, lines) {
   const tip = tooltipBox();
-  // A tooltip shown again as it is (a node's under a still pointer, at each live frame)
-  // is left alone: placing it reads its size, which lays the page out again.
-  const key = `${event.clientX},${event.clientY}\n${lines.join("\n")}`;
+  // A tooltip shown again as it is (a node's under a still pointer, at each live frame,
+  // in a window of the same size) is left alone: placing it reads its size, which lays the
+  // page out again.
+  const key = `${event.clientX},${event.clientY},${innerWidth}x${innerHeight}\n${lines.join("\n")}`;
   if (!tip.hidden && tip.dataset.key === key) return;
   tip.dataset.key = key;
   tip.replaceChildren(...lines.map((line, i) => el("div", { class: i === 0 ? "tip-head" : "", text: line })));
