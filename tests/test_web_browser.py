@@ -736,6 +736,20 @@ def test_a_node_open_on_a_live_run_comes_with_the_frames_not_fetched_each_second
     assert len(fetched) >= 2
 
 
+def test_a_parameter_opened_in_a_live_nodes_panel_stays_open_as_the_node_updates(live_run, page):
+    # A live node's answers repeat its parameters each frame: drawn again, an opened long
+    # value snapped shut every second.
+    _, url, _ = live_run
+    page.goto(url)
+    page.locator('[data-node-id="0.1"]').first.click()
+    details = page.locator("#node-params details").first
+    details.wait_for()
+    details.locator("summary").click()
+    first = page.evaluate("window.limbtree.panel.info.tick")
+    page.wait_for_function(f"window.limbtree.panel.info.tick > {first + 50}")
+    assert details.evaluate("d => d.open && d.isConnected")
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run, page):
     process, url, record = live_run  # (stdin closed: only the page can answer)
