@@ -512,6 +512,12 @@ def test_a_draw_already_coming_is_not_followed_by_a_held_one_of_the_same_scene(
         page.goto(server.url)
         page.wait_for_function("window.limbtree?.view3d?.ok === true")
         page.wait_for_function("window.limbtree.app.shown?.skeletons === 'ready'")
+        # Nothing else may draw meanwhile: the terrain comes in its own fetch (CI saw it
+        # land inside the window counted below), and a draw still coming must have gone.
+        page.wait_for_selector("#view3d[data-terrain=drawn]", timeout=30_000)
+        page.wait_for_function(
+            "(v => !v.pending && !v.deferred)(window.limbtree.view3d)", polling=100
+        )
         draws = page.evaluate(
             """async (first) => {
               const v = window.limbtree.view3d;
