@@ -443,6 +443,13 @@ class AlignParams:
         divergence_min_rad: the smallest ``Delta theta`` that counts as diverging [rad].
         divergence_max_m: an absolute bound: ``Delta d`` above it is diverging [m].
         divergence_time_s: how long [s] the error must diverge before FAILURE.
+        stall_time_s: how long [s] the error may come no closer before FAILURE (a goal out
+            of the limb's reach, a blocked limb); infinity: never. It counts only while
+            ``Delta d`` is over twice ``dd_tol_m`` or ``Delta theta`` over twice
+            ``dtheta_tol_rad`` (hovering near the thresholds is not a stall).
+        stall_progress_m: how much closer [m] ``Delta d`` must come than where it was at the
+            last progress to count as progress.
+        stall_progress_rad: the same for ``Delta theta`` [rad].
     """
 
     dd_tol_m: float = 0.010
@@ -458,6 +465,9 @@ class AlignParams:
     divergence_min_rad: float = math.radians(20.0)
     divergence_max_m: float = 2.0
     divergence_time_s: float = 2.0
+    stall_time_s: float = 10.0
+    stall_progress_m: float = 0.001
+    stall_progress_rad: float = math.radians(0.5)
 
     def __post_init__(self) -> None:
         """Validate every field.
@@ -473,6 +483,9 @@ class AlignParams:
         check_number("divergence_min_m", self.divergence_min_m)
         check_number("divergence_min_rad", self.divergence_min_rad, high=math.pi)
         check_number("divergence_max_m", self.divergence_max_m, finite=False)
+        check_number("stall_time_s", self.stall_time_s, finite=False)
+        check_number("stall_progress_m", self.stall_progress_m)
+        check_number("stall_progress_rad", self.stall_progress_rad, high=math.pi)
         if isinstance(self.N, bool) or not isinstance(self.N, int) or self.N < 1:
             raise AlignmentParameterError("N", self.N, "must be an int >= 1 [samples]")
         if not isinstance(self.offset, Pose):
@@ -538,6 +551,8 @@ class Supervisor:
         self._lost_since: float | None = None
         self._diverging_since: float | None = None
         self._within_since: float | None = None
+        self._progress: tuple[float, float, float] | None = None
+        """``(time [s], Delta d [m], Delta theta [rad])`` at the last progress, for stalls."""
 
     def lost(self, time: float, ee_seen: bool, target_seen: bool) -> tuple[Outcome, str]:
         """One step without a measurement: hold, or fail after ``target_timeout_s``.
@@ -612,6 +627,47 @@ class Supervisor:
             f"alignment diverging: {why} for {time - self._diverging_since:.1f} s; check that "
             "the motion-capture frame matches the limb's base frame, that the right bodies are "
             "tracked as end-effector and target, and that the limb follows its commands"
+        )
+
+    def stalled(self, time: float, dd: float, dtheta: float) -> str | None:
+        """Check for a stall; a FAILURE message once the error came no closer for ``stall_time_s``.
+
+        Progress is ``Delta d`` coming ``stall_progress_m`` closer than it was at the last
+        progress, or ``Delta theta`` ``stall_progress_rad`` closer: a slow but steady
+        approach makes progress however small each step is. Near the thresholds (both
+        errors within twice theirs) nothing stalls: there the alignment confirms, or hovers
+        until the node's own timeout.
+
+        Args:
+            time: the step's time [s].
+            dd: the current ``Delta d`` estimate [m].
+            dtheta: the current ``Delta theta`` estimate [rad].
+
+        Returns:
+            None while making progress (or not stalled for long enough), else the message.
+        """
+        p = self.params
+        if dd <= 2.0 * p.dd_tol_m and dtheta <= 2.0 * p.dtheta_tol_rad:
+            self._progress = None
+            return None
+        last = self._progress
+        if last is None:
+            self._progress = (time, dd, dtheta)
+            return None
+        since, dd_then, dtheta_then = last
+        if dd < dd_then - p.stall_progress_m or dtheta < dtheta_then - p.stall_progress_rad:
+            self._progress = (time, min(dd, dd_then), min(dtheta, dtheta_then))
+            return None
+        if time - since < p.stall_time_s:
+            return None
+        return (
+            f"alignment stalled: Δd {dd * 1e3:.1f} mm, Δθ {math.degrees(dtheta):.1f} deg, not "
+            f"{p.stall_progress_m * 1e3:g} mm or {math.degrees(p.stall_progress_rad):g} deg "
+            f"closer than {dd_then * 1e3:.1f} mm / {math.degrees(dtheta_then):.1f} deg "
+            f"{time - since:.1f} s ago (stall_time_s is {p.stall_time_s:g} s): is the goal within "
+            "the limb's reach, and is the limb free to move (not blocked, powered, "
+            "following its commands)? Move the target or the limb's base, or allow longer "
+            "(the align node's stall_timeout_s)"
         )
 
     def confirm(self, time: float, within: bool) -> bool:

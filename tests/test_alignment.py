@@ -471,6 +471,46 @@ def test_divergence_has_a_floor_for_small_initial_errors_and_an_absolute_bound()
     assert "divergence_max_m" in (far.diverging(0.1, 1.1, 0.0) or "")
 
 
+def test_an_error_that_comes_no_closer_stalls_after_stall_time_s_naming_the_reach():
+    supervisor = Supervisor(AlignParams(stall_time_s=10.0))
+    assert supervisor.stalled(0.0, 0.510, 2.0) is None
+    # Noise about a stuck limb (under 1 mm, 0.5 deg) is no progress.
+    assert supervisor.stalled(5.0, 0.5095, 1.995) is None
+    assert supervisor.stalled(9.9, 0.5105, 2.0) is None
+    message = supervisor.stalled(10.0, 0.510, 2.0)
+    assert message is not None
+    assert "stalled: Δd 510.0 mm, Δθ 114.6 deg, not 1 mm or 0.5 deg closer" in message
+    assert (
+        "than 510.0 mm / 114.6 deg 10.0 s ago" in message
+        and "reach" in message
+        and "stall_timeout_s" in message
+    )
+
+
+def test_a_slow_steady_approach_never_stalls_however_small_its_steps():
+    supervisor = Supervisor(AlignParams(stall_time_s=1.0))
+    for k in range(600):  # 0.1 mm a step at 30 Hz: 1 mm every 1/3 s
+        assert supervisor.stalled(k / 30.0, 0.5 - 1e-4 * k, 1.0) is None
+    # Turning counts as progress too.
+    turning = Supervisor(AlignParams(stall_time_s=1.0))
+    for k in range(600):
+        assert turning.stalled(k / 30.0, 0.5, 1.0 - math.radians(0.05) * k) is None
+
+
+def test_hovering_near_the_thresholds_is_no_stall_and_infinity_never_stalls():
+    near = Supervisor(AlignParams(stall_time_s=1.0))  # thresholds 10 mm, 2 deg
+    for k in range(100):
+        assert near.stalled(float(k), 0.015, math.radians(3.0)) is None
+    # Far again: the clock starts from there.
+    assert near.stalled(100.0, 0.3, 0.0) is None
+    assert near.stalled(100.5, 0.3, 0.0) is None
+    assert near.stalled(101.0, 0.3, 0.0) is not None
+    never = Supervisor(AlignParams(stall_time_s=math.inf))
+    assert all(never.stalled(float(k), 0.3, 0.0) is None for k in range(0, 10_000, 100))
+    with pytest.raises(AlignmentParameterError, match="stall_time_s"):
+        AlignParams(stall_time_s=0.0)
+
+
 # The public API ----------------------------------------------------------------------------
 
 

@@ -441,8 +441,9 @@ def test_a_file_included_twice_is_read_once(tmp_path):
 
 
 def test_every_alignment_parameter_has_a_mission_key():
-    # A parameter added to AlignV1Params / AlignV2Params must be settable from missions.
-    own_keys = {"dd_tol_m", "dtheta_tol_rad", "offset", "target_timeout_s"}  # align's own keys
+    # A parameter added to AlignV1Params / AlignV2Params must be settable from missions (but
+    # those the align node sets with its own keys).
+    own_keys = {"dd_tol_m", "dtheta_tol_rad", "offset", "target_timeout_s", "stall_time_s"}
     for version, (pairs, params) in VERSIONS.items():
         fields = {f.name for f in dataclasses.fields(params)} - own_keys
         assert {field for _, field in pairs} == fields, version

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import textwrap
 
@@ -202,3 +203,64 @@ def test_a_relative_move_longer_than_any_two_reachable_points_is_refused(tmp_pat
         str(problem)
     )
     assert "more than 2800 mm apart (heavy_limb): shorten the move" in str(problem)
+
+
+ALIGN = """\
+mission: far_align
+clock: sim
+rate_hz: 30
+parameters:
+  x_mm: {default: 1500}
+limbs:
+  arm: {robot: moonbot_limb_v2, agent: sim}
+world:
+  wheel: {module: moonbot_wheel_v2, pose: {translation_mm: [$x_mm, -459, 121]}}
+tree:
+  align: {limb: arm, target: wheel/grasp}
+"""
+
+
+def test_check_names_the_line_and_reach_of_an_align_goal_no_limb_can_bring_closer(tmp_path):
+    path = write(tmp_path, ALIGN)
+    with pytest.raises(MissionError) as error:
+        load(path)
+    (problem,) = error.value.problems
+    text = str(problem)
+    assert text.startswith(f"{path}:11:3: ")  # the align node
+    # The grasp point at (1500, -459, 221) mm: 1584 mm from the base; Limb V2 reaches 1500.
+    assert 'align "Align": its goal (wheel/grasp) is out of reach of limb arm' in text
+    assert "1584 mm from its base, 84 mm beyond the 1500 mm its links reach" in text
+    # Its offset counts: 150 mm back along the approach, 100 mm closer to the base.
+    offset = ALIGN.replace("target: wheel/grasp}", "target: wheel/grasp, offset: "
+                           "{translation_mm: [0, 0, -150]}}")  # fmt: skip
+    with pytest.raises(MissionError, match="wheel/grasp with its offset"):
+        load(write(tmp_path, offset.replace("default: 1500", "default: 1800")))
+    assert load(write(tmp_path, ALIGN.replace("default: 1500", "default: 1300"))).name
+
+
+def test_an_align_goal_on_a_module_a_limb_can_carry_is_left_to_the_run(tmp_path):
+    # The wheel's grasp point is within reach: the limb may grasp and carry it, so a goal
+    # far from it (its offset) is only known at run time.
+    far_offset = ALIGN.replace("default: 1500", "default: 800").replace(
+        "target: wheel/grasp}", "target: wheel/grasp, offset: {translation_mm: [0, 0, -3000]}}"
+    )
+    assert load(write(tmp_path, far_offset)).name == "far_align"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_align_goal_met_out_of_reach_at_run_time_fails_once_it_stalls(tmp_path, version):
+    # Within the links' bound (1500 mm), beyond what the arm's joints reach: at run time the
+    # error stops shrinking about 510 mm short, and the node fails 10 s later.
+    from limbtree.trees.cli import main
+
+    # (its timeout only bounds this test, should the stall go unnoticed)
+    at_1400 = ALIGN.replace("default: 1500", "default: 1400")
+    bounded = f"target: wheel/grasp, timeout_s: 60, version: {version}}}"
+    path = write(tmp_path, at_1400.replace("target: wheel/grasp}", bounded))
+    record = tmp_path / "record"
+    assert main(["run", str(path), "--headless", "--record", str(record)]) == 1
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "FAILURE"
+    assert summary["sim_time_s"] < 40.0  # (once, it ran for ever)
+    assert summary["failure"].startswith("Align: alignment stalled: Δd ")
+    assert "reach" in summary["failure"]

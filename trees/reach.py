@@ -11,6 +11,12 @@ the node would wait forever. :func:`reach_problems` reports each such waypoint a
 Waypoints relative to where a limb starts, and bases that move during a run, are only known
 at run time: there a ``sync_move`` with a ``timeout_s`` fails naming the waypoint and each
 limb's distance from it.
+
+An ``align`` of a simulated limb onto a module's grasp point (with its ``offset``) further
+than the limb's reach from its base is reported the same way when the module cannot move
+before the node runs: when no simulated limb of the mission reaches any of its grasp points,
+none can grasp and carry it. A module some limb can carry is only known at run time: there
+the ``align`` fails when its error has come no closer for its ``stall_timeout``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
+from limbtree.robots.modules import load_module
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Problem
 
@@ -102,15 +110,72 @@ def limb_reach(robot: str, limb: str) -> float:
     return reach_bound(description.urdf_path, spec.base_link, spec.ee_link)
 
 
+def _base_position(mission: Mission, name: str) -> tuple[float, ...]:
+    """Where limb ``name``'s base is in the world [m]."""
+    base = mission.limb(name).base_pose
+    return tuple(base[:3]) if base else (0.0, 0.0, 0.0)
+
+
+def _movable(mission: Mission, module: str) -> bool:
+    """Whether some simulated limb of the mission reaches a grasp point of world ``module``."""
+    placed = next(item for item in mission.world if item.name == module)
+    spec = load_module(placed.module)
+    where = Pose.from_array(placed.pose)
+    tolerance = spec.grasp_tolerance.position_m
+    for limb in mission.limbs:
+        if limb.agent != "sim":
+            continue
+        base = _base_position(mission, limb.name)
+        reach = limb_reach(limb.robot, limb.limb) + tolerance + REACH_SLACK_M
+        for point in spec.grasp_points.values():
+            if math.dist((where @ point.pose).position.tolist(), base) <= reach:
+                return True
+    return False
+
+
+def _align_problems(mission: Mission, node: Any) -> list[Problem]:
+    """An ``align`` goal out of its simulated limb's reach on a module nothing can move."""
+    limb = mission.limb(str(node.params.get("limb")))
+    name, _, point = str(node.params.get("target", "")).partition("/")
+    placed = next((item for item in mission.world if item.name == name), None)
+    if limb.agent != "sim" or placed is None:
+        return []  # the capture's "ee", a real limb's bodies (targets.py checks the names)
+    grasp_points = load_module(placed.module).grasp_points
+    if point not in grasp_points or _movable(mission, name):
+        return []
+    goal = Pose.from_array(placed.pose) @ grasp_points[point].pose
+    offset = node.params.get("offset")
+    if offset is not None:
+        goal = goal @ Pose.from_array(offset)
+    distance = math.dist(goal.position.tolist(), _base_position(mission, limb.name))
+    reach = limb_reach(limb.robot, limb.limb)
+    if distance <= reach + REACH_SLACK_M:
+        return []
+    return [
+        Problem(
+            node.location,
+            f'align "{node.name}": its goal ({name}/{point}'
+            f"{' with its offset' if offset is not None else ''}) is out of reach of limb "
+            f"{limb.name}: {distance * 1000:.0f} mm from its base, "
+            f"{(distance - reach) * 1000:.0f} mm beyond the {reach * 1000:.0f} mm its links "
+            f"reach ({limb.robot}); move module {name} in the world or the limb's base",
+        )
+    ]
+
+
 def reach_problems(mission: Mission) -> list[Problem]:
-    """Every ``sync_move`` waypoint its limb cannot reach, at its node's location.
+    """Every ``sync_move`` waypoint and ``align`` goal its limb cannot reach, at its node.
 
     An absolute waypoint beyond the limb's reach from its base; a relative one (an offset
     from where the limb is when the node starts) farther than any two points the limb
-    reaches can be apart, twice its reach, whatever the start.
+    reaches can be apart, twice its reach, whatever the start. An ``align`` goal beyond the
+    limb's reach from its base, on a module no limb can move.
     """
     problems: list[Problem] = []
     for node in mission.root.walk():
+        if node.type == "align":
+            problems += _align_problems(mission, node)
+            continue
         if node.type != "sync_move":
             continue
         absolute = node.params.get("frame") == "absolute"

@@ -47,6 +47,9 @@ class AlignBehaviour(SkillBehaviour):
         }
         if offset is not None:
             common["offset"] = Pose.from_array(offset)
+        stall_timeout = self.params.get("stall_timeout")
+        if stall_timeout is not None:
+            common["stall_time_s"] = float(stall_timeout)
         stale_timeout = self.params.get("stale_timeout")
         if stale_timeout is not None:
             common["target_timeout_s"] = float(stale_timeout)

@@ -3,8 +3,8 @@
 Every parameter of seed 002's two controllers (``limbtree.skills.AlignV1Params``,
 ``AlignV2Params``) can be set from a mission, in the file's units (``s_max_mm: 20``,
 ``t_max_mm_s: 30``, ``alpha_j: 100``), so an alignment is tuned to a limb and its capture
-without Python. The four the node has its own keys for (``dd_mm``, ``dtheta_deg``,
-``offset``, ``stale_timeout_s``) are not repeated here. A map is read by
+without Python. The five the node has its own keys for (``dd_mm``, ``dtheta_deg``,
+``offset``, ``stale_timeout_s``, ``stall_timeout_s``) are not repeated here. A map is read by
 :class:`ControllerParams`; :func:`check_controller` then builds the dataclass, which checks
 ranges and orders (``s_min <= s_max``) and names the parameter at fault.
 """
@@ -56,6 +56,8 @@ _COMMON: Final = (
         "a Δd that always diverges",
     ),
     ("divergence_time", _at_least_0(S), "divergence_time_s", "how long it must diverge"),
+    ("stall_progress", _positive(MM), "stall_progress_m", "a Δd this much closer: no stall"),
+    ("stall_progress_rot", _positive(DEG), "stall_progress_rad", "the same for Δθ"),
 )
 
 _V1: Final = (

@@ -292,6 +292,14 @@ ALIGN: Final = NodeSpec(
         ),
         ParamSpec("timeout", POSITIVE_S, None, "FAILURE after this long; none: never"),
         ParamSpec(
+            "stall_timeout",
+            Quantity(S, low=0, low_open=True, allow_inf=True),
+            10.0,
+            "FAILURE when the error, still over twice dd or dtheta, has come no closer (by "
+            "1 mm or 0.5 deg) for this long: a goal out of the limb's reach, a blocked limb; "
+            "inf: never",
+        ),
+        ParamSpec(
             "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
         ),
         ParamSpec("v1", ControllerParams(1), None, "Version 1's parameters, e.g. {s_max_mm: 20}"),
