@@ -1,5 +1,6 @@
 """The live view fits the terminal and says what it waits for (issue 12, item 11)."""
 
+import dataclasses
 import io
 
 from limbtree.kinematics import Pose
@@ -129,16 +130,21 @@ def test_lines_left_out_are_counted_where_they_were_left_out():
     from limbtree.trees.display import fit_lines
 
     lines = [f"node {i}" for i in range(22)]
-    fitted = fit_lines(lines, 8, "nodes", lambda i: i == 12)  # the running node, mid-tree
+    fitted = fit_lines(lines, 8, "node", lambda i: i == 12)  # the running node, mid-tree
     assert fitted == [
         "node 0", "node 1", "node 2", "node 3", "node 4", "  … 7 more nodes", "node 12",
         "  … 9 more nodes",
     ]  # fmt: skip
     counted = sum(int(line.split()[1]) for line in fitted if "more" in line)
     assert counted + sum("more" not in line for line in fitted) == len(lines)
-    assert fit_lines(lines, 4, "nodes", lambda i: i == 21) == [
+    assert fit_lines(lines, 4, "node", lambda i: i == 21) == [
         "node 0", "node 1", "  … 19 more nodes", "node 21",
     ]  # fmt: skip
+    # One left out is one node (or limb).
+    assert fit_lines(lines[:5], 4, "node", lambda i: i in (0, 2, 4)) == [
+        "node 0", "  … 1 more node", "node 2", "  … 2 more nodes",
+    ]  # fmt: skip
+    assert fit_lines(lines[:2], 1, "limb", lambda i: False) == ["  … 2 more limbs"]
 
 
 def test_a_run_that_ended_at_a_gate_no_longer_shows_its_question():
@@ -203,3 +209,13 @@ def test_the_last_frame_wraps_its_closing_lines_whole():
     frame = view.frame()
     assert frame.endswith("stopped after\n  1.52 s of start-up)\n")
     assert all(len(line) <= 80 for line in frame.splitlines())
+
+
+def test_the_header_keeps_the_run_state_in_80_columns_whatever_the_mission_name():
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    long_name = dataclasses.replace(header(big_tree(2)), mission="robustness_campaign")
+    view.on_start(long_name)
+    view.on_tick(dataclasses.replace(snapshot(2, "0.1"), t=600.0, tick=15001))
+    first = view.frame().splitlines()[0]
+    assert first.startswith("limbtree  RUNNING  robustness_campaign   t =   600.00 s")
+    assert len(first) <= 80

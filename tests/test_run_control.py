@@ -185,10 +185,17 @@ def test_lines_on_a_non_terminal_stdin_pause_resume_abort_and_answer():
     with os.fdopen(read) as stream:
         keyboard = TerminalKeyboard(stream)
         assert not keyboard.interactive
+        assert keyboard.hint == "lines on stdin: p pauses, r resumes, a aborts"
         os.write(write, b"p\nresume\n  A \ny\nwhat\nr")
         assert keyboard.pressed() == "pra"
         assert keyboard.buffer == "y"
-        os.write(write, b"\n")
+        assert keyboard.ignored == ["what"]
+        # Whole words: the terminal's q aborts here too, and a word that only begins with a
+        # command's letter is no command.
+        os.write(write, b"\nPause\nq\nquit\nabort\nplease\nrestart\n")
+        assert keyboard.pressed() == "rpaaa"
+        assert keyboard.ignored == ["what", "please", "restart"]
+        os.write(write, b"r")
         os.close(write)
         assert keyboard.pressed() == "r"  # the last line, ended by the end of the file
         assert keyboard.pressed() == ""
@@ -197,6 +204,38 @@ def test_lines_on_a_non_terminal_stdin_pause_resume_abort_and_answer():
 def test_a_closed_stdin_gives_no_keys():
     keyboard = TerminalKeyboard(io.StringIO("p\n"))  # no descriptor: like pytest's stdin
     assert not keyboard.interactive and keyboard.pressed() == ""
+    assert keyboard.hint == ""  # (nothing to tell: no key can come)
+
+
+class LineKeys(Keys):
+    """:class:`Keys` from stdin lines: with a hint, and lines that were no command."""
+
+    hint = "lines on stdin: p pauses, r resumes, a aborts"
+
+    def __init__(self, script: dict[int, str], ignored: dict[int, str]) -> None:
+        super().__init__(script)
+        self.later = dict(ignored)
+        self.ignored: list[str] = []
+
+    def pressed(self) -> str:
+        keys = super().pressed()
+        if self.calls in self.later:
+            self.ignored.append(self.later[self.calls])
+        return keys
+
+
+def test_the_run_says_how_to_resume_from_its_stdin_and_which_lines_it_ignored(tmp_path):
+    keys = LineKeys({10: "p", 20: "r"}, ignored={15: "x"})
+    runner, out = make_runner(tmp_path, MOVE, keys=keys)
+    assert runner.run() is RunOutcome.SUCCESS
+    said = out.getvalue()
+    assert "paused (lines on stdin: p pauses, r resumes, a aborts)" in said
+    assert "q aborts" not in said  # (a terminal's key, said only to a terminal)
+    assert (
+        "ignored the line 'x' on stdin: the commands are p (pause), r (resume), a or q "
+        "(abort), y / n (answer an operator gate)"
+    ) in said
+    assert keys.ignored == []  # each said once
 
 
 def test_a_long_pause_in_the_sim_clock_makes_no_link_errors_and_is_recorded(tmp_path):

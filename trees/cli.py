@@ -516,7 +516,10 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a mission file (simulated limbs by default)",
         description="Validate a mission, start its simulated agents, connect the remote ones, "
-        "and tick its tree until it ends. Exit status 0 only when the mission succeeds.",
+        "and tick its tree until it ends. Exit status 0 only when the mission succeeds. In a "
+        "terminal, space pauses and resumes, q aborts, y / n answer an operator gate; from any "
+        "other stdin (a pipe, a script), one command per line: p or pause, r or resume, a, "
+        "abort or q, y or n. SIGTERM aborts too.",
     )
     run.add_argument("mission", metavar="MISSION", help="the mission file (YAML)")
     run.add_argument("--clock", choices=["sim", "real"], help="override the mission's clock")

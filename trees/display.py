@@ -19,10 +19,12 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TextIO
+from types import MappingProxyType
+from typing import Final, TextIO
 
 from limbtree.transport.driver import Health
 from limbtree.trees.context import AnswerLog
+from limbtree.trees.export.values import plural
 from limbtree.trees.stream import (
     EventKind,
     LimbTick,
@@ -100,7 +102,7 @@ def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bo
     Args:
         lines: the lines, in order.
         budget: how many lines there is room for (at least 1).
-        what: the noun for the count line (plural).
+        what: the noun for the count line (singular: ``1 more node``, ``2 more nodes``).
         keep: which lines (by index) matter most (the running nodes, the faulty limbs).
     """
     budget = max(1, budget)
@@ -112,7 +114,7 @@ def fit_lines(lines: list[str], budget: int, what: str, keep: Callable[[int], bo
         shown = _with_gaps(lines, sorted(wanted[:room]), what)
         if len(shown) <= budget:
             return shown
-    return [f"  … {len(lines)} more {what}"]  # (no room for any line: only the count)
+    return [f"  … {_more(len(lines), what)}"]  # (no room for any line: only the count)
 
 
 def _with_gaps(lines: list[str], chosen: list[int], what: str) -> list[str]:
@@ -121,11 +123,16 @@ def _with_gaps(lines: list[str], chosen: list[int], what: str) -> list[str]:
     after = 0  # the first index not yet shown or counted
     for index in [*chosen, len(lines)]:
         if index > after:
-            out.append(f"  … {index - after} more {what}")
+            out.append(f"  … {_more(index - after, what)}")
         if index < len(lines):
             out.append(lines[index])
         after = index + 1
     return out
+
+
+def _more(count: int, what: str) -> str:
+    """``1 more node``, ``3 more nodes``."""
+    return plural(count, f"more {what}")
 
 
 class LiveView:
@@ -248,13 +255,14 @@ class LiveView:
         tree_room = min(len(tree), room - limb_room)
         limb_room = min(len(limb_rows), room - tree_room)
         lines = [
-            f"limbtree  {header.mission}   t = {t:8.2f} s   tick {tick}   "
-            f"{header.clock} clock   {self._state}",
+            # The state first: a long mission name in a narrow terminal cuts the clock, not it.
+            f"limbtree  {self._state:<7}  {header.mission}   t = {t:8.2f} s   tick {tick}   "
+            f"{header.clock} clock",
             "",
-            *fit_lines(tree, tree_room, "nodes", lambda i: active[i]),
+            *fit_lines(tree, tree_room, "node", lambda i: active[i]),
             "",
             "  limb         health                 end-effector x y z (world)",
-            *fit_lines(limb_rows, limb_room, "limbs", lambda i: unwell[i]),
+            *fit_lines(limb_rows, limb_room, "limb", lambda i: unwell[i]),
             "",
             *tail,
         ]
@@ -359,22 +367,31 @@ class HeadlessProgress:
 
 #: The run keys a terminal sends: space pauses and resumes, q (or Ctrl-C) aborts.
 TERMINAL_RUN_KEYS = " qQ\x03"
-#: The commands a line on a non-terminal stdin gives (its first letter, any case): pause,
-#: resume, abort. ``y`` and ``n`` lines answer an operator gate.
-LINE_COMMANDS = "pra"
+#: The commands a line on a non-terminal stdin gives (the whole line, any case) -> its key:
+#: pause, resume, abort (``q`` too, as in a terminal). ``y`` and ``n`` lines answer an
+#: operator gate; any other line is set aside for the run to say it ignored it.
+LINE_COMMANDS: Final = MappingProxyType(
+    dict.fromkeys(("p", "pause"), "p")
+    | dict.fromkeys(("r", "resume"), "r")
+    | dict.fromkeys(("a", "abort", "q", "quit"), "a")
+)
+#: What a non-terminal stdin's lines can say, for messages.
+LINE_HELP: Final = "p (pause), r (resume), a or q (abort), y / n (answer an operator gate)"
 
 
 class TerminalKeyboard:
     """The operator's keys, read without blocking.
 
     From a terminal: key presses in cbreak mode (space, q, y, n). From any other stdin (a
-    pipe, a file, a socket): one command per line, ``p`` pauses, ``r`` resumes, ``a`` aborts
-    (``y`` / ``n`` answer an operator gate), so pause, resume and abort can be scripted.
-    A closed stdin (end of file, or none at all) gives nothing.
+    pipe, a file, a socket): one command per line, ``p`` (``pause``) pauses, ``r``
+    (``resume``) resumes, ``a`` (``abort``, ``q``, ``quit``) aborts, ``y`` / ``n`` answer an
+    operator gate, so pause, resume and abort can be scripted. A closed stdin (end of file,
+    or none at all) gives nothing.
 
     Attributes:
         interactive: whether stdin is a terminal.
         buffer: answers to an operator gate (``y``, ``n``) read but not yet taken.
+        ignored: lines of a non-terminal stdin that were no command, not yet reported.
     """
 
     def __init__(self, stream: TextIO | None = None) -> None:
@@ -382,6 +399,7 @@ class TerminalKeyboard:
         self.interactive = is_terminal(self.stream)
         self._saved: list[object] | None = None
         self.buffer = ""
+        self.ignored: list[str] = []
         self._partial = ""
         self._fd: int | None = None
         if not self.interactive and self.stream is not None:
@@ -394,6 +412,15 @@ class TerminalKeyboard:
     def closed(self) -> bool:
         """Whether no key can come any more: a non-terminal stdin at its end (or none)."""
         return not self.interactive and self._fd is None
+
+    @property
+    def hint(self) -> str:
+        """How to pause, resume and abort from this stdin ("" when nothing can come)."""
+        if self.interactive:
+            return "space pauses and resumes, q aborts"
+        if self.closed:
+            return ""
+        return "lines on stdin: p pauses, r resumes, a aborts"
 
     @contextlib.contextmanager
     def raw(self) -> Iterator[TerminalKeyboard]:
@@ -415,7 +442,8 @@ class TerminalKeyboard:
     def pressed(self) -> str:
         """The run keys since the last call (y/n go to :attr:`buffer`, for the operator).
 
-        A terminal gives ``" "``, ``q`` or Ctrl-C; lines give ``p``, ``r`` or ``a``.
+        A terminal gives ``" "``, ``q`` or Ctrl-C; lines give ``p``, ``r`` or ``a``
+        (:data:`LINE_COMMANDS`; other lines go to :attr:`ignored`).
         """
         if self.interactive:
             fd = self.stream.fileno()
@@ -456,10 +484,12 @@ class TerminalKeyboard:
             word = line.strip().lower()
             if not word:
                 continue
-            if word[0] in LINE_COMMANDS:
-                keys += word[0]
+            if word in LINE_COMMANDS:
+                keys += LINE_COMMANDS[word]
             elif word in ("y", "yes", "n", "no"):
                 self.buffer += word[0]
+            else:
+                self.ignored.append(line.strip())
         return keys
 
 

@@ -33,6 +33,7 @@ from limbtree.transport.schema import ErrorCode
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.control import BREAK_VERBS, BreakpointHit, ControlOp, RunControl
+from limbtree.trees.display import LINE_HELP
 from limbtree.trees.errors import AgentError
 from limbtree.trees.faults import FaultSchedule, ScheduledFault
 from limbtree.trees.header import RunInfo, robots_of, tree_of
@@ -621,7 +622,14 @@ class Runner:
             return True
         if self.keyboard is None:
             return False
-        for key in self.keyboard.pressed():
+        keys = self.keyboard.pressed()
+        ignored = getattr(self.keyboard, "ignored", None)
+        while ignored:
+            self._message(
+                f"t={self.t:7.2f} s  ignored the line {ignored.pop(0)!r} on stdin: the "
+                f"commands are {LINE_HELP}"
+            )
+        for key in keys:
             if key in "qQ\x03aA":
                 self._abort("aborted by the operator")
                 return True
@@ -687,8 +695,8 @@ class Runner:
         if self.control is not None:
             self.control.set_state(paused=paused)
         self.sinks.pause(paused, self.t)
-        how = why or "space, or lines p / r / a on stdin; q aborts"
-        self._message(f"t={self.t:7.2f} s  {kind.value} ({how})")
+        how = why or getattr(self.keyboard, "hint", "")
+        self._message(f"t={self.t:7.2f} s  {kind.value}" + (f" ({how})" if how else ""))
 
     def _handle_control(self) -> bool:
         """Act on the page's requests (:mod:`.control`); True when the run was aborted."""
