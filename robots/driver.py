@@ -312,7 +312,8 @@ class HardwareDriver(LimbDriver):
                 tracker.ik_failed(plan.residual, plan.reason)
                 raise DriverError(
                     "ik_failed",
-                    f"no IK solution on the limb's branch for end-effector pose {pose}: "
+                    "no IK solution on the limb's branch for the end-effector pose "
+                    f"{_pose_text(pose)}: "
                     f"{plan.reason} (residual {plan.residual:.3g} after {plan.searches} "
                     "searches); the limb did not move",
                 )
@@ -375,3 +376,10 @@ class HardwareDriver(LimbDriver):
             valid = ", ".join(m.value for m in CommandMode)
             message = f"unknown command mode {mode!r}; valid: {valid}"
             raise DriverError("bad_value", message) from None
+
+
+def _pose_text(pose: Pose) -> str:
+    """A pose for a person: ``at (199.8, 0.0, 249.4) mm, quaternion (x, y, z, w) (...)``."""
+    x, y, z = (1000.0 * v for v in pose.position.tolist())
+    quaternion = ", ".join(f"{v:.3f}" for v in pose.quaternion.tolist())
+    return f"at ({x:.1f}, {y:.1f}, {z:.1f}) mm, quaternion (x, y, z, w) ({quaternion})"

@@ -91,9 +91,13 @@ class _LimbFaults:
             fault_kind = FaultKind(kind)
         except ValueError:
             valid = ", ".join(k.value for k in FaultKind)
-            raise DriverError("unknown_fault", f"unknown fault {kind!r}; valid: {valid}") from None
+            raise DriverError(
+                "unknown_fault", f"unknown fault {kind!r}; valid: {valid}", "kind"
+            ) from None
         if not isinstance(params, Mapping):
-            raise DriverError("bad_value", f"fault {kind!r}: params must be a map, got {params!r}")
+            raise DriverError(
+                "bad_value", f"fault {kind!r}: params must be a map, got {params!r}", "params"
+            )
         allowed = FAULT_PARAMS[fault_kind]
         for name in params:
             if name not in allowed:
@@ -101,13 +105,16 @@ class _LimbFaults:
                     "bad_value",
                     f"fault {kind!r} has no parameter {name!r}; "
                     f"valid: {', '.join(allowed) or '(none)'}",
+                    "params",
                 )
         fault = _Fault(fault_kind)
         if "duration_s" in params:
             duration = params["duration_s"]
             if not _is_number(duration) or not duration > 0.0:
                 raise DriverError(
-                    "bad_value", f"fault {kind!r}: duration_s must be > 0 [s], got {duration!r}"
+                    "bad_value",
+                    f"fault {kind!r}: duration_s must be > 0 [s], got {duration!r}",
+                    "params",
                 )
             fault.end_s = start_s + float(duration)
         if "joints" in params:
@@ -119,6 +126,7 @@ class _LimbFaults:
                     "bad_value",
                     f"fault {kind!r}: factor must be in ({SLOWDOWN_FACTOR_LOW:g}, "
                     f"{SLOWDOWN_FACTOR_HIGH:g}), got {factor!r}",
+                    "params",
                 )
             fault.factor = float(factor)
         elif fault_kind is FaultKind.SLOWDOWN:
@@ -127,7 +135,9 @@ class _LimbFaults:
             count = params["count"]
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise DriverError(
-                    "bad_value", f"fault {kind!r}: count must be an int >= 1, got {count!r}"
+                    "bad_value",
+                    f"fault {kind!r}: count must be an int >= 1, got {count!r}",
+                    "params",
                 )
             fault.count = count
         return fault
@@ -139,7 +149,7 @@ class _LimbFaults:
             joints = [joints]
         if not isinstance(joints, Sequence) or isinstance(joints, str) or not joints:
             raise DriverError(
-                "bad_value", f"fault {kind!r}: joints must be a non-empty list of {valid}"
+                "bad_value", f"fault {kind!r}: joints must be a non-empty list of {valid}", "params"
             )
         mask = np.zeros(len(names))
         for joint in joints:
@@ -149,7 +159,7 @@ class _LimbFaults:
                 mask[names.index(joint)] = 1.0
             else:
                 raise DriverError(
-                    "bad_value", f"fault {kind!r}: joints has {joint!r}; valid: {valid}"
+                    "bad_value", f"fault {kind!r}: joints has {joint!r}; valid: {valid}", "params"
                 )
         return mask
 

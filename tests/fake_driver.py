@@ -129,7 +129,7 @@ class FakeDriver(LimbDriver):
         elif kind == "boom":
             raise RuntimeError("the fake driver blew up on purpose")
         else:
-            raise DriverError("unknown_fault", f"fake driver has no fault {kind!r}")
+            raise DriverError("unknown_fault", f"fake driver has no fault {kind!r}", "kind")
 
     @property
     def available(self) -> bool:

@@ -40,6 +40,18 @@ def test_an_align_target_naming_no_grasp_point_lists_the_modules_grasp_points(tm
     assert "has no grasp point 'handle'; its grasp points are grasp, grasp_back" in text
 
 
+def test_an_align_target_naming_only_a_module_shows_the_form_with_its_grasp_points(tmp_path):
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}",
+                   "align: {limb: arm, target: wheel}", WORLD)  # fmt: skip
+    text = problems(path)
+    assert "m.yaml:7:3:" in text
+    assert "target 'wheel' names a module but no grasp point: the target is " in text
+    assert (
+        "MODULE/GRASP_POINT, e.g. wheel/grasp; module wheel (moonbot_wheel_v2) has grasp, "
+        "grasp_back" in text
+    )
+
+
 def test_an_align_target_of_the_world_passes(tmp_path):
     path = mission(tmp_path, "{robot: moonbot_limb_v2}",
                    "align: {limb: arm, target: wheel/grasp}", WORLD)  # fmt: skip
@@ -102,6 +114,28 @@ def test_scheduled_faults_under_the_real_clock_are_refused_naming_the_sim_clock(
     assert main(["check", str(path)]) != 0
     err = capsys.readouterr().err
     assert "m.yaml:6:5:" in err and "need the sim clock" in err and "--clock sim" in err
+
+
+def test_drawn_faults_under_the_real_clock_are_counted_as_check_counts_them(tmp_path, capsys):
+    # Two rows: 1 blockage, then 2 power losses of both limbs at once (4 limb faults). Faults
+    # are in time order, so the first is most likely the second row's: the error still points
+    # at the file's first row, and counts as the OK line does.
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}\n  arm2: {robot: heavy_limb}",
+        "wait: {duration_s: 20}",
+        "random_faults:\n"
+        "  - {count: 1, kinds: [blockage], limbs: [arm], between_s: [15, 16], duration_s: [1, 2]}\n"
+        "  - {count: 2, kinds: [power_off], limbs: [arm, arm2], limbs_per_fault: [2, 2], "
+        "between_s: [1, 2], duration_s: [1, 2]}\n",
+    )
+    assert main(["check", str(path)]) == 0
+    assert "3 disruptions (5 limb faults)" in capsys.readouterr().out
+    real = path.read_text().replace("random_faults:", "clock: real\nrandom_faults:")
+    path.write_text(real)
+    assert main(["check", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "m.yaml:7:5: 3 disruptions (5 limb faults) scheduled but clock: real" in err
 
 
 def test_blockage_joints_the_limb_does_not_have_are_refused_at_the_joints(tmp_path):

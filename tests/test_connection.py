@@ -69,6 +69,7 @@ def test_run_says_which_limb_which_address_what_was_tried_and_what_to_check(tmp_
     assert "tried: connecting and asking it to describe its plant, waiting up to 5 s" in text
     assert f"found: nothing listens on port {port} of 127.0.0.1" in text
     assert "check: that an agent runs there" in text
+    assert "the agent's --keys and the mission's `keys:` agree (both set, with the same" in text
     # recorded: the refused run leaves no run folder without a record in it
     record = tmp_path / "rec"
     with pytest.raises(RunError):

@@ -318,6 +318,7 @@ def test_bad_faults_are_refused_with_a_message_naming_the_problem(kind, params, 
     with pytest.raises(DriverError, match=words) as raised:
         limb.fault(kind, params)
     assert raised.value.code == ("unknown_fault" if kind == "earthquake" else "bad_value")
+    assert raised.value.field == ("kind" if kind == "earthquake" else "params")  # the reply's
     assert limb.state().detail["faults"] == []
 
 

@@ -138,6 +138,12 @@ def test_a_turn_whose_short_arc_passes_a_joint_limit_stops_there_and_names_the_j
     # No translation in this move: the end-effector stays where it started.
     assert np.max(np.linalg.norm(moved - start.position, axis=1)) < TRACKING_M
     assert failures and all("joint_7" in f and "lower limit" in f for f in failures)
+    # The pose in words a person reads (millimetres), not a Python repr.
+    assert (
+        "for the end-effector pose at (" in failures[0]
+        and ") mm, quaternion (x, y, z, w) (" in failures[0]
+    )
+    assert "Pose(" not in failures[0]
     state = limb.state()
     assert state.health & Health.IK_FAILED
     assert "joint_7" in state.detail["ik_failure"]

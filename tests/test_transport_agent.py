@@ -172,8 +172,9 @@ def test_a_driver_error_comes_back_with_its_code_and_the_agent_goes_on(
 ) -> None:
     agent = make_agent(FakeDriver(), clock="sim")
     client = make_client(agent.request_endpoint)
-    with pytest.raises(RemoteError, match="unknown_fault"):
+    with pytest.raises(RemoteError, match="unknown_fault") as refused:
         client.fault("meteor", timeout_s=5)
+    assert refused.value.field == "kind"  # the field the driver named
     with pytest.raises(RemoteError, match="internal"):
         client.fault("boom", timeout_s=5)
     assert client.ping(timeout_s=5) > 0

@@ -138,13 +138,25 @@ def test_shutdown_is_refused_by_default_and_the_agent_goes_on(
 
 
 def test_shutdown_with_a_wrong_token_is_refused(
-    make_agent: MakeAgent, client: Callable[..., AgentClient]
+    make_agent: MakeAgent, client: Callable[..., AgentClient], caplog: pytest.LogCaptureFixture
 ) -> None:
     agent = make_agent(FakeDriver(), clock="sim", shutdown=ShutdownPolicy(token="right"))
     remote = client(agent.request_endpoint)
     with pytest.raises(RemoteError, match="shutdown_refused"):
         remote.shutdown(timeout_s=5, token="wrong")
     remote.ping(timeout_s=5)
+    # The agent's log says why: the token given was not the owner's (not that none came).
+    assert (
+        "shutdown request refused (the request's token is not the owner's; not started "
+        "with --allow-remote-shutdown)" in caplog.text
+    )
+
+
+def test_a_refused_shutdown_is_logged_with_its_reason() -> None:
+    owned, unowned = ShutdownPolicy(token="right"), ShutdownPolicy()
+    assert owned.why_refused(None).startswith("the request carried no token;")
+    assert owned.why_refused("wrong").startswith("the request's token is not the owner's;")
+    assert unowned.why_refused("any").startswith("the request carried a token, but this agent")
 
 
 def test_shutdown_with_the_owner_token_stops_the_agent(

@@ -696,7 +696,7 @@ class PlantAgent:
                 reply["versions"] = list(SUPPORTED_VERSIONS)
             return self._pack(reply)
         except DriverError as exc:
-            return self._pack(error_reply(seq, exc.code, str(exc)))
+            return self._pack(error_reply(seq, exc.code, str(exc), exc.field))
         except Exception as exc:
             _log.exception("request failed inside the agent")
             return self._pack(error_reply(seq, ErrorCode.INTERNAL, f"agent error: {exc!r}"))
@@ -900,7 +900,7 @@ class PlantAgent:
             except ProtocolError as exc:
                 errors.append(self._bad_request(exc))
             except DriverError as exc:
-                errors.append(error_reply(command.seq, exc.code, str(exc)))
+                errors.append(error_reply(command.seq, exc.code, str(exc), exc.field))
             else:
                 if gone is not None:
                     errors.append(self._unavailable_map(command, gone))
@@ -1044,8 +1044,9 @@ class PlantAgent:
         )
 
     def _on_shutdown(self, request: Request) -> bytes:
-        if not self._shutdown_policy.allows(request.fields.get("token")):
-            _log.warning("shutdown request refused (no owner token; no --allow-remote-shutdown)")
+        token = request.fields.get("token")
+        if not self._shutdown_policy.allows(token):
+            _log.warning("shutdown request refused (%s)", self._shutdown_policy.why_refused(token))
             return self._pack(
                 error_reply(
                     request.seq, ErrorCode.SHUTDOWN_REFUSED, self._shutdown_policy.refusal()

@@ -152,11 +152,13 @@ class DriverError(LimbtreeError):
     Attributes:
         code: one of the protocol's error codes (``"unsupported_mode"``, ``"bad_value"``,
             ``"ik_failed"``, ``"not_simulated"``, ``"unknown_fault"``, ``"unavailable"``).
+        field: the request's top-level field at fault (the reply's ``field``), or None.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.field = field
 
 
 class LimbDriver(ABC):

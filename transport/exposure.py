@@ -105,6 +105,16 @@ class ShutdownPolicy:
             return False
         return hmac.compare_digest(self.token.encode(), token.encode())
 
+    def why_refused(self, token: str | None) -> str:
+        """Why a ``shutdown`` request carrying ``token`` was refused, for the agent's log."""
+        if token is None:
+            given = "the request carried no token"
+        elif self.token is None:
+            given = "the request carried a token, but this agent has no owner token"
+        else:
+            given = "the request's token is not the owner's"
+        return f"{given}; not started with --allow-remote-shutdown"
+
     def refusal(self) -> str:
         """The ``shutdown_refused`` error message."""
         return (

@@ -417,18 +417,18 @@ def _check_fault_clock(mission: Mission) -> None:
     """Refuse scheduled faults in a mission whose clock cannot inject them (the real clock).
 
     Raises:
-        MissionError: at the first fault, naming the clock and how to change it.
+        MissionError: at the file's first fault, naming the clock and how to change it.
     """
     from limbtree.trees.mission.errors import MissionError, Problem
 
     if mission.clock != "real" or not mission.faults:
         return
-    first = mission.faults[0]
+    first = min(mission.faults, key=lambda f: (f.location.line, f.location.column))  # in the file
     raise MissionError(
         [
             Problem(
                 first.location,
-                f"{_count(len(mission.faults), 'scheduled fault')} but clock: real; faults are "
+                f"{_faults_text(mission)} scheduled but clock: real; faults are "
                 "injected into simulated limbs in lockstep, so they need the sim clock: set "
                 "clock: sim (or run with --clock sim), or remove the faults",
             )

@@ -128,7 +128,7 @@ def unreachable_message(
         f"  tried: {tried}, {curve}",
         *([f"  found: {finding}"] if finding != "-" else []),
         f"  check: that an agent runs there {where}, and that the agent's --keys and the "
-        "mission's keys: match (both or neither)",
+        "mission's `keys:` agree (both set, with the same server key, or neither)",
     ]
     return "\n".join(lines)
 

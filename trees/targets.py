@@ -90,6 +90,15 @@ def _target(mission: Mission, node: NodeModel) -> list[Problem]:
             )
         ]
     points = tuple(load_module(world[name].module).grasp_points)
+    if not point:
+        return [
+            Problem(
+                node.location,
+                f"{where} names a module but no grasp point: the target is MODULE/GRASP_POINT, "
+                f"e.g. {name}/{points[0]}; module {name} ({world[name].module}) has "
+                f"{', '.join(points)}",
+            )
+        ]
     if point not in points:
         return [
             Problem(
