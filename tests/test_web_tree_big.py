@@ -232,15 +232,34 @@ RUNNING_PHASE = """() => {
 }"""
 
 
+def held(page) -> int:
+    """Pause the live run and wait for the page to show its last tick on a still tree: the
+    phase running then (the tree is read while nothing moves it: a phase that ended while
+    the view settled unfolded the next one under the test)."""
+    page.locator("#pause").click()
+    page.wait_for_selector("#run-state[data-state=paused]")
+    handle = page.wait_for_function(
+        "() => { const app = window.limbtree.app; const tree = window.limbtree.tree;"
+        " if (app.shown?.tick !== app.ticks - 1 || app.liveRenderQueued || tree.autoTimer)"
+        " return false;"
+        " const still = ![document.querySelector('#tree'), ...document.querySelectorAll('#tree *')]"
+        "   .some((e) => e.__transition);"  # (d3 keeps a transition there until it ends)
+        f" return still ? {{phase: ({RUNNING_PHASE})()}} : false; }}",
+        timeout=30_000,
+    )
+    phase = handle.json_value()["phase"]
+    assert phase is not None, "no single running phase unfolded"
+    return phase
+
+
 @pytest.mark.parametrize("live_run", [big_mission(wait_s=0.2)], indirect=True)
 def test_a_live_505_node_run_unfolds_its_running_path_as_it_moves(live_run, page, tmp_path):
     _, url, _ = live_run
     out = shots(tmp_path)
     page.goto(url)
     # Each phase runs 4 s (20 waits of 0.2 s): the running one is open, its leaves drawn.
-    handle = page.wait_for_function(f"({RUNNING_PHASE})() ?? false", timeout=30_000)
-    phase = handle.json_value()
-    settled(page)
+    page.wait_for_function(f"({RUNNING_PHASE})() ?? false", timeout=30_000)
+    phase = held(page)
     page.screenshot(path=str(out / "big_live.png"))
     shown = view(page)
     assert shown["k"] >= LEGIBLE
@@ -252,13 +271,15 @@ def test_a_live_505_node_run_unfolds_its_running_path_as_it_moves(live_run, page
     running = [i for i, node in shown["nodes"].items() if node["status"] == "RUNNING"]
     assert len(running) == 3 and all(shown["nodes"][i]["inside"] for i in running)
     # Moving on: the next phase unfolds, this one folds again.
-    page.wait_for_function(f"({RUNNING_PHASE})() === {phase + 1}", timeout=30_000)
-    settled(page)
+    page.locator("#resume").click()
+    page.wait_for_function(f"({RUNNING_PHASE})() > {phase}", timeout=30_000)
+    later = held(page)
+    assert later > phase
     page.screenshot(path=str(out / "big_live_next.png"))
     shown = view(page)
     assert shown["nodes"][f"0.{phase}"] == {**shown["nodes"][f"0.{phase}"], "collapsed": "true",
                                             "status": "SUCCESS", "hidden": str(LEAVES)}  # fmt: skip
-    assert f"0.{phase}.0" not in shown["nodes"] and f"0.{phase + 1}.0" in shown["nodes"]
+    assert f"0.{phase}.0" not in shown["nodes"] and f"0.{later}.0" in shown["nodes"]
     assert shown["k"] >= LEGIBLE
     check_mission(tmp_path / "live.yaml")
 
