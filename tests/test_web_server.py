@@ -9,6 +9,7 @@ WebSocket client. ``test_web_link`` runs the server as the child process it is.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -504,3 +505,44 @@ def test_the_command_line_names_what_is_wrong(tmp_path, capsys):
     printed = capsys.readouterr()
     assert f"the web view cannot listen on 127.0.0.1:{port}" in printed.err
     assert "starting" not in printed.out
+
+
+def test_a_page_still_taking_a_message_when_the_run_ends_gets_its_last_update(
+    tmp_path, monkeypatch
+):
+    """The run's last update (its last tick's frame, its events, the watched node as it
+    ended) goes to every page, then the end: a page still being sent a message then (a slow
+    page, a loaded machine, or an update just sent: a gate whose answer ends the run) gets
+    it after that one, not nothing. Its server stops right after: what it missed, it never
+    gets (the page asked the stopped server, and said it had stopped, not how the run
+    ended)."""
+    send = server_module._send
+
+    async def slow(state, client, text):  # each message takes 0.6 s to go out
+        state.sending.add(client)
+        await asyncio.sleep(0.6)
+        await send(state, client, text)
+
+    monkeypatch.setattr(server_module, "_send", slow)
+    runner, _ = make_runner(tmp_path, SEQUENCE, wall=RealWall(), speed=1.0)
+    server = serve_live(runner)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    messages = []
+    try:
+        with connect(f"ws://127.0.0.1:{server.port}/ws", open_timeout=5) as socket:
+            socket.send(json.dumps({"watch": "0.1"}))
+            thread.start()
+            while not messages or messages[-1]["type"] != "end":
+                messages.append(json.loads(socket.recv(timeout=10)))
+                if "frame" in messages[-1]:
+                    socket.send(json.dumps({"want": "frame"}))
+        thread.join(10)
+    finally:
+        runner.control.request("abort")
+        thread.join(10)
+        server.close()
+    last = messages[-2]
+    assert last["type"] == "update" and last["ticks"] == runner.ticks
+    assert last["frame"]["tick"] == runner.ticks - 1
+    assert last["node"]["id"] == "0.1" and last["node"]["tick"] == runner.ticks - 1
+    assert last["frame"]["nodes"]["0"]["status"] == "SUCCESS"

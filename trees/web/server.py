@@ -476,6 +476,11 @@ async def pump(state: PageState) -> None:
         woken.clear()
         wait = period
         ended = _drain(state)
+        if ended and state.tasks:
+            # A page still taking a message would skip the run's last update below (its
+            # last tick's frame and events, the watched node as it ended), and the server
+            # stops right after: those messages go out first (each within SEND_TIMEOUT_S).
+            await asyncio.gather(*list(state.tasks), return_exceptions=True)
         store = state.store
         if store is not None and store.ticks and state.pages:
             now = loop.time()
