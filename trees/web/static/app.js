@@ -34,6 +34,7 @@ const app = {
   dragging: false,      // the pointer holds the scrubber
   socket: null,
   everConnected: false,
+  updates: 0,           // live socket updates taken (a control reply older than one is dropped)
 };
 
 const live = () => app.mode === "live";
@@ -393,13 +394,18 @@ function renderRunState() {
 }
 
 function showGate(gate) {
+  const shown = app.gate;
   app.gate = gate;
   const box = $("gate");
   box.hidden = !gate;
   if (!gate) return;
   $("gate-prompt").textContent = gate.prompt ?? "?";
   $("gate-node").textContent = `node ${tree.nameOf(String(gate.node))} (${gate.node})`;
-  if (following()) {   // the gate's node, centred (the card is in a corner) and open
+  // The same gate comes again with each other change of the controls (a breakpoint, a
+  // pause, the run's end): the view stays as the user has it (and the node is not fetched
+  // again, from a server that may be stopping).
+  const same = shown && String(shown.node) === String(gate.node) && shown.prompt === gate.prompt;
+  if (following() && !same) {   // the gate's node, centred (the card is in a corner) and open
     const id = String(gate.node);
     tree.focus(id);
     panel.open(id, tree.nodeData(id));
@@ -521,6 +527,7 @@ function resync() {
 }
 
 function onUpdate(msg) {
+  app.updates++;
   setTicks(msg.ticks ?? app.ticks, msg.t_last ?? app.tLast);
   timeline.addEvents(msg.events ?? []);
   applyState(msg);
@@ -542,8 +549,14 @@ function setConn(state) {
 // ---------------------------------------------------------------- controls
 
 async function control(body) {
+  const updates = app.updates;
   try {
-    applyState(await postControl(body));
+    const reply = await postControl(body);
+    // The reply says the controls as the run took the request; a socket update that came
+    // meanwhile may be newer (the run's controls reach the server by another pipe), and
+    // the socket sends any change at once: an older reply would show an answered gate, or
+    // a pause resumed, again. Once the run is over there is nothing to show.
+    if (app.updates === updates && !app.end) applyState(reply);
   } catch (err) {
     const what = body.op === "answer" ? "answer" : body.op;
     const prefix = err.status === 403 ? "not allowed" : err.status === 409 ? "not possible now" : "failed";
