@@ -107,6 +107,22 @@ def page(browser):
     assert unexpected == [], f"the page logged errors: {unexpected}"
 
 
+#: Nothing moves the tree: no re-layout held back, no d3 transition (layout 250 ms, zoom
+#: 300-350 ms) scheduled or running (d3 keeps ``__transition`` on an element until it ends).
+STILL = (
+    "(tree => !tree.autoTimer && ![document.querySelector('#tree'),"
+    " ...document.querySelectorAll('#tree *')].some((e) => e.__transition))"
+    "(window.limbtree.tree)"
+)
+
+
+def settled(page) -> None:
+    """Wait for the tree's transitions to end: at least 600 ms (as long as the longest
+    takes), and on a slow machine until nothing moves."""
+    page.wait_for_timeout(600)
+    page.wait_for_function(STILL, timeout=10_000)
+
+
 def serve(directory: Path) -> WebServer:
     server = WebServer(PageState(store=load_record(directory)), port=0)
     server.start()
@@ -309,7 +325,7 @@ def test_a_500_node_tree_unfolded_whole_is_a_block_not_a_strip(tmp_path, page):
         page.goto(server.url)
         page.wait_for_function("document.querySelectorAll('[data-node-id]').length >= 505")
         page.click("#expand-all")
-        page.wait_for_timeout(600)  # (the unfolding animates for 250 ms)
+        settled(page)  # (the unfolding animates for 250 ms)
         boxes = page.evaluate(
             """() => [...document.querySelectorAll('#tree [data-node-id]')]
                 .filter((g) => g.getAttribute('display') !== 'none')

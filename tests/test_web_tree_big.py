@@ -21,7 +21,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import test_web_browser as browser_tests
-from test_web_browser import leave, serve, shown_tick, tree_ids
+from test_web_browser import STILL, leave, serve, settled, shown_tick, tree_ids
 
 # The browser tests' fixtures, used here by name.
 browser = browser_tests.browser
@@ -132,11 +132,6 @@ def view(page) -> dict:
     )
 
 
-def settled(page) -> None:
-    """Wait for the tree's transitions (layout 250 ms, zoom 300-350 ms) to end."""
-    page.wait_for_timeout(600)
-
-
 def test_a_505_node_record_opens_folded_to_its_running_path_and_legible(tmp_path, page):
     tree = big_tree()
     ids = tree_ids(tree)
@@ -239,12 +234,9 @@ def held(page) -> int:
     page.locator("#pause").click()
     page.wait_for_selector("#run-state[data-state=paused]")
     handle = page.wait_for_function(
-        "() => { const app = window.limbtree.app; const tree = window.limbtree.tree;"
-        " if (app.shown?.tick !== app.ticks - 1 || app.liveRenderQueued || tree.autoTimer)"
-        " return false;"
-        " const still = ![document.querySelector('#tree'), ...document.querySelectorAll('#tree *')]"
-        "   .some((e) => e.__transition);"  # (d3 keeps a transition there until it ends)
-        f" return still ? {{phase: ({RUNNING_PHASE})()}} : false; }}",
+        "() => { const app = window.limbtree.app;"
+        " if (app.shown?.tick !== app.ticks - 1 || app.liveRenderQueued) return false;"
+        f" return {STILL} ? {{phase: ({RUNNING_PHASE})()}} : false; }}",
         timeout=30_000,
     )
     phase = handle.json_value()["phase"]
