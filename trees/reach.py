@@ -16,7 +16,7 @@ An ``align`` of a simulated limb onto a module's grasp point (with its ``offset`
 than the limb's reach from its base is reported the same way when the module cannot move
 before the node runs: when no simulated limb of the mission reaches any of its grasp points,
 none can grasp and carry it. A module some limb can carry is only known at run time: there
-the ``align`` fails when its error has come no closer for its ``stall_timeout``.
+the ``align`` fails when its error has come no closer for its ``stall_timeout_s``.
 """
 
 from __future__ import annotations
@@ -188,8 +188,7 @@ def reach_problems(mission: Mission) -> list[Problem]:
                     problems += _offset_problem(mission, node, number, name, pose)
                     continue
                 limb = mission.limb(name)
-                base = limb.base_pose[:3] if limb.base_pose else (0.0, 0.0, 0.0)
-                distance = math.dist(pose[:3], base)
+                distance = math.dist(pose[:3], _base_position(mission, name))
                 reach = limb_reach(limb.robot, limb.limb)
                 if distance > reach + REACH_SLACK_M:
                     problems.append(
