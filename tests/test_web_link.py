@@ -136,6 +136,35 @@ class Deaf:
         pass
 
 
+class Dead(Deaf):
+    """A server that said it was ready and then died, its pipes still held open (by another
+    process that inherited them): no EPIPE, no end of file, only its exit code tells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.code: int | None = None
+
+    def poll(self) -> int | None:
+        return self.code
+
+
+def test_a_server_that_dies_with_its_pipes_held_open_is_dropped_with_a_message():
+    # (CI met it under load: the dying-server test below saw no message at all.)
+    now = [0.0]
+    dead = Dead()
+    said: list[str] = []
+    link = WebLink(["0"], None, launch=dead, say=said.append, clock=lambda: now[0])
+    link.pump(force=True)
+    assert said == []
+    dead.code = -9
+    link.tick(bytes(100))  # (written into the open pipe: nothing to see there)
+    now[0] = 1.0
+    link.pump()
+    assert said == ["web view: its server exited (code -9); the run goes on without it"]
+    link.close()
+    assert len(said) == 1
+
+
 def test_a_server_that_falls_behind_is_dropped_and_never_holds_the_run(monkeypatch):
     monkeypatch.setattr(link_module, "MAX_BACKLOG_BYTES", 4 << 20)
     monkeypatch.setattr(link_module, "PUMP_S", 0.0)

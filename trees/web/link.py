@@ -215,6 +215,12 @@ class WebLink:
         self._due = now + PUMP_S
         if self._lost:
             return
+        # A dead server is seen here even when its pipes stay open (another process holding
+        # an end: a write then fails with no EPIPE, and a read sees no end of file).
+        code = self._server.poll()
+        if code is not None:
+            self._lose(f"its server exited (code {code})")
+            return
         self._read_requests()
         controls = controls_state(self.control, self.operator)
         if controls != self._sent_controls:
