@@ -29,7 +29,7 @@ from xml.etree import ElementTree
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
-from limbtree.robots.modules import load_module
+from limbtree.robots.modules import ModuleSpec, load_module
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Problem
 
@@ -116,11 +116,8 @@ def _base_position(mission: Mission, name: str) -> tuple[float, ...]:
     return tuple(base[:3]) if base else (0.0, 0.0, 0.0)
 
 
-def _movable(mission: Mission, module: str) -> bool:
-    """Whether some simulated limb of the mission reaches a grasp point of world ``module``."""
-    placed = next(item for item in mission.world if item.name == module)
-    spec = load_module(placed.module)
-    where = Pose.from_array(placed.pose)
+def _movable(mission: Mission, where: Pose, spec: ModuleSpec) -> bool:
+    """Whether some simulated limb of the mission reaches a grasp point of ``spec`` at ``where``."""
     tolerance = spec.grasp_tolerance.position_m
     for limb in mission.limbs:
         if limb.agent != "sim":
@@ -140,10 +137,11 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
     placed = next((item for item in mission.world if item.name == name), None)
     if limb.agent != "sim" or placed is None:
         return []  # the capture's "ee", a real limb's bodies (targets.py checks the names)
-    grasp_points = load_module(placed.module).grasp_points
-    if point not in grasp_points or _movable(mission, name):
+    spec = load_module(placed.module)
+    where = Pose.from_array(placed.pose)
+    if point not in spec.grasp_points or _movable(mission, where, spec):
         return []
-    goal = Pose.from_array(placed.pose) @ grasp_points[point].pose
+    goal = where @ spec.grasp_points[point].pose
     offset = node.params.get("offset")
     if offset is not None:
         goal = goal @ Pose.from_array(offset)
