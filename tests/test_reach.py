@@ -41,16 +41,21 @@ def write(tmp_path, text=MISSION):
     return path
 
 
+def only_problem(path) -> str:
+    """The text of the one problem loading ``path`` finds (there must be exactly one)."""
+    with pytest.raises(MissionError) as error:
+        load(path)
+    (problem,) = error.value.problems
+    return str(problem)
+
+
 def test_reachable_absolute_waypoints_pass(tmp_path):
     assert load(write(tmp_path)).name == "reach"
 
 
 def test_check_names_the_file_line_and_reach_of_an_unreachable_waypoint(tmp_path):
     path = write(tmp_path, MISSION.replace("default: 600", "default: 2000"))
-    with pytest.raises(MissionError) as error:
-        load(path)
-    (problem,) = error.value.problems
-    text = str(problem)
+    text = only_problem(path)
     assert text.startswith(f"{path}:10:7: ")  # the sync_move node
     assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
     # (2000, 0, 400) mm from the base at (0, 0, 100) mm: 2022 mm; the heavy limb reaches 1400.
@@ -196,13 +201,9 @@ def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_
 def test_a_relative_move_longer_than_any_two_reachable_points_is_refused(tmp_path, dx_mm, says):
     relative = MISSION.replace("frame: absolute", "frame: relative")
     assert load(write(tmp_path, relative.replace("default: 600", "default: 2700"))).name
-    with pytest.raises(MissionError) as error:
-        load(write(tmp_path, relative.replace("default: 600", f"default: {dx_mm}")))
-    (problem,) = error.value.problems
-    assert f"waypoint 2 moves limb heavy {says} from where it starts; no two points its " in (
-        str(problem)
-    )
-    assert "more than 2800 mm apart (heavy_limb): shorten the move" in str(problem)
+    text = only_problem(write(tmp_path, relative.replace("default: 600", f"default: {dx_mm}")))
+    assert f"waypoint 2 moves limb heavy {says} from where it starts; no two points its " in text
+    assert "more than 2800 mm apart (heavy_limb): shorten the move" in text
 
 
 ALIGN = """\
@@ -222,10 +223,7 @@ tree:
 
 def test_check_names_the_line_and_reach_of_an_align_goal_no_limb_can_bring_closer(tmp_path):
     path = write(tmp_path, ALIGN)
-    with pytest.raises(MissionError) as error:
-        load(path)
-    (problem,) = error.value.problems
-    text = str(problem)
+    text = only_problem(path)
     assert text.startswith(f"{path}:11:3: ")  # the align node
     # The grasp point at (1500, -459, 221) mm: 1584 mm from the base; Limb V2 reaches 1500.
     assert 'align "Align": its goal (wheel/grasp) is out of reach of limb arm' in text
