@@ -358,10 +358,7 @@ class AlignV1:
             settled=settled,
             settle_timed_out=self._settle_timed_out,
         )
-        supervisor = self._supervisor
-        diverged = supervisor.diverging(time, estimate.dd, estimate.dtheta) or supervisor.stalled(
-            time, estimate.dd, estimate.dtheta
-        )
+        diverged = self._supervisor.failing(time, estimate.dd, estimate.dtheta)
         ready = settled and not jump and self._buffer.ready
         within = ready and self._supervisor.within(estimate.dd, estimate.dtheta)
         confirmed = self._supervisor.confirm(time, within)

@@ -510,9 +510,7 @@ class AlignV2:
             v_raw=as_twist(v_raw, omega_raw),
             v_clamped=as_twist(v_c, omega_c),
         )
-        diverged = self._supervisor.diverging(time, dd, dtheta) or self._supervisor.stalled(
-            time, dd, dtheta
-        )
+        diverged = self._supervisor.failing(time, dd, dtheta)
         within = not holding and self._supervisor.within(dd, dtheta)
         confirmed = self._supervisor.confirm(time, within)
         if diverged is not None:

@@ -629,6 +629,16 @@ class Supervisor:
             "tracked as end-effector and target, and that the limb follows its commands"
         )
 
+    def failing(self, time: float, dd: float, dtheta: float) -> str | None:
+        """The FAILURE message of a diverging or a stalled alignment, or None (see both).
+
+        Args:
+            time: the step's time [s].
+            dd: the current ``Delta d`` estimate [m].
+            dtheta: the current ``Delta theta`` estimate [rad].
+        """
+        return self.diverging(time, dd, dtheta) or self.stalled(time, dd, dtheta)
+
     def stalled(self, time: float, dd: float, dtheta: float) -> str | None:
         """Check for a stall; a FAILURE message once the error came no closer for ``stall_time_s``.
 
