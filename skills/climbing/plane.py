@@ -143,7 +143,10 @@ def fit_plane(
     normal = eigenvectors[:, 0]
     if float(normal @ n_up) < 0.0:
         normal = -normal
-    rms = math.sqrt(max(float(eigenvalues[0]), 0.0) / len(values))
+    # From the distances themselves: the smallest eigenvalue is their sum of squares too,
+    # but only to about eps times the spread, whose root (1e-9 m) would hide an exact fit.
+    distances = centred @ normal
+    rms = math.sqrt(float(distances @ distances) / len(values))
     return RegressionPlane(centroid, normal, rms)
 
 
