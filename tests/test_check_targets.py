@@ -170,5 +170,6 @@ def test_the_trees_problems_come_in_file_order(tmp_path):
         "    - sync_move: {limbs: [arm], waypoints: [{translation_mm: [5000, 0, 0]}]}",
     )
     lines = problems(path).splitlines()
-    assert [line.split(": ")[0] for line in lines] == [f"{path}:6:7", f"{path}:7:7"], lines
+    # (the waypoint's place: 7:45)
+    assert [line.split(": ")[0] for line in lines] == [f"{path}:6:7", f"{path}:7:45"], lines
     assert "no posture 'folded'" in lines[0] and "5000 mm" in lines[1]

@@ -56,10 +56,30 @@ def test_reachable_absolute_waypoints_pass(tmp_path):
 def test_check_names_the_file_line_and_reach_of_an_unreachable_waypoint(tmp_path):
     path = write(tmp_path, MISSION.replace("default: 600", "default: 2000"))
     text = only_problem(path)
-    assert text.startswith(f"{path}:10:7: ")  # the sync_move node
+    assert text.startswith(f"{path}:16:13: ")  # waypoint 2 itself (the node is at 10:7)
     assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
     # (2000, 0, 400) mm from the base at (0, 0, 100) mm: 2022 mm; the heavy limb reaches 1400.
     assert "2022 mm from its base, 622 mm beyond the 1400 mm its links reach" in text
+
+
+def test_a_waypoint_given_by_a_parameter_is_reported_where_it_is_written(tmp_path):
+    # The waypoints are a parameter's value: the problem points at waypoint 2 there.
+    by_parameter = MISSION.replace(
+        "  x_mm: {default: 600}\n",
+        "  square:\n"
+        "    default:\n"
+        "      - {translation_mm: [500, 0, 400]}\n"
+        "      - {translation_mm: [2000, 0, 400]}\n",
+    ).replace(
+        "        waypoints:\n"
+        "          - {translation_mm: [500, 0, 400]}\n"
+        "          - {translation_mm: [$x_mm, 0, 400]}\n",
+        "        waypoints: $square\n",
+    )
+    path = write(tmp_path, by_parameter)
+    text = only_problem(path)
+    assert text.startswith(f"{path}:7:9: ")
+    assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
 
 
 def test_a_set_value_out_of_reach_is_refused_too(tmp_path):
@@ -201,7 +221,9 @@ def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_
 def test_a_relative_move_longer_than_any_two_reachable_points_is_refused(tmp_path, dx_mm, says):
     relative = MISSION.replace("frame: absolute", "frame: relative")
     assert load(write(tmp_path, relative.replace("default: 600", "default: 2700"))).name
-    text = only_problem(write(tmp_path, relative.replace("default: 600", f"default: {dx_mm}")))
+    path = write(tmp_path, relative.replace("default: 600", f"default: {dx_mm}"))
+    text = only_problem(path)
+    assert text.startswith(f"{path}:16:13: ")  # waypoint 2
     assert f"waypoint 2 moves limb heavy {says} from where it starts; no two points its " in text
     assert "more than 2800 mm apart (heavy_limb): shorten the move" in text
 
@@ -231,8 +253,10 @@ def test_check_names_the_line_and_reach_of_an_align_goal_no_limb_can_bring_close
     # Its offset counts: 150 mm back along the approach, 100 mm closer to the base.
     offset = ALIGN.replace("target: wheel/grasp}", "target: wheel/grasp, offset: "
                            "{translation_mm: [0, 0, -150]}}")  # fmt: skip
-    with pytest.raises(MissionError, match="wheel/grasp with its offset"):
-        load(write(tmp_path, offset.replace("default: 1500", "default: 1800")))
+    path = write(tmp_path, offset.replace("default: 1500", "default: 1800"))
+    text = only_problem(path)
+    assert text.startswith(f"{path}:11:51: ")  # the offset, which counts in the goal
+    assert "wheel/grasp with its offset" in text
     assert load(write(tmp_path, ALIGN.replace("default: 1500", "default: 1300"))).name
 
 

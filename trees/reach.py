@@ -5,15 +5,16 @@ base than the sum of the distances between consecutive joint frames along its ch
 a rigid offset in the URDF, whatever the joint angles; the triangle inequality), plus the
 travel of its prismatic joints. An absolute ``sync_move`` waypoint further than that from
 the limb's base can never be reached: the limb would stop at the edge of its workspace and
-the node would wait forever. :func:`reach_problems` reports each such waypoint at its node's
-``file:line:column``.
+the node would wait forever. :func:`reach_problems` reports each such waypoint at its own
+``file:line:column`` (where its text is, also when a parameter or ``--set`` gave it).
 
 Waypoints relative to where a limb starts, and bases that move during a run, are only known
 at run time: there a ``sync_move`` with a ``timeout_s`` fails naming the waypoint and each
 limb's distance from it.
 
 An ``align`` of a simulated limb onto a module's grasp point (with its ``offset``) further
-than the limb's reach from its base is reported the same way when the module cannot move
+than the limb's reach from its base is reported the same way (at its ``offset``, or at the
+node when it has none) when the module cannot move
 before the node runs: when no simulated limb of the mission reaches any of its grasp points,
 none can grasp and carry it. A module some limb can carry is only known at run time: there
 the ``align`` fails when its error has come no closer for its ``stall_timeout_s``.
@@ -95,7 +96,7 @@ def _offset_problem(
         return []
     return [
         Problem(
-            node.location,
+            node.value_at(f"waypoints.{number}"),
             f'sync_move "{node.name}": waypoint {number} moves limb {name} {offset * 1000:.4g} '
             f"mm from where it starts; no two points its links reach are more than "
             f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",
@@ -151,7 +152,7 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
         return []
     return [
         Problem(
-            node.location,
+            node.location if offset is None else node.value_at("offset"),
             f'align "{node.name}": its goal ({name}/{point}'
             f"{' with its offset' if offset is not None else ''}) is out of reach of limb "
             f"{limb.name}: {distance * 1000:.0f} mm from its base, "
@@ -162,7 +163,7 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
 
 
 def reach_problems(mission: Mission) -> list[Problem]:
-    """Every ``sync_move`` waypoint and ``align`` goal its limb cannot reach, at its node.
+    """Every ``sync_move`` waypoint and ``align`` goal its limb cannot reach, where written.
 
     An absolute waypoint beyond the limb's reach from its base; a relative one (an offset
     from where the limb is when the node starts) farther than any two points the limb
@@ -191,7 +192,7 @@ def reach_problems(mission: Mission) -> list[Problem]:
                 if distance > reach + REACH_SLACK_M:
                     problems.append(
                         Problem(
-                            node.location,
+                            node.value_at(f"waypoints.{number}"),
                             f'sync_move "{node.name}": waypoint {number} is out of reach of '
                             f"limb {name}: {distance * 1000:.0f} mm from its base, "
                             f"{(distance - reach) * 1000:.0f} mm beyond the "

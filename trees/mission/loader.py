@@ -58,6 +58,7 @@ from limbtree.trees.mission.values import (
     ValueContext,
     read_fields,
     unknown_key,
+    value_places,
 )
 
 #: Top-level keys read by :func:`read_fields`.
@@ -692,7 +693,8 @@ class _Loader:
             ok = len(reader.problems) == before
         if not ok or children is None:
             return None
-        return NodeModel(spec.type, name, params, children, at.at)
+        places = value_places(body, kept, spec.params)
+        return NodeModel(spec.type, name, params, children, at.at, params_at=places)
 
     def _children(
         self,

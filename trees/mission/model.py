@@ -199,6 +199,10 @@ class NodeModel:
         children: the children (one for a decorator, none for a leaf).
         location: where the node is written (for a subtree, where it is used).
         origin: ``"subtree NAME"`` when the node is the root of an inlined subtree.
+        params_at: where each given parameter's value is written, by model name, and each
+            element of a list value as ``NAME.N`` (from 1: ``waypoints.2``), for messages
+            about one value (``limbtree check``'s reach); empty for a node not read from a
+            file. Not compared.
     """
 
     type: str
@@ -207,10 +211,16 @@ class NodeModel:
     children: tuple[NodeModel, ...]
     location: Location
     origin: str | None = None
+    params_at: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", freeze(self.params))
         object.__setattr__(self, "children", tuple(self.children))
+        object.__setattr__(self, "params_at", freeze(self.params_at))
+
+    def value_at(self, key: str) -> Location:
+        """Where the value ``key`` of :attr:`params_at` is written, else the node itself."""
+        return self.params_at.get(key, self.location)
 
     def walk(self) -> tuple[NodeModel, ...]:
         """This node and all below it, depth first, parents before children."""

@@ -258,6 +258,42 @@ def read_fields(
     return {spec.name: values[spec.name] for spec in specs}
 
 
+def value_places(
+    item: Item, entries: Sequence[Entry], specs: Sequence[ParamSpec]
+) -> dict[str, Location]:
+    """Where each value of a map is written: ``NAME``, and ``NAME.N`` for a list's elements.
+
+    A value's own text, also when it came from a parameter (``$name``: the parameter's
+    value; ``--set``: the override), so that a message about one element of a list (one
+    waypoint) points at that element; elements are numbered from 1. Unknown keys have no
+    place.
+
+    Args:
+        item: the map, for parameter scope.
+        entries: the map's entries, already read (:func:`read_fields` reported any problem
+            with them; a reference that cannot be resolved here just has no place).
+        specs: the valid keys.
+
+    Returns:
+        Model name (``waypoints``) or model name and element (``waypoints.2``) -> place.
+    """
+    reader = Reader()  # (its own: the values' problems were reported when they were read)
+    names = {spec.key: spec.name for spec in specs}
+    places: dict[str, Location] = {}
+    for entry in entries:
+        name = names.get(entry.key)
+        value = None if name is None else reader.child(item, entry.node)
+        if name is None or value is None:
+            continue
+        places[name] = Location.of(value.node)
+        if isinstance(value.node, yaml.SequenceNode):
+            for number, node in enumerate(value.node.value, start=1):
+                element = reader.child(value, node)
+                if element is not None:
+                    places[f"{name}.{number}"] = Location.of(element.node)
+    return places
+
+
 def list_items(ctx: ValueContext, item: Item, key: str, expected: str) -> list[Item] | None:
     """The elements of a list value as items, or None (reported) when it is not a list."""
     if not isinstance(item.node, yaml.SequenceNode):
@@ -279,4 +315,5 @@ __all__ = [
     "read_fields",
     "suggest_key",
     "unknown_key",
+    "value_places",
 ]

@@ -42,6 +42,7 @@ from limbtree.trees.mission.value_type import (
     read_fields,
     suggest_key,
     unknown_key,
+    value_places,
 )
 
 __all__ = [
@@ -75,4 +76,5 @@ __all__ = [
     "scalar_number",
     "suggest_key",
     "unknown_key",
+    "value_places",
 ]
