@@ -92,12 +92,14 @@ def load(
 ) -> Mission:
     """Load and validate a mission file (raises ``MissionError`` listing every problem).
 
-    Besides the file's own checks: no absolute ``sync_move`` waypoint lies beyond its limb's
-    reach (:mod:`limbtree.trees.reach`); align targets, posture names and joint counts fit the
-    world and the robots (:mod:`limbtree.trees.targets`).
+    Besides the file's own checks: no ``sync_move`` waypoint lies beyond its limb's reach
+    (absolute ones, and relative ones of a limb's first move: :mod:`limbtree.trees.reach`);
+    align targets, posture names and joint counts fit the world and the robots
+    (:mod:`limbtree.trees.targets`).
 
     ``registry``: the node types (built once per run and shared with the builder: it scans
-    the installed packages' entry points); None builds the default.
+    the installed packages' entry points; the reach check asks it which limbs each node
+    commands); None builds the default.
     """
     from limbtree.robots.modules import module_names
 
@@ -109,7 +111,7 @@ def load(
         modules=module_names(),
         registry=registry,
     )
-    problems = reach_problems(mission) + target_problems(mission)
+    problems = reach_problems(mission, registry) + target_problems(mission)
     if problems:  # (in file order, as the file's own problems are)
         problems.sort(key=lambda p: (p.location.file, p.location.line, p.location.column))
         raise MissionError(problems)

@@ -8,34 +8,73 @@ the limb's base can never be reached: the limb would stop at the edge of its wor
 the node would wait forever. :func:`reach_problems` reports each such waypoint at its own
 ``file:line:column`` (where its text is, also when a parameter or ``--set`` gave it).
 
-Waypoints relative to where a limb starts, and bases that move during a run, are only known
-at run time: there a ``sync_move`` with a ``timeout_s`` fails naming the waypoint and each
-limb's distance from it.
+A relative waypoint is an offset from where the limb is when the node starts: each
+waypoint's target is that start plus its offset (world frame; not the waypoint before plus
+the offset). The start is known before the run only for a limb's certain first move, and
+then the target is checked against the reach as an absolute waypoint is. A relative
+``sync_move`` is a limb's certain first move when all of these hold:
+
+* no node before it in the tree's depth-first order may command the limb (every node type
+  names the limbs it commands, :attr:`NodeSpec.commands
+  <limbtree.trees.mission.nodes.NodeSpec.commands>`: ``sync_move``, ``joint_move``,
+  ``align``, ``grasp``, ``walk_step``, ``climb_step``, ... ; a type the registry does not
+  know may command any limb);
+* every node above it starts each child at most once: a ``sequence`` or ``fallback`` with
+  memory, a ``parallel`` that does not re-tick successes, ``timeout``, ``inverter``,
+  ``force_success``, ``force_failure``. Under a ``repeat``, ``retry``, ``until_success``,
+  a reactive ``sequence``/``fallback`` or any other node, it may run again, or first, after
+  a later node has moved the limb;
+* the limb is simulated (``agent: sim``; a real limb starts wherever it is) on a
+  ``kinematic`` plant, whose base is fixed at the mission's ``base`` and whose limbs start in
+  their ``home`` posture (the simulator's ``initial_posture``, which a mission cannot set; a
+  ``mujoco`` robot's base floats and its legs settle on the ground) and have no
+  ``joint_noise`` (the sensed start would be off by a random amount);
+* no ``power_off`` fault is scheduled on the limb (its joints fall while the power is off;
+  the other kinds stop, slow or refuse commands but move nothing), and the mission draws no
+  ``random_faults`` (a run with another seed draws other faults).
+
+Its start is then where the forward kinematics of that posture put the end-effector, from
+the limb's ``base``. Any other relative waypoint is refused only when the offset is longer
+than twice the reach: no two points the limb reaches are farther apart, whatever the start.
+Those, and bases that move during a run, are only known at run time: there a ``sync_move``
+with a ``timeout_s`` fails naming the waypoint and each limb's distance from it.
 
 An ``align`` of a simulated limb onto a module's grasp point (with its ``offset``) further
 than the limb's reach from its base is reported the same way (at its ``offset``, or at the
-node when it has none) when the module cannot move
-before the node runs: when no simulated limb of the mission reaches any of its grasp points,
-none can grasp and carry it. A module some limb can carry is only known at run time: there
-the ``align`` fails when its error has come no closer for its ``stall_timeout_s``.
+node when it has none) when the module cannot move before the node runs: when no simulated
+limb of the mission reaches any of its grasp points, none can grasp and carry it. A module
+some limb can carry is only known at run time: there the ``align`` fails when its error has
+come no closer for its ``stall_timeout_s``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from xml.etree import ElementTree
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
 from limbtree.robots.modules import ModuleSpec, load_module
+from limbtree.robots.sim import SimConfig
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Problem
+from limbtree.trees.mission.model import FaultKind, NodeModel, PlantKind
+from limbtree.trees.mission.nodes import NodeRegistry
 
 #: Slack on the reach bound [m]: rounding in the description, never a real margin.
 REACH_SLACK_M = 1e-3
+
+#: Fault kinds that move a limb by themselves: while its power is off its joints fall
+#: towards its ``slumped`` posture (the other kinds stop, slow or refuse commands).
+_MOVING_FAULTS: Final = frozenset({FaultKind.POWER_OFF})
+
+#: Node types that start their child at most once per run of their own, whatever their
+#: parameters (``sequence``, ``fallback`` and ``parallel`` depend on theirs).
+_ONCE_DECORATORS: Final = frozenset({"timeout", "inverter", "force_success", "force_failure"})
 
 
 @cache
@@ -85,6 +124,26 @@ def reach_bound(urdf: Path, base_link: str, ee_link: str) -> float:
     return total
 
 
+def _absolute_problem(
+    mission: Mission, node: NodeModel, number: int, name: str, pose: Sequence[float]
+) -> list[Problem]:
+    """An absolute waypoint farther from the limb's base than its reach."""
+    limb = mission.limb(name)
+    distance = math.dist(pose[:3], _base_position(mission, name))
+    reach = limb_reach(limb.robot, limb.limb)
+    if distance <= reach + REACH_SLACK_M:
+        return []
+    return [
+        Problem(
+            node.value_at(f"waypoints.{number}"),
+            f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
+            f"{distance * 1000:.0f} mm from its base, {(distance - reach) * 1000:.0f} mm beyond "
+            f"the {reach * 1000:.0f} mm its links reach ({limb.robot}); move the waypoint or "
+            "the limb's base",
+        )
+    ]
+
+
 def _offset_problem(
     mission: Mission, node: Any, number: int, name: str, pose: Any
 ) -> list[Problem]:
@@ -102,6 +161,84 @@ def _offset_problem(
             f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",
         )
     ]
+
+
+def _first_move_problem(
+    mission: Mission,
+    node: NodeModel,
+    number: int,
+    name: str,
+    pose: Sequence[float],
+    start: Sequence[float],
+) -> list[Problem]:
+    """A relative waypoint of a limb's first move whose target is beyond its reach.
+
+    Args:
+        mission: the mission.
+        node: the ``sync_move``.
+        number: the waypoint's number, from 1.
+        name: the limb.
+        pose: the waypoint's offset ``(x, y, z, qx, qy, qz, qw)`` [m].
+        start: where the limb's end-effector starts, in the world [m].
+    """
+    limb = mission.limb(name)
+    target = [a + b for a, b in zip(start, pose[:3], strict=True)]
+    distance = math.dist(target, _base_position(mission, name))
+    reach = limb_reach(limb.robot, limb.limb)
+    if distance <= reach + REACH_SLACK_M:
+        return []
+    return [
+        Problem(
+            node.value_at(f"waypoints.{number}"),
+            f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
+            f"the move is the limb's first, from its {_initial_posture()} posture at "
+            f"{_mm(start)}, so the waypoint is at {_mm(target)}: {distance * 1000:.0f} mm "
+            f"from its base, {(distance - reach) * 1000:.0f} mm beyond the "
+            f"{reach * 1000:.0f} mm its links reach ({limb.robot}); shorten the offset, "
+            "move the limb's base, or move the limb closer first",
+        )
+    ]
+
+
+def _mm(point: Sequence[float]) -> str:
+    """``(700, 0, 900) mm`` from a point [m]."""
+    return f"({', '.join(str(round(v * 1000)) for v in point)}) mm"
+
+
+def _initial_posture() -> str:
+    """The posture a simulated limb starts a run in (the runner never sets another)."""
+    return SimConfig().initial_posture
+
+
+@cache
+def _initial_position(robot: str, limb: str) -> tuple[float, ...]:
+    """Where a simulated limb's end-effector starts a run, in its base frame [m].
+
+    The forward kinematics of its initial posture (``SimConfig.initial_posture``, as the
+    simulated limb sets its joints), to the same link as its sensed pose.
+    """
+    description = load_robot(robot)
+    q0 = description.limb(limb).posture(_initial_posture())
+    return tuple(description.chain(limb).fk(q0).position.tolist())
+
+
+def _start_position(mission: Mission, name: str) -> tuple[float, ...] | None:
+    """Where limb ``name``'s end-effector is in the world when the run starts [m], if known.
+
+    Known for a simulated limb of a ``kinematic`` plant without joint noise, that no fault
+    can move before the tree commands it (see the module's docstring); else None.
+    """
+    limb = mission.limb(name)
+    plant = next((robot for robot in mission.robots if robot.name == limb.plant_name), None)
+    if plant is None or not limb.simulated or plant.plant is not PlantKind.KINEMATIC:
+        return None
+    if limb.sim.get("joint_noise_rad", 0.0) > 0.0:
+        return None
+    for fault in mission.faults:
+        if fault.drawn or (fault.limb == name and fault.kind in _MOVING_FAULTS):
+            return None
+    base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
+    return tuple(base.transform_point(_initial_position(limb.robot, limb.limb)).tolist())
 
 
 def limb_reach(robot: str, limb: str) -> float:
@@ -162,44 +299,78 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
     ]
 
 
-def reach_problems(mission: Mission) -> list[Problem]:
+def _starts_children_once(node: NodeModel) -> bool:
+    """Whether ``node`` starts each of its children at most once per run of its own."""
+    if node.type in ("sequence", "fallback"):
+        return node.params.get("memory", True) is not False
+    if node.type == "parallel":
+        return node.params.get("synchronise", True) is not False
+    return node.type in _ONCE_DECORATORS
+
+
+def _visits(node: NodeModel, again: bool = False) -> Iterator[tuple[NodeModel, bool]]:
+    """Each node depth first, and whether a node above it may start it more than once."""
+    yield node, again
+    again = again or not _starts_children_once(node)
+    for child in node.children:
+        yield from _visits(child, again)
+
+
+def _commanded(mission: Mission, registry: NodeRegistry, node: NodeModel) -> set[str]:
+    """The limbs ``node`` may command: every limb for a type the registry does not know."""
+    spec = registry.resolve(node.type)
+    if spec is None:
+        return {limb.name for limb in mission.limbs}
+    return set(spec.commanded_limbs(node.params))
+
+
+def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> list[Problem]:
     """Every ``sync_move`` waypoint and ``align`` goal its limb cannot reach, where written.
 
     An absolute waypoint beyond the limb's reach from its base; a relative one (an offset
-    from where the limb is when the node starts) farther than any two points the limb
-    reaches can be apart, twice its reach, whatever the start. An ``align`` goal beyond the
-    limb's reach from its base, on a module no limb can move.
+    from where the limb is when the node starts) beyond it from the limb's start when the
+    node is the limb's certain first move (see the module's docstring), else farther than
+    any two points the limb reaches can be apart, twice its reach. An ``align`` goal beyond
+    the limb's reach from its base, on a module no limb can move.
+
+    Args:
+        mission: the mission.
+        registry: the node types the mission was loaded with (which limbs each commands);
+            None: :func:`limbtree.trees.nodes.default_registry`.
     """
+    if registry is None:
+        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
+
+        registry = default_registry()
     problems: list[Problem] = []
-    for node in mission.root.walk():
+    moved: set[str] = set()  # the limbs a node before may have moved
+    for node, again in _visits(mission.root):
         if node.type == "align":
             problems += _align_problems(mission, node)
-            continue
-        if node.type != "sync_move":
-            continue
-        absolute = node.params.get("frame") == "absolute"
-        for number, waypoint in enumerate(node.params.get("waypoints") or (), start=1):
-            for name in node.params.get("limbs") or ():
-                pose = waypoint.get(name) if hasattr(waypoint, "get") else None
-                if pose is None:
-                    continue
-                if not absolute:
-                    problems += _offset_problem(mission, node, number, name, pose)
-                    continue
-                limb = mission.limb(name)
-                distance = math.dist(pose[:3], _base_position(mission, name))
-                reach = limb_reach(limb.robot, limb.limb)
-                if distance > reach + REACH_SLACK_M:
-                    problems.append(
-                        Problem(
-                            node.value_at(f"waypoints.{number}"),
-                            f'sync_move "{node.name}": waypoint {number} is out of reach of '
-                            f"limb {name}: {distance * 1000:.0f} mm from its base, "
-                            f"{(distance - reach) * 1000:.0f} mm beyond the "
-                            f"{reach * 1000:.0f} mm its links reach ({limb.robot}); move the "
-                            "waypoint or the limb's base",
-                        )
-                    )
+        elif node.type == "sync_move":
+            first = set() if again else set(node.params.get("limbs") or ()) - moved
+            problems += _sync_move_problems(mission, node, first)
+        moved |= _commanded(mission, registry, node)
+    return problems
+
+
+def _sync_move_problems(mission: Mission, node: NodeModel, first: set[str]) -> list[Problem]:
+    """A ``sync_move``'s waypoints out of reach; ``first``: the limbs it certainly moves first."""
+    problems: list[Problem] = []
+    absolute = node.params.get("frame") == "absolute"
+    starts = {name: _start_position(mission, name) for name in sorted(first)}
+    for number, waypoint in enumerate(node.params.get("waypoints") or (), start=1):
+        for name in node.params.get("limbs") or ():
+            pose = waypoint.get(name) if hasattr(waypoint, "get") else None
+            if pose is None:
+                continue
+            start = starts.get(name)
+            if absolute:
+                problems += _absolute_problem(mission, node, number, name, pose)
+            elif start is None:
+                problems += _offset_problem(mission, node, number, name, pose)
+            else:
+                problems += _first_move_problem(mission, node, number, name, pose, start)
     return problems
 
 
