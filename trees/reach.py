@@ -124,22 +124,44 @@ def reach_bound(urdf: Path, base_link: str, ee_link: str) -> float:
     return total
 
 
-def _absolute_problem(
-    mission: Mission, node: NodeModel, number: int, name: str, pose: Sequence[float]
+def _out_of_reach(
+    mission: Mission,
+    node: NodeModel,
+    number: int,
+    name: str,
+    target: Sequence[float],
+    start: Sequence[float] | None = None,
 ) -> list[Problem]:
-    """An absolute waypoint farther from the limb's base than its reach."""
+    """A waypoint whose position is farther from the limb's base than its reach.
+
+    Args:
+        mission: the mission.
+        node: the ``sync_move``.
+        number: the waypoint's number, from 1.
+        name: the limb.
+        target: where the waypoint puts the end-effector, in the world [m].
+        start: for a relative waypoint of the limb's first move, where the end-effector
+            starts, in the world [m]; None for an absolute waypoint.
+    """
     limb = mission.limb(name)
-    distance = math.dist(pose[:3], _base_position(mission, name))
+    distance = math.dist(target[:3], _base_position(mission, name))
     reach = limb_reach(limb.robot, limb.limb)
     if distance <= reach + REACH_SLACK_M:
         return []
+    if start is None:
+        whence, fix = "", "move the waypoint or the limb's base"
+    else:
+        whence = (
+            f"the move is the limb's first, from its {_initial_posture()} posture at "
+            f"{_mm(start)}, so the waypoint is at {_mm(target)}: "
+        )
+        fix = "shorten the offset, move the limb's base, or move the limb closer first"
     return [
         Problem(
             node.value_at(f"waypoints.{number}"),
             f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
-            f"{distance * 1000:.0f} mm from its base, {(distance - reach) * 1000:.0f} mm beyond "
-            f"the {reach * 1000:.0f} mm its links reach ({limb.robot}); move the waypoint or "
-            "the limb's base",
+            f"{whence}{distance * 1000:.0f} mm from its base, {(distance - reach) * 1000:.0f} "
+            f"mm beyond the {reach * 1000:.0f} mm its links reach ({limb.robot}); {fix}",
         )
     ]
 
@@ -159,43 +181,6 @@ def _offset_problem(
             f'sync_move "{node.name}": waypoint {number} moves limb {name} {offset * 1000:.4g} '
             f"mm from where it starts; no two points its links reach are more than "
             f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",
-        )
-    ]
-
-
-def _first_move_problem(
-    mission: Mission,
-    node: NodeModel,
-    number: int,
-    name: str,
-    pose: Sequence[float],
-    start: Sequence[float],
-) -> list[Problem]:
-    """A relative waypoint of a limb's first move whose target is beyond its reach.
-
-    Args:
-        mission: the mission.
-        node: the ``sync_move``.
-        number: the waypoint's number, from 1.
-        name: the limb.
-        pose: the waypoint's offset ``(x, y, z, qx, qy, qz, qw)`` [m].
-        start: where the limb's end-effector starts, in the world [m].
-    """
-    limb = mission.limb(name)
-    target = [a + b for a, b in zip(start, pose[:3], strict=True)]
-    distance = math.dist(target, _base_position(mission, name))
-    reach = limb_reach(limb.robot, limb.limb)
-    if distance <= reach + REACH_SLACK_M:
-        return []
-    return [
-        Problem(
-            node.value_at(f"waypoints.{number}"),
-            f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
-            f"the move is the limb's first, from its {_initial_posture()} posture at "
-            f"{_mm(start)}, so the waypoint is at {_mm(target)}: {distance * 1000:.0f} mm "
-            f"from its base, {(distance - reach) * 1000:.0f} mm beyond the "
-            f"{reach * 1000:.0f} mm its links reach ({limb.robot}); shorten the offset, "
-            "move the limb's base, or move the limb closer first",
         )
     ]
 
@@ -366,11 +351,12 @@ def _sync_move_problems(mission: Mission, node: NodeModel, first: set[str]) -> l
                 continue
             start = starts.get(name)
             if absolute:
-                problems += _absolute_problem(mission, node, number, name, pose)
+                problems += _out_of_reach(mission, node, number, name, pose)
             elif start is None:
                 problems += _offset_problem(mission, node, number, name, pose)
             else:
-                problems += _first_move_problem(mission, node, number, name, pose, start)
+                target = [a + b for a, b in zip(start, pose[:3], strict=True)]
+                problems += _out_of_reach(mission, node, number, name, target, start)
     return problems
 
 
