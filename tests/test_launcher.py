@@ -67,8 +67,14 @@ def test_an_agent_that_cannot_start_is_named_with_its_log(tmp_path):
     assert "flex" in log.read_text()
 
 
-def test_a_limb_on_a_turned_base_is_served_with_its_base_in_the_world(tmp_path):
-    base = (0.0, 1.5, 0.0, 0.0, 0.0, 1.0, 0.0)  # turned 180 degrees about z
+@pytest.mark.parametrize(
+    "base",
+    [
+        (0.0, 1.5, 0.0, 0.0, 0.0, 1.0, 0.0),  # turned 180 degrees about z
+        (-1.0, -1.5, 0.0, 0.0, 0.0, 1.0, 0.0),  # (a value starting with "-" is no option)
+    ],
+)
+def test_a_limb_on_a_turned_base_is_served_with_its_base_in_the_world(tmp_path, base):
     spec = SimAgentSpec("leg", "moonbot_zero", "leg_2", seed=1, clock="sim", base=base)
     with SimAgents([spec], tmp_path) as agents:
         endpoint = agents.start(answers)["leg"]

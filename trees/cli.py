@@ -639,7 +639,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument(
         "--base", metavar="X,Y,Z,QX,QY,QZ,QW",
-        help="the base in the world [m, unit quaternion]; gravity acts in the world",
+        help="the base in the world [m, unit quaternion]; gravity acts in the world (a "
+        "first value below zero needs the = form: --base=-1,0,0,0,0,0,1)",
     )  # fmt: skip
     agent.add_argument(
         "--bind", required=True, metavar="tcp://HOST:PORT",

@@ -358,7 +358,7 @@ def _agent_args(spec: SimAgentSpec, port: int) -> list[str]:
     if spec.world:
         args += ["--world", spec.world]
     if spec.base is not None:
-        args += ["--base", ",".join(repr(float(v)) for v in spec.base)]
+        args.append("--base=" + ",".join(repr(float(v)) for v in spec.base))  # (may start with -)
     if spec.plant != "kinematic":
         args += ["--plant", spec.plant]
     if spec.physics:
