@@ -261,11 +261,59 @@ def test_a_limbs_first_relative_move_starts_from_its_initial_posture(tmp_path):
         'sync_move "far": waypoint 2 is out of reach of limb heavy: the move is the limb\'s '
         "first, from its home posture at (600, 0, 549) mm, so the waypoint is at "
         "(1200, 0, 949) mm: 1470 mm from its base, 70 mm beyond the 1400 mm its links reach "
-        "(heavy_limb); shorten the offset, move the limb's base, or move the limb closer first"
+        "(heavy_limb), more than its settle_mm of 2 mm; shorten the offset, move the limb's "
+        "base, or move the limb closer first"
     )
     # Waypoint 1 at (1100, 0, 949) mm is 1390 mm from the base; 400 mm out for the second is
     # 1312 mm.
     assert load(write(tmp_path, FIRST.replace("[600, 0, 400]", "[400, 0, 400]"))).name
+
+
+EDGE = """\
+mission: edge
+clock: sim
+limbs:
+  heavy: {robot: heavy_limb, base: {translation_mm: [0, 0, 100]}}
+tree:
+  sync_move:
+    limbs: [heavy]
+    frame: absolute
+    waypoints:
+      - {translation_mm: [PASSED, 0, 100]}
+      - {translation_mm: [1000, 0, 100]}
+      - {translation_mm: [LAST, 0, 100]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("passed_mm", "last_mm", "extra", "refused"),
+    [
+        (1415, 1000, "", None),  # 15 mm past the reach: within p_e_mm (20), the move goes on
+        (1425, 1000, "", "waypoint 1 is out of reach of limb heavy: 1425 mm from its base, 25 mm "
+         "beyond the 1400 mm its links reach (heavy_limb), more than its p_e_mm of 20 mm"),
+        (1000, 1404, "settle_mm: 10", None),  # the last one: within settle_mm, it succeeds
+        (1000, 1404, "", "waypoint 3 is out of reach of limb heavy: 1404 mm from its base, 4 mm "
+         "beyond the 1400 mm its links reach (heavy_limb), more than its settle_mm of 2 mm"),
+        (1000, 1404, "loop: true", None),  # looping, the last is passed as the others
+        (1000, 1404, "settle_mm: 50", None),  # settle_mm beyond p_e_mm: p_e_mm rules, 20 mm
+        (1000, 1425, "settle_mm: 50", "more than its p_e_mm of 20 mm"),
+        (3000, 3000, "p_e_mm: inf", None),  # no position goal: wherever the limb stops
+    ],
+)  # fmt: skip
+def test_a_waypoint_is_refused_only_beyond_the_reach_and_what_the_move_lets_a_limb_miss_it_by(
+    tmp_path, passed_mm, last_mm, extra, refused
+):
+    # The clamp passes a waypoint once it lies within the limb's p_e; the move succeeds once
+    # the limb is within settle_mm of the last. A limb stopped at the edge of its reach, this
+    # close, still goes on.
+    text = EDGE.replace("PASSED", str(passed_mm)).replace("LAST", str(last_mm))
+    if extra:
+        text = text.replace("    frame: absolute\n", f"    frame: absolute\n    {extra}\n")
+    path = write(tmp_path, text)
+    if refused is None:
+        assert load(path).name == "edge"
+    else:
+        assert refused in only_problem(path)
 
 
 def _under(parent: str, text: str = FIRST) -> str:

@@ -4,9 +4,12 @@ A limb's reach is bounded by its links: the end-effector is never further from t
 base than the sum of the distances between consecutive joint frames along its chain (each
 a rigid offset in the URDF, whatever the joint angles; the triangle inequality), plus the
 travel of its prismatic joints. An absolute ``sync_move`` waypoint further than that from
-the limb's base can never be reached: the limb would stop at the edge of its workspace and
-the node would wait forever. :func:`reach_problems` reports each such waypoint at its own
-``file:line:column`` (where its text is, also when a parameter or ``--set`` gave it).
+the limb's base, by more than the move lets the limb miss it (its ``p_e`` for a waypoint the
+clamp passes on the way, its ``settle`` for the last one; a limb with ``p_e: inf`` has no
+position goal), can never be reached: the limb would stop at the edge of its workspace
+until the node's ``ik_timeout_s`` or ``timeout_s`` fails it. :func:`reach_problems` reports
+each such waypoint at its own ``file:line:column`` (where its text is, also when a
+parameter or ``--set`` gave it).
 
 A relative waypoint is an offset from where the limb is when the node starts: each
 waypoint's target is that start plus its offset (world frame; not the waypoint before plus
@@ -50,7 +53,7 @@ come no closer for its ``stall_timeout_s``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -130,9 +133,10 @@ def _out_of_reach(
     number: int,
     name: str,
     target: Sequence[float],
+    allowed: tuple[float, str],
     start: Sequence[float] | None = None,
 ) -> list[Problem]:
-    """A waypoint whose position is farther from the limb's base than its reach.
+    """A waypoint farther from the limb's base than its reach and the move's tolerance.
 
     Args:
         mission: the mission.
@@ -140,13 +144,16 @@ def _out_of_reach(
         number: the waypoint's number, from 1.
         name: the limb.
         target: where the waypoint puts the end-effector, in the world [m].
+        allowed: how far from it the limb may stop [m], and the key that says so
+            (:func:`_tolerance`).
         start: for a relative waypoint of the limb's first move, where the end-effector
             starts, in the world [m]; None for an absolute waypoint.
     """
     limb = mission.limb(name)
     distance = math.dist(target[:3], _base_position(mission, name))
     reach = limb_reach(limb.robot, limb.limb)
-    if distance <= reach + REACH_SLACK_M:
+    tolerance, key = allowed
+    if distance <= reach + tolerance + REACH_SLACK_M:
         return []
     if start is None:
         whence, fix = "", "move the waypoint or the limb's base"
@@ -161,28 +168,59 @@ def _out_of_reach(
             node.value_at(f"waypoints.{number}"),
             f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
             f"{whence}{distance * 1000:.0f} mm from its base, {(distance - reach) * 1000:.0f} "
-            f"mm beyond the {reach * 1000:.0f} mm its links reach ({limb.robot}); {fix}",
+            f"mm beyond the {reach * 1000:.0f} mm its links reach ({limb.robot}), more than "
+            f"its {key} of {_length_mm(tolerance)}; {fix}",
         )
     ]
 
 
+def _tolerance(
+    node: NodeModel, name: str, number: int, defaults: Mapping[str, float]
+) -> tuple[float, str]:
+    """How far from waypoint ``number`` limb ``name`` may stop while the move goes on [m].
+
+    The clamp passes a waypoint once it lies within the limb's ``p_e`` (its hypersphere);
+    the last one (unless the move loops) once the limb is also within ``settle``. A limb
+    with ``p_e: inf`` has no position goal: any distance. ``defaults``: the node type's
+    ``p_e`` and ``settle`` [m], for a node that leaves them out.
+
+    Returns:
+        The distance [m], and the key that sets it, for messages.
+    """
+    p_e = node.params.get("p_e", defaults["p_e"])
+    p_e = float(p_e.get(name, defaults["p_e"]) if hasattr(p_e, "get") else p_e)
+    last = number == len(node.params.get("waypoints") or ()) and not node.params.get("loop")
+    settle = float(node.params.get("settle", defaults["settle"]))
+    if last and p_e != math.inf and settle < p_e:
+        return settle, "settle_mm"
+    return p_e, "p_e_mm"
+
+
 def _offset_problem(
-    mission: Mission, node: Any, number: int, name: str, pose: Any
+    mission: Mission, node: NodeModel, number: int, name: str, pose: Any, tolerance: float
 ) -> list[Problem]:
-    """A relative waypoint farther from the start than twice the limb's reach."""
+    """A relative waypoint farther from the start than twice the limb's reach.
+
+    ``tolerance`` [m]: how far from the waypoint the limb may stop while the move goes on.
+    """
     limb = mission.limb(name)
     offset = math.dist(pose[:3], (0.0, 0.0, 0.0))
     span = 2.0 * limb_reach(limb.robot, limb.limb)
-    if offset <= span + REACH_SLACK_M:
+    if offset <= span + tolerance + REACH_SLACK_M:
         return []
     return [
         Problem(
             node.value_at(f"waypoints.{number}"),
-            f'sync_move "{node.name}": waypoint {number} moves limb {name} {offset * 1000:.4g} '
-            f"mm from where it starts; no two points its links reach are more than "
+            f'sync_move "{node.name}": waypoint {number} moves limb {name} {_length_mm(offset)} '
+            f"from where it starts; no two points its links reach are more than "
             f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",
         )
     ]
+
+
+def _length_mm(length: float) -> str:
+    """``2927 mm`` from a length [m] (``1e+300 mm`` for one too long to write out)."""
+    return f"{length * 1000:.0f} mm" if length < 1e6 else f"{length * 1000:.3g} mm"
 
 
 def _mm(point: Sequence[float]) -> str:
@@ -309,6 +347,15 @@ def _commanded(mission: Mission, registry: NodeRegistry, node: NodeModel) -> set
     return set(spec.commanded_limbs(node.params))
 
 
+def _defaults(registry: NodeRegistry, node_type: str, names: Sequence[str]) -> dict[str, float]:
+    """A node type's default values of some parameters, in SI units (its reference's)."""
+    spec = registry.resolve(node_type)
+    if spec is None:
+        raise KeyError(f"no node type {node_type} in the registry")
+    given = {param.name: param.default_value() for param in spec.params}
+    return {name: float(given[name]) for name in names}
+
+
 def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> list[Problem]:
     """Every ``sync_move`` waypoint and ``align`` goal its limb cannot reach, where written.
 
@@ -327,6 +374,7 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
         from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
 
         registry = default_registry()
+    defaults = _defaults(registry, "sync_move", ("p_e", "settle"))
     problems: list[Problem] = []
     moved: set[str] = set()  # the limbs a node before may have moved
     for node, again in _visits(mission.root):
@@ -334,13 +382,18 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
             problems += _align_problems(mission, node)
         elif node.type == "sync_move":
             first = set() if again else set(node.params.get("limbs") or ()) - moved
-            problems += _sync_move_problems(mission, node, first)
+            problems += _sync_move_problems(mission, node, first, defaults)
         moved |= _commanded(mission, registry, node)
     return problems
 
 
-def _sync_move_problems(mission: Mission, node: NodeModel, first: set[str]) -> list[Problem]:
-    """A ``sync_move``'s waypoints out of reach; ``first``: the limbs it certainly moves first."""
+def _sync_move_problems(
+    mission: Mission, node: NodeModel, first: set[str], defaults: Mapping[str, float]
+) -> list[Problem]:
+    """A ``sync_move``'s waypoints out of reach; ``first``: the limbs it certainly moves first.
+
+    ``defaults``: ``sync_move``'s ``p_e`` and ``settle`` [m] for a node that leaves them out.
+    """
     problems: list[Problem] = []
     absolute = node.params.get("frame") == "absolute"
     starts = {name: _start_position(mission, name) for name in sorted(first)}
@@ -349,14 +402,15 @@ def _sync_move_problems(mission: Mission, node: NodeModel, first: set[str]) -> l
             pose = waypoint.get(name) if hasattr(waypoint, "get") else None
             if pose is None:
                 continue
+            allowed = _tolerance(node, name, number, defaults)
             start = starts.get(name)
             if absolute:
-                problems += _out_of_reach(mission, node, number, name, pose)
+                problems += _out_of_reach(mission, node, number, name, pose, allowed)
             elif start is None:
-                problems += _offset_problem(mission, node, number, name, pose)
+                problems += _offset_problem(mission, node, number, name, pose, allowed[0])
             else:
                 target = [a + b for a, b in zip(start, pose[:3], strict=True)]
-                problems += _out_of_reach(mission, node, number, name, target, start)
+                problems += _out_of_reach(mission, node, number, name, target, allowed, start)
     return problems
 
 
