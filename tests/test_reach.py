@@ -430,3 +430,49 @@ def test_an_align_goal_met_out_of_reach_at_run_time_fails_once_it_stalls(tmp_pat
     assert summary["sim_time_s"] < 40.0  # (once, it ran for ever)
     assert summary["failure"].startswith("Align: alignment stalled: Δd ")
     assert "reach" in summary["failure"]
+
+
+LIBRARY = """\
+subtrees:
+  reach_out:
+    parameters:
+      x_mm: 600
+    tree:
+      sequence:
+        - wait: {duration_s: 1}
+        - sync_move:
+            limbs: [heavy]
+            frame: absolute
+            waypoints:
+              - {translation_mm: [$x_mm, 0, 400]}
+"""
+
+USES = """\
+mission: uses
+include: [library.yaml]
+limbs:
+  heavy: {robot: heavy_limb}
+tree:
+  sequence:
+    - {subtree: reach_out, with: {x_mm: 1500}}
+    - {subtree: reach_out, with: {x_mm: 700}}
+    - {subtree: reach_out, with: {x_mm: 1500}}
+    - {subtree: reach_out, with: {x_mm: 1600}}
+"""
+
+
+def test_a_waypoint_out_of_reach_in_a_subtree_names_the_uses_that_give_it(tmp_path):
+    # The subtree's lines are the same for every use: the problem says which uses put the
+    # waypoint out of reach (two uses with one value: one problem naming both).
+    (tmp_path / "library.yaml").write_text(LIBRARY)
+    path = tmp_path / "uses.yaml"
+    path.write_text(USES)
+    with pytest.raises(MissionError) as raised:
+        load(path)
+    texts = [str(problem) for problem in raised.value.problems]
+    assert len(texts) == 2, texts
+    assert all(text.startswith(f"{tmp_path / 'library.yaml'}:12:17: ") for text in texts)
+    assert "1552 mm from its base" in texts[0]
+    assert texts[0].endswith(f"(subtree reach_out given at {path}:7:7 and 9:7)")
+    assert "1649 mm from its base" in texts[1]
+    assert texts[1].endswith(f"(subtree reach_out given at {path}:10:7)")

@@ -64,7 +64,7 @@ from limbtree.robots import load_robot
 from limbtree.robots.modules import ModuleSpec, load_module
 from limbtree.robots.sim import SimConfig
 from limbtree.trees.mission import Mission
-from limbtree.trees.mission.errors import Problem
+from limbtree.trees.mission.errors import Problem, merge_uses
 from limbtree.trees.mission.model import FaultKind, NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeRegistry
 
@@ -331,12 +331,19 @@ def _starts_children_once(node: NodeModel) -> bool:
     return node.type in _ONCE_DECORATORS
 
 
-def _visits(node: NodeModel, again: bool = False) -> Iterator[tuple[NodeModel, bool]]:
-    """Each node depth first, and whether a node above it may start it more than once."""
-    yield node, again
+def _visits(
+    node: NodeModel, again: bool = False, use: NodeModel | None = None
+) -> Iterator[tuple[NodeModel, bool, NodeModel | None]]:
+    """Each node depth first, with whether a node above it may start it more than once.
+
+    And the root of the innermost subtree use it is in (None outside subtrees): its
+    ``location`` is where the mission uses the subtree.
+    """
+    use = node if node.origin is not None else use
+    yield node, again, use
     again = again or not _starts_children_once(node)
     for child in node.children:
-        yield from _visits(child, again)
+        yield from _visits(child, again, use)
 
 
 def _commanded(mission: Mission, registry: NodeRegistry, node: NodeModel) -> set[str]:
@@ -377,14 +384,19 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
     defaults = _defaults(registry, "sync_move", ("p_e", "settle"))
     problems: list[Problem] = []
     moved: set[str] = set()  # the limbs a node before may have moved
-    for node, again in _visits(mission.root):
+    for node, again, use in _visits(mission.root):
+        found: list[Problem] = []
         if node.type == "align":
-            problems += _align_problems(mission, node)
+            found = _align_problems(mission, node)
         elif node.type == "sync_move":
             first = set() if again else set(node.params.get("limbs") or ()) - moved
-            problems += _sync_move_problems(mission, node, first, defaults)
+            found = _sync_move_problems(mission, node, first, defaults)
+        if use is not None:  # (the same lines of a subtree serve every use: name this one)
+            found = [Problem(p.location, f"{p.message} ({use.origin} given at {use.location})")
+                     for p in found]  # fmt: skip
+        problems += found
         moved |= _commanded(mission, registry, node)
-    return problems
+    return merge_uses(problems)
 
 
 def _sync_move_problems(
