@@ -399,7 +399,9 @@ def test_check_names_the_line_and_reach_of_an_align_goal_no_limb_can_bring_close
                            "{translation_mm: [0, 0, -150]}}")  # fmt: skip
     path = write(tmp_path, offset.replace("default: 1500", "default: 1800"))
     text = only_problem(path)
-    assert text.startswith(f"{path}:11:51: ")  # the offset, which counts in the goal
+    # At the node, not the offset: the grasp point itself is out of reach (else the limb
+    # could carry the module), so the offset is not what puts the goal there.
+    assert text.startswith(f"{path}:11:3: ")
     assert "wheel/grasp with its offset" in text
     assert load(write(tmp_path, ALIGN.replace("default: 1500", "default: 1300"))).name
 
@@ -476,3 +478,24 @@ def test_a_waypoint_out_of_reach_in_a_subtree_names_the_uses_that_give_it(tmp_pa
     assert texts[0].endswith(f"(subtree reach_out given at {path}:7:7 and 9:7)")
     assert "1649 mm from its base" in texts[1]
     assert texts[1].endswith(f"(subtree reach_out given at {path}:10:7)")
+
+
+FLOATING = """\
+mission: floating
+clock: sim
+world:
+  tile0: {module: mirror_tile, pose: {translation_mm: [3000, 0, -25]}}
+robots:
+  arm: {robot: mirror_arm, plant: mujoco, latched: {arm.E1: tile0/si}}
+tree:
+  sync_move:
+    limbs: [arm]
+    frame: absolute
+    waypoints: [{translation_mm: [3580, 0, 40], rotation_deg: [180, 0, 0]}]
+"""
+
+
+def test_a_robot_whose_base_floats_is_not_measured_from_the_world_origin(tmp_path):
+    # On a mujoco plant the base is where its latched foot puts it (here by the tile, 3 m
+    # out), not a declared pose: a waypoint 3.58 m from the origin is 0.58 m from the tile.
+    assert load(write(tmp_path, FLOATING)).name == "floating"

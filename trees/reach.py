@@ -43,11 +43,14 @@ Those, and bases that move during a run, are only known at run time: there a ``s
 with a ``timeout_s`` fails naming the waypoint and each limb's distance from it.
 
 An ``align`` of a simulated limb onto a module's grasp point (with its ``offset``) further
-than the limb's reach from its base is reported the same way (at its ``offset``, or at the
-node when it has none) when the module cannot move before the node runs: when no simulated
-limb of the mission reaches any of its grasp points, none can grasp and carry it. A module
-some limb can carry is only known at run time: there the ``align`` fails when its error has
-come no closer for its ``stall_timeout_s``.
+than the limb's reach from its base is reported the same way, at the node, when the module
+cannot move before the node runs: when no simulated limb of the mission reaches any of its
+grasp points, none can grasp and carry it. A module some limb can carry is only known at
+run time: there the ``align`` fails when its error has come no closer for its
+``stall_timeout_s``.
+
+A robot on a ``mujoco`` plant has a floating base: it is where its latched feet and its legs
+put it as the run starts. Its limbs' waypoints and goals are only checked at run time.
 """
 
 from __future__ import annotations
@@ -150,9 +153,12 @@ def _out_of_reach(
             starts, in the world [m]; None for an absolute waypoint.
     """
     limb = mission.limb(name)
-    distance = math.dist(target[:3], _base_position(mission, name))
+    base = _base_position(mission, name)
     reach = limb_reach(limb.robot, limb.limb)
     tolerance, key = allowed
+    if base is None:
+        return []  # (a floating base is only known at run time)
+    distance = math.dist(target[:3], base)
     if distance <= reach + tolerance + REACH_SLACK_M:
         return []
     if start is None:
@@ -271,10 +277,17 @@ def limb_reach(robot: str, limb: str) -> float:
     return reach_bound(description.urdf_path, spec.base_link, spec.ee_link)
 
 
-def _base_position(mission: Mission, name: str) -> tuple[float, ...]:
-    """Where limb ``name``'s base is in the world [m]."""
-    base = mission.limb(name).base_pose
-    return tuple(base[:3]) if base else (0.0, 0.0, 0.0)
+def _base_position(mission: Mission, name: str) -> tuple[float, ...] | None:
+    """Where limb ``name``'s base is in the world [m]; None when it floats.
+
+    The base of a ``mujoco`` plant's robot floats: it is where the robot's latched feet
+    and its legs put it as the run starts, not a declared pose.
+    """
+    limb = mission.limb(name)
+    plant = next((robot for robot in mission.robots if robot.name == limb.plant_name), None)
+    if plant is not None and plant.plant is not PlantKind.KINEMATIC:
+        return None
+    return tuple(limb.base_pose[:3]) if limb.base_pose else (0.0, 0.0, 0.0)
 
 
 def _movable(mission: Mission, where: Pose, spec: ModuleSpec) -> bool:
@@ -284,6 +297,8 @@ def _movable(mission: Mission, where: Pose, spec: ModuleSpec) -> bool:
         if limb.agent != "sim":
             continue
         base = _base_position(mission, limb.name)
+        if base is None:  # (its base floats: it may carry the module from anywhere)
+            return True
         reach = limb_reach(limb.robot, limb.limb) + tolerance + REACH_SLACK_M
         for point in spec.grasp_points.values():
             if math.dist((where @ point.pose).position.tolist(), base) <= reach:
@@ -302,17 +317,19 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
     where = Pose.from_array(placed.pose)
     if point not in spec.grasp_points or _movable(mission, where, spec):
         return []
-    goal = where @ spec.grasp_points[point].pose
+    base = _base_position(mission, limb.name)
+    if base is None:
+        return []  # (a floating base is only known at run time)
+    grasp = where @ spec.grasp_points[point].pose
     offset = node.params.get("offset")
-    if offset is not None:
-        goal = goal @ Pose.from_array(offset)
-    distance = math.dist(goal.position.tolist(), _base_position(mission, limb.name))
+    goal = grasp if offset is None else grasp @ Pose.from_array(offset)
+    distance = math.dist(goal.position.tolist(), base)
     reach = limb_reach(limb.robot, limb.limb)
     if distance <= reach + REACH_SLACK_M:
         return []
     return [
         Problem(
-            node.location if offset is None else node.value_at("offset"),
+            node.location,  # (not the offset's: the grasp point is out of reach too)
             f'align "{node.name}": its goal ({name}/{point}'
             f"{' with its offset' if offset is not None else ''}) is out of reach of limb "
             f"{limb.name}: {distance * 1000:.0f} mm from its base, "
