@@ -543,20 +543,32 @@ class Runner:
                     )
 
     def _check_commanders(self) -> None:
-        """Stop the run when an agent refused its command: another client commands the limb.
+        """Stop the run when an agent refused its command for good.
 
-        Another runner, most likely: the two would take turns moving the limb.
+        ``commanded_elsewhere``: another client commands the limb (another runner, most
+        likely: the two would take turns moving it). ``unsupported_mode``: the limb never
+        takes that kind of command (a ``sync_move``'s poses on a plant that takes joints):
+        the node would wait, the limb still, until its timeout or for ever.
 
         Raises:
             AgentError: naming the limb and what the agent said.
         """
         for name, limb in self.context.limbs.items():
             error = getattr(limb.link, "last_error", None)
-            if error is not None and error.code == ErrorCode.COMMANDED_ELSEWHERE:
+            if error is None:
+                continue
+            if error.code == ErrorCode.COMMANDED_ELSEWHERE:
                 raise AgentError(
                     (name,),
                     f"limb {name}: its agent refused this run's command: {error}; the run "
                     "stops (one limb takes one commander)",
+                )
+            if error.code == ErrorCode.UNSUPPORTED_MODE:
+                raise AgentError(
+                    (name,),
+                    f"limb {name}: its agent refused this run's command: {error}; the run "
+                    "stops (the limb never takes such a command): command it with nodes "
+                    "that send what it accepts",
                 )
 
     def _check_exits(self, silent: Iterable[SteppedAgent]) -> None:
