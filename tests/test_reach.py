@@ -499,3 +499,27 @@ def test_a_robot_whose_base_floats_is_not_measured_from_the_world_origin(tmp_pat
     # On a mujoco plant the base is where its latched foot puts it (here by the tile, 3 m
     # out), not a declared pose: a waypoint 3.58 m from the origin is 0.58 m from the tile.
     assert load(write(tmp_path, FLOATING)).name == "floating"
+
+
+PER_LIMB = """\
+mission: per_limb
+limbs:
+  heavy: {robot: heavy_limb}
+  light: {robot: light_limb, base: {translation_mm: [1500, 0, 0]}}
+tree:
+  sync_move:
+    limbs: [heavy, light]
+    frame: absolute
+    waypoints:
+      - heavy:
+          translation_mm: [600, 0, 400]
+        light:
+          translation_mm: [3000, 0, 400]
+"""
+
+
+def test_a_waypoint_written_per_limb_is_reported_at_the_limb_out_of_reach(tmp_path):
+    path = write(tmp_path, PER_LIMB)
+    text = only_problem(path)
+    assert text.startswith(f"{path}:13:11: ")  # light's pose, not the waypoint's first line
+    assert "waypoint 1 is out of reach of limb light" in text

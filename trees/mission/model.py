@@ -199,8 +199,9 @@ class NodeModel:
         children: the children (one for a decorator, none for a leaf).
         location: where the node is written (for a subtree, where it is used).
         origin: ``"subtree NAME"`` when the node is the root of an inlined subtree.
-        params_at: where each given parameter's value is written, by model name, and each
-            element of a list value as ``NAME.N`` (from 1: ``waypoints.2``), for messages
+        params_at: where each given parameter's value is written, by model name, each
+            element of a list value as ``NAME.N`` (from 1: ``waypoints.2``) and each entry
+            of such an element that is a map as ``NAME.N.KEY`` (``waypoints.2.arm``), for messages
             about one value (``limbtree check``'s reach); empty for a node not read from a
             file. Not compared.
     """

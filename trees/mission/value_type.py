@@ -261,7 +261,10 @@ def read_fields(
 def value_places(
     item: Item, entries: Sequence[Entry], specs: Sequence[ParamSpec]
 ) -> dict[str, Location]:
-    """Where each value of a map is written: ``NAME``, and ``NAME.N`` for a list's elements.
+    """Where each value of a map is written: ``NAME``, ``NAME.N`` and ``NAME.N.KEY``.
+
+    ``NAME.N`` is a list's element (from 1), ``NAME.N.KEY`` an entry of an element that is
+    a map (one limb of a waypoint written per limb).
 
     A value's own text, also when it came from a parameter (``$name``: the parameter's
     value; ``--set``: the override), so that a message about one element of a list (one
@@ -289,8 +292,14 @@ def value_places(
         if isinstance(value.node, yaml.SequenceNode):
             for number, node in enumerate(value.node.value, start=1):
                 element = reader.child(value, node)
-                if element is not None:
-                    places[f"{name}.{number}"] = Location.of(element.node)
+                if element is None:
+                    continue
+                places[f"{name}.{number}"] = Location.of(element.node)
+                if isinstance(element.node, yaml.MappingNode):  # one entry per limb, say
+                    for key, entry in element.node.value:
+                        part = reader.child(element, entry)
+                        if isinstance(key, yaml.ScalarNode) and part is not None:
+                            places[f"{name}.{number}.{key.value}"] = Location.of(part.node)
     return places
 
 
