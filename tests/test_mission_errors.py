@@ -377,6 +377,19 @@ def test_a_per_limb_waypoint_must_cover_exactly_the_nodes_limbs(check):
     ]
 
 
+def test_a_one_limb_robots_name_stands_for_its_limb_in_a_per_limb_map_as_in_limbs(check):
+    robots = "mission: m\nrobots:\n  big: {robot: heavy_limb}\n  small: {robot: light_limb}\n"
+    text = (
+        "tree:\n  sync_move: {limbs: [big, small], waypoints: [{big.arm: {}, small: {}}],"
+        " p_e_mm: {big: 10, small.arm: 5}}\n"
+    )
+    assert check(robots + text, header=False) == []
+    twice = text.replace("{big.arm: {}, small: {}}", "{big.arm: {}, small: {}, small.arm: {}}")
+    assert only(check(robots + twice, header=False)) == (
+        "m.yaml:6:73: waypoints 1: limb small.arm is given twice (as small and small.arm)"
+    )
+
+
 def test_a_waypoint_for_a_limb_the_node_does_not_move_is_an_error(check):
     text = "tree:\n  sync_move: {limbs: [left], waypoints: [{left: {}, right: {}}]}\n"
     assert only(check(text)) == (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -74,12 +74,25 @@ def check_limb_keys(
 ) -> tuple[list[Entry], bool]:
     """The entries of a per-limb map whose keys are the node's limbs, and whether all are.
 
-    Reports keys that are not the node's limbs, and the node's limbs the map leaves out.
+    Reports keys that are not the node's limbs, and the node's limbs the map leaves out. A
+    one-limb robot's name stands for its limb, as in ``limbs`` (the entries returned carry
+    the limb's full name); a limb given under both names is reported.
     """
     limbs = ctx.node_limbs
     good: list[Entry] = []
     ok = True
+    given: dict[str, str] = {}
     for entry in entries:
+        name = ctx.limb_aliases.get(entry.key, entry.key)
+        if name in given:
+            ctx.reader.report(
+                entry.at, f"{key}: limb {name} is given twice (as {given[name]} and {entry.key})",
+                item.note,
+            )  # fmt: skip
+            ok = False
+            continue
+        given[name] = entry.key
+        entry = replace(entry, key=name)
         if limbs is not None and entry.key not in limbs:
             if entry.key in ctx.declared_limbs:
                 message = f"limb {entry.key} is not one of this node's limbs ({', '.join(limbs)})"
@@ -90,7 +103,7 @@ def check_limb_keys(
         else:
             good.append(entry)
     if limbs is not None:
-        missing = [limb for limb in limbs if limb not in {e.key for e in entries}]
+        missing = [limb for limb in limbs if limb not in given]
         if missing:
             ctx.reader.error(
                 item,
