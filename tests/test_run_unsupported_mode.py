@@ -12,25 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-MISSION = """\
-mission: poses_to_joints
-clock: sim
-rate_hz: 50
-world:
-  tile0: {module: mirror_tile, pose: {translation_mm: [3000, 0, -25]}}
-robots:
-  arm: {robot: mirror_arm, plant: mujoco, latched: {arm.E1: tile0/si}}
-tree:
-  sync_move:
-    limbs: [arm]
-    frame: absolute
-    waypoints: [{translation_mm: [3580, 0, 40], rotation_deg: [180, 0, 0]}]
-"""
+from test_reach import FLOATING
 
 
 def test_a_pose_move_on_a_limb_that_takes_joints_stops_the_run_at_once(tmp_path: Path) -> None:
     mission = tmp_path / "mission.yaml"
-    mission.write_text(MISSION)
+    mission.write_text(FLOATING)  # a sync_move's poses to a mujoco plant's arm
     done = subprocess.run(
         [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
          "--record", str(tmp_path / "run")],
