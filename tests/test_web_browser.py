@@ -786,8 +786,10 @@ def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run,
     page.goto(url)
     page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
     assert "limb clear: go on?" in (page.locator("#gate").text_content() or "")
-    # The gate's node is selected, in view and not under the card.
+    # The gate's node is selected, in view and not under the card (once the tree is still:
+    # on a loaded machine it was still being drawn, the node not yet laid out).
     page.wait_for_selector('#node-panel[data-panel-node="0.1"]')
+    settled(page)
     card = page.locator("#gate").bounding_box()
     node = page.locator('[data-node-id="0.1"]').first.bounding_box()
     tree = page.locator("#tree").bounding_box()
