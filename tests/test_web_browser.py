@@ -60,6 +60,13 @@ tree:
 """
 
 
+#: LIVE with a settle that outlasts any test on it: a test that needs the run going on all
+#: along (a page opened late on a loaded machine once saw the run end, 7 s from its start,
+#: before its last check, and the panel of an ended run asks for nothing more).
+LIVE_LONG = LIVE.replace("{name: settle, duration_s: 5}", "{name: settle, duration_s: 120}")
+assert LIVE_LONG != LIVE
+
+
 GATED = """\
 mission: browser_gate
 clock: sim
@@ -684,6 +691,7 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     assert pauses[2]["why"] == f"stepped to tick {at + 1}"
 
 
+@pytest.mark.parametrize("live_run", [LIVE_LONG], indirect=True)  # (asking all along)
 def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasing(live_run, page):
     """Headless Chromium draws WebGL in software (SwiftShader): the view knows it before
     making its context (no multisampling, coarse meshes), and a following page draws the 3D
@@ -714,7 +722,7 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
         " v.renderer.render = (s, c) => { window.__draws++;"
         " window.__shown.add(window.limbtree.app.shown.tick); render(s, c); }; }"
     )
-    page.wait_for_function("window.__shown.size >= 4", timeout=30_000)
+    page.wait_for_function("window.__shown.size >= 4 && window.__asks.length >= 3", timeout=30_000)
     draws, shown, frames = page.evaluate("[window.__draws, window.__shown.size, window.__frames]")
     assert draws == shown  # one draw per live frame shown, none between
     assert frames <= shown + 1  # each in its frame's own animation frame (and no timing one)
@@ -735,13 +743,6 @@ def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_
     page.goto(url)  # with it, they are on
     page.wait_for_function("!document.querySelector('#pause').disabled")
     assert page.locator("#pause").get_attribute("title") == "Pause (space)"
-
-
-#: LIVE with a settle that outlasts any test on it: a test that needs the run going on all
-#: along (a page opened late on a loaded machine once saw the run end, 7 s from its start,
-#: before its last check, and the panel of an ended run asks for nothing more).
-LIVE_LONG = LIVE.replace("{name: settle, duration_s: 5}", "{name: settle, duration_s: 120}")
-assert LIVE_LONG != LIVE
 
 
 @pytest.mark.parametrize("live_run", [LIVE_LONG], indirect=True)
