@@ -266,8 +266,7 @@ def _start_position(mission: Mission, name: str) -> tuple[float, ...] | None:
     can move before the tree commands it (see the module's docstring); else None.
     """
     limb = mission.limb(name)
-    plant = next((robot for robot in mission.robots if robot.name == limb.plant_name), None)
-    if plant is None or not limb.simulated or plant.plant is not PlantKind.KINEMATIC:
+    if not limb.simulated or _plant_kind(mission, name) is not PlantKind.KINEMATIC:
         return None
     if limb.sim.get("joint_noise_rad", 0.0) > 0.0:
         return None
@@ -291,11 +290,16 @@ def _base_position(mission: Mission, name: str) -> tuple[float, ...] | None:
     The base of a ``mujoco`` plant's robot floats: it is where the robot's latched feet
     and its legs put it as the run starts, not a declared pose.
     """
-    limb = mission.limb(name)
-    plant = next((robot for robot in mission.robots if robot.name == limb.plant_name), None)
-    if plant is not None and plant.plant is not PlantKind.KINEMATIC:
+    if _plant_kind(mission, name) not in (None, PlantKind.KINEMATIC):
         return None
-    return tuple(limb.base_pose[:3]) if limb.base_pose else (0.0, 0.0, 0.0)
+    base = mission.limb(name).base_pose
+    return tuple(base[:3]) if base else (0.0, 0.0, 0.0)
+
+
+def _plant_kind(mission: Mission, name: str) -> PlantKind | None:
+    """The kind of plant limb ``name`` is part of (None: the mission declares no robots)."""
+    plant = mission.limb(name).plant_name
+    return next((robot.plant for robot in mission.robots if robot.name == plant), None)
 
 
 def _movable(mission: Mission, where: Pose, spec: ModuleSpec) -> bool:
