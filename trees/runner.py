@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import py_trees
 
@@ -119,6 +119,20 @@ class _TickVisitor(py_trees.visitors.VisitorBase):  # type: ignore[misc]
     def run(self, behaviour: py_trees.behaviour.Behaviour) -> None:
         """``behaviour`` finished its tick."""
         self.visits.append((behaviour, behaviour.status, behaviour.feedback_message, self.clock()))
+
+
+#: The refusals after which a run cannot go on, and why. ``commanded_elsewhere``: another
+#: client (another runner, most likely) commands the limb, and the two would take turns
+#: moving it. ``unsupported_mode``: the limb never takes that kind of command (a
+#: ``sync_move``'s poses on a plant that takes joints), so the node would wait, the limb
+#: still, until its timeout or for ever.
+_FOR_GOOD: Final = MappingProxyType(
+    {
+        ErrorCode.COMMANDED_ELSEWHERE: "one limb takes one commander",
+        ErrorCode.UNSUPPORTED_MODE: "the limb never takes such a command: command it with "
+        "nodes that send what it accepts",
+    }
+)
 
 
 class Runner:
@@ -352,7 +366,7 @@ class Runner:
         for agent in self.agents:
             agent.poll()
         self._note_restarts(t, events)
-        self._check_commanders()
+        self._check_refusals()
         self.context.telemetry.new_tick()
         for limb in self.context.limbs.values():
             limb.tick_record = CommandRecord()
@@ -542,33 +556,20 @@ class Runner:
                         )
                     )
 
-    def _check_commanders(self) -> None:
-        """Stop the run when an agent refused its command for good.
-
-        ``commanded_elsewhere``: another client commands the limb (another runner, most
-        likely: the two would take turns moving it). ``unsupported_mode``: the limb never
-        takes that kind of command (a ``sync_move``'s poses on a plant that takes joints):
-        the node would wait, the limb still, until its timeout or for ever.
+    def _check_refusals(self) -> None:
+        """Stop the run when an agent refused its command for good (:data:`_FOR_GOOD`).
 
         Raises:
-            AgentError: naming the limb and what the agent said.
+            AgentError: naming the limb, what the agent said and why the run stops.
         """
         for name, limb in self.context.limbs.items():
             error = getattr(limb.link, "last_error", None)
-            if error is None:
-                continue
-            if error.code == ErrorCode.COMMANDED_ELSEWHERE:
+            why = None if error is None else _FOR_GOOD.get(error.code)
+            if why is not None:
                 raise AgentError(
                     (name,),
                     f"limb {name}: its agent refused this run's command: {error}; the run "
-                    "stops (one limb takes one commander)",
-                )
-            if error.code == ErrorCode.UNSUPPORTED_MODE:
-                raise AgentError(
-                    (name,),
-                    f"limb {name}: its agent refused this run's command: {error}; the run "
-                    "stops (the limb never takes such a command): command it with nodes "
-                    "that send what it accepts",
+                    f"stops ({why})",
                 )
 
     def _check_exits(self, silent: Iterable[SteppedAgent]) -> None:
