@@ -150,6 +150,23 @@ def test_blockage_joints_the_limb_does_not_have_are_refused_at_the_joints(tmp_pa
     assert "heavy_limb arm has 7 joints, indices 0..6" in text
 
 
+def test_blockage_joints_given_by_set_name_the_override_and_the_fault(tmp_path):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "wait: {duration_s: 2}",
+        "parameters: {stuck: {default: [0]}}\n"
+        "faults:\n  - {at_s: 0.5, limb: arm, kind: blockage, duration_s: 1, joints: $stuck}\n",
+    )
+    with pytest.raises(MissionError) as caught:
+        load(path, overrides={"stuck": "[0, 42]"})
+    (problem,) = caught.value.problems
+    assert str(problem) == (
+        "--set stuck=[0, 42]: joints: limb arm has no joint 42; heavy_limb arm has 7 joints, "
+        f"indices 0..6 (the fault is at {path}:6:5)"
+    )
+
+
 def test_blockage_joints_within_the_limb_pass(tmp_path):
     path = mission(
         tmp_path,

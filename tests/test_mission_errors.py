@@ -600,7 +600,7 @@ def test_an_override_out_of_range_names_the_parameter(check):
 def test_an_unknown_override_lists_the_declared_parameters(check):
     message = only(check(PARAMETERS, overrides={"speed": "3"}))
     assert message == (
-        "--set:1:1: --set speed=3: unknown parameter speed; did you mean speed_mm_s? "
+        "--set speed=3: unknown parameter speed; did you mean speed_mm_s? "
         "declared parameters: speed_mm_s, limbs_moved"
     )
 
@@ -610,14 +610,14 @@ def test_an_empty_or_null_override_is_refused_not_read_as_the_keys_default(check
     # (--set cycles=$N with N unset would make a repeat's times its default: forever)
     message = only(check(PARAMETERS, overrides={"speed_mm_s": text}))
     assert message == (
-        f"--set:1:1: --set speed_mm_s={text}: an empty or null value; give a value, or leave "
+        f"--set speed_mm_s={text}: an empty or null value; give a value, or leave "
         "--set speed_mm_s out for the mission's default"
     )
 
 
 def test_an_override_that_is_not_yaml_is_an_error(check):
     message = only(check(PARAMETERS, overrides={"limbs_moved": "[left"}))
-    assert message.startswith("--set:1:1: --set limbs_moved: cannot read '[left' as YAML")
+    assert message.startswith("--set limbs_moved=[left: cannot read '[left' as YAML")
 
 
 def test_a_default_of_the_wrong_type_names_the_parameter_and_its_place(check):

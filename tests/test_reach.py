@@ -87,6 +87,27 @@ def test_a_set_value_out_of_reach_is_refused_too(tmp_path):
         load(write(tmp_path), overrides={"x_mm": "1800"})
 
 
+def test_a_set_waypoint_out_of_reach_names_the_override_and_the_node(tmp_path):
+    # The whole waypoint list comes from --set: it has no line in the file, so the problem
+    # stands at the override as typed and says where the node using it is.
+    by_parameter = MISSION.replace(
+        "  x_mm: {default: 600}\n", "  square: {default: [{translation_mm: [500, 0, 400]}]}\n"
+    ).replace(
+        "        waypoints:\n"
+        "          - {translation_mm: [500, 0, 400]}\n"
+        "          - {translation_mm: [$x_mm, 0, 400]}\n",
+        "        waypoints: $square\n",
+    )
+    path = write(tmp_path, by_parameter)
+    override = "[{translation_mm: [500, 0, 400]}, {translation_mm: [2000, 0, 400]}]"
+    with pytest.raises(MissionError) as error:
+        load(path, overrides={"square": override})
+    (problem,) = error.value.problems
+    assert str(problem).startswith(f"--set square={override}: ")
+    assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in str(problem)
+    assert str(problem).endswith(f"(the sync_move is at {path}:10:7)")
+
+
 def test_the_reach_of_the_heavy_limb_is_the_sum_of_its_links():
     assert limb_reach("heavy_limb", "arm") == pytest.approx(1.4)
 

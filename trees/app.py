@@ -48,7 +48,7 @@ from limbtree.trees.launcher import STARTUP_TIMEOUT_S, SimAgents, SimAgentSpec
 from limbtree.trees.limbs import BasePoses, LimbHandle
 from limbtree.trees.lockstep import PlantAgent
 from limbtree.trees.mission import Mission, load_mission
-from limbtree.trees.mission.errors import MissionError
+from limbtree.trees.mission.errors import MissionError, Problem
 from limbtree.trees.mission.loops import mission_warnings
 from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
@@ -113,9 +113,15 @@ def load(
     )
     problems = reach_problems(mission, registry) + target_problems(mission)
     if problems:  # (in file order, as the file's own problems are)
-        problems.sort(key=lambda p: (p.location.file, p.location.line, p.location.column))
+        problems.sort(key=_place)
         raise MissionError(problems)
     return mission
+
+
+def _place(problem: Problem) -> tuple[bool, str, int, int]:
+    """Command-line values first, then each file's problems in the order of its lines."""
+    at = problem.location
+    return (not at.on_command_line, at.file, at.line, at.column)
 
 
 def world_grasp_points(mission: Mission) -> dict[str, Pose]:

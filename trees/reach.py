@@ -67,7 +67,7 @@ from limbtree.robots import load_robot
 from limbtree.robots.modules import ModuleSpec, load_module
 from limbtree.robots.sim import SimConfig
 from limbtree.trees.mission import Mission
-from limbtree.trees.mission.errors import Location, Problem, merge_uses
+from limbtree.trees.mission.errors import Location, Problem, merge_uses, value_problem
 from limbtree.trees.mission.model import FaultKind, NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeRegistry
 
@@ -170,8 +170,10 @@ def _out_of_reach(
         )
         fix = "shorten the offset, move the limb's base, or move the limb closer first"
     return [
-        Problem(
+        value_problem(
             _waypoint_at(node, number, name),
+            "the sync_move",
+            node.location,
             f'sync_move "{node.name}": waypoint {number} is out of reach of limb {name}: '
             f"{whence}{distance * 1000:.0f} mm from its base, {(distance - reach) * 1000:.0f} "
             f"mm beyond the {reach * 1000:.0f} mm its links reach ({limb.robot}), more than "
@@ -215,8 +217,10 @@ def _offset_problem(
     if offset <= span + tolerance + REACH_SLACK_M:
         return []
     return [
-        Problem(
+        value_problem(
             _waypoint_at(node, number, name),
+            "the sync_move",
+            node.location,
             f'sync_move "{node.name}": waypoint {number} moves limb {name} {_length_mm(offset)} '
             f"from where it starts; no two points its links reach are more than "
             f"{span * 1000:.0f} mm apart ({limb.robot}): shorten the move",

@@ -26,7 +26,7 @@ from limbtree.robots import load_robot
 from limbtree.robots.modules import load_module
 from limbtree.robots.registry import JointSpec
 from limbtree.trees.mission import Mission
-from limbtree.trees.mission.errors import Problem
+from limbtree.trees.mission.errors import Problem, value_problem
 from limbtree.trees.mission.model import NodeModel
 
 #: The motion-capture body of a limb's own end-effector.
@@ -62,8 +62,10 @@ def _fault_joints(mission: Mission) -> list[Problem]:
         wrong = [str(j) for j in joints if j >= len(spec.joints)]
         if wrong:
             problems.append(
-                Problem(
+                value_problem(
                     fault.params_at.get("joints", fault.location),
+                    "the fault",
+                    fault.location,
                     f"joints: limb {fault.limb} has no joint {', '.join(wrong)}; "
                     f"{limb.robot} {limb.limb} has {len(spec.joints)} joints, indices "
                     f"0..{len(spec.joints) - 1}",

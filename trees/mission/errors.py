@@ -14,12 +14,13 @@ from limbtree.errors import LimbtreeError
 
 @dataclass(frozen=True, order=True)
 class Location:
-    """A place in a mission file, 1-based, as editors count.
+    """A place in a mission file, 1-based, as editors count, or a command-line value.
 
     Attributes:
-        file: the file as the user named it (or ``--set`` for a command-line override).
-        line: line number, from 1.
-        column: column number, from 1.
+        file: the file as the user named it, or the command-line option a value came from
+            (``--set NAME=VALUE``, as typed).
+        line: line number, from 1; 0 for a command-line value, which has no lines.
+        column: column number, from 1; 0 for a command-line value.
     """
 
     file: str
@@ -36,7 +37,19 @@ class Location:
         """Where a composed YAML node starts."""
         return cls.from_mark(node.start_mark)
 
+    @classmethod
+    def command_line(cls, option: str) -> Location:
+        """The place of a value given on the command line, named by its option as typed."""
+        return cls(option, 0, 0)
+
+    @property
+    def on_command_line(self) -> bool:
+        """Whether this is a command-line value rather than a place in a file."""
+        return self.line == 0
+
     def __str__(self) -> str:
+        if self.on_command_line:
+            return self.file
         return f"{self.file}:{self.line}:{self.column}"
 
 
@@ -54,6 +67,23 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+def value_problem(value_at: Location, owner: str, owner_at: Location, message: str) -> Problem:
+    """A problem with a value, placed at the value.
+
+    A value given on the command line (``--set``) has no line in the mission; the message
+    then also says where what uses it is written.
+
+    Args:
+        value_at: where the value is.
+        owner: what uses it, for the message (``the sync_move``, ``the fault``).
+        owner_at: where that is written.
+        message: what is wrong.
+    """
+    if value_at.on_command_line:
+        return Problem(value_at, f"{message} ({owner} is at {owner_at})")
+    return Problem(value_at, message)
 
 
 _GIVEN_AT = re.compile(r"given at (\S+:\d+:\d+)")

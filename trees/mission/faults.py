@@ -14,7 +14,6 @@ import numpy as np
 import yaml
 
 from limbtree.transport.faults import SLOWDOWN_FACTOR_HIGH, SLOWDOWN_FACTOR_LOW
-from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import SCHEDULED_FAULT_KINDS, FaultDecl, FaultKind
 from limbtree.trees.mission.source import INVALID, Entry, Item, Reader
 from limbtree.trees.mission.units import NONE, S
@@ -31,6 +30,7 @@ from limbtree.trees.mission.values import (
     ValueContext,
     Weights,
     read_fields,
+    value_places,
 )
 
 _KINDS: Final = tuple(kind.value for kind in SCHEDULED_FAULT_KINDS)
@@ -159,12 +159,9 @@ def _fault(ctx: ValueContext, item: Item) -> FaultDecl | None:
     if not ok:
         return None
     params = {key: fields[key] for key in _ONLY_FOR if fields[key] is not None}
-    # Where each value is, as Reader.child places it (inside a parameter's value: where used).
-    params_at = {
-        entry.key: item.at if item.note else Location.of(entry.node)
-        for entry in entries
-        if entry.key in params
-    }
+    # Where each value is written (a parameter's value, a --set override: there)
+    places = value_places(item, entries, FAULT_SPECS)
+    params_at = {key: places[key] for key in params if key in places}
     return FaultDecl(
         fields["at"],
         fields["limb"],

@@ -114,8 +114,6 @@ _USE_KEYS: Final = ("subtree", "with", "name")
 _PARAM_LONG_KEYS: Final = frozenset({"default", "description"})
 #: Deeper than this, a tree is taken for a recursive YAML alias.
 _MAX_DEPTH: Final = 200
-#: The file name of problems about ``--set`` overrides.
-OVERRIDE_FILE: Final = "--set"
 
 
 @dataclass(frozen=True)
@@ -232,12 +230,12 @@ class _Loader:
         return (None if self.reader.problems else mission), self._sorted_problems()
 
     def _sorted_problems(self) -> list[Problem]:
-        order = {OVERRIDE_FILE: -1} | {name: i for i, name in enumerate(self.sources)}
+        order = {name: i for i, name in enumerate(self.sources)}
         unique = merge_uses(dict.fromkeys(self.reader.problems))
         return sorted(
             unique,
             key=lambda p: (
-                order.get(p.location.file, len(order)),
+                -1 if p.location.on_command_line else order.get(p.location.file, len(order)),
                 p.location.line,
                 p.location.column,
             ),
@@ -354,21 +352,19 @@ class _Loader:
                 declared = self._declarations(item, "the mission", allow_required=False)
         bindings = {name: b for name, b in declared.items() if b is not None}
         for name, text in self.overrides.items():
-            at = Location(OVERRIDE_FILE, 1, 1)
+            # (problems found later in the value, a waypoint out of reach, are also placed
+            # here: the option as typed says which override to change)
+            at = Location.command_line(f"--set {name}={text}")
             if name not in bindings:
-                reader.report(
-                    at,
-                    f"--set {name}={text}: "
-                    + unknown("parameter", name, list(bindings), "declared parameters"),
-                )
+                reader.report(at, unknown("parameter", name, list(bindings), "declared parameters"))
                 continue
-            node = compose_text(text, f"--set {name}", reader, at)
+            node = compose_text(text, reader, at)
             if isinstance(node, yaml.ScalarNode) and node.tag == NULL:
                 # (an unset shell variable, --set cycles=$N, is the usual way here: a null
                 # would silently give the key's default, for a repeat's times forever)
                 reader.report(
                     at,
-                    f"--set {name}={text}: an empty or null value; give a value, or leave "
+                    "an empty or null value; give a value, or leave "
                     f"--set {name} out for the mission's default",
                 )
                 continue

@@ -321,8 +321,8 @@ def compose(path: str, reader: Reader, at: Location | None = None) -> tuple[bool
     return False, None
 
 
-def compose_text(text: str, label: str, reader: Reader, at: Location) -> yaml.Node | None:
-    """Compose a YAML value given on the command line (``--set NAME=VALUE``).
+def compose_text(text: str, reader: Reader, at: Location) -> yaml.Node | None:
+    """Compose a YAML value given on the command line (``--set NAME=VALUE``) at ``at``.
 
     Returns:
         The value's node (an empty text is ``null``), or None (reported) on a syntax error.
@@ -331,7 +331,7 @@ def compose_text(text: str, label: str, reader: Reader, at: Location) -> yaml.No
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc)
-        reader.report(at, f"{label}: cannot read {text!r} as YAML: {problem}")
+        reader.report(at, f"cannot read {text!r} as YAML: {problem}")
         return None
     if node is None:
         return yaml.ScalarNode(NULL, "", at_mark(at), at_mark(at))
