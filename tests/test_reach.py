@@ -80,6 +80,27 @@ def test_a_waypoint_given_by_a_parameter_is_reported_where_it_is_written(tmp_pat
     text = only_problem(path)
     assert text.startswith(f"{path}:7:9: ")
     assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
+    assert text.endswith(f"(the sync_move is at {path}:13:7)")  # (others may use $square)
+
+
+def test_two_nodes_using_one_unreachable_parameter_are_told_apart_by_their_places(tmp_path):
+    shared = (
+        MISSION.replace(
+            "  x_mm: {default: 600}\n", "  far: {default: {translation_mm: [2000, 0, 400]}}\n"
+        )
+        .replace(
+            "    - wait: {duration_s: 1}\n",
+            "    - sync_move: {limbs: [heavy], frame: absolute, waypoints: [$far]}\n",
+        )
+        .replace("          - {translation_mm: [$x_mm, 0, 400]}\n", "          - $far\n")
+    )
+    with pytest.raises(MissionError) as error:
+        load(write(tmp_path, shared))
+    path = tmp_path / "reach.yaml"
+    texts = [str(p) for p in error.value.problems]
+    assert [t.split(": ")[0] for t in texts] == [f"{path}:4:18"] * 2  # the parameter's value
+    assert texts[0].endswith(f"(the sync_move is at {path}:9:7)")
+    assert texts[1].endswith(f"(the sync_move is at {path}:10:7)")
 
 
 def test_a_set_value_out_of_reach_is_refused_too(tmp_path):

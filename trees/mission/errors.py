@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -21,11 +21,14 @@ class Location:
             (``--set NAME=VALUE``, as typed).
         line: line number, from 1; 0 for a command-line value, which has no lines.
         column: column number, from 1; 0 for a command-line value.
+        parameter: whether this is the place of a parameter's value (or of a ``--set``
+            override), which several nodes may use; not compared.
     """
 
     file: str
     line: int
     column: int
+    parameter: bool = field(default=False, compare=False)
 
     @classmethod
     def from_mark(cls, mark: yaml.Mark) -> Location:
@@ -72,8 +75,9 @@ class Problem:
 def value_problem(value_at: Location, owner: str, owner_at: Location, message: str) -> Problem:
     """A problem with a value, placed at the value.
 
-    A value given on the command line (``--set``) has no line in the mission; the message
-    then also says where what uses it is written.
+    A parameter's value may be used by several nodes, and a value given on the command line
+    (``--set``) has no line in the mission: the message then also says where what uses it
+    is written.
 
     Args:
         value_at: where the value is.
@@ -81,7 +85,7 @@ def value_problem(value_at: Location, owner: str, owner_at: Location, message: s
         owner_at: where that is written.
         message: what is wrong.
     """
-    if value_at.on_command_line:
+    if value_at.parameter or value_at.on_command_line:
         return Problem(value_at, f"{message} ({owner} is at {owner_at})")
     return Problem(value_at, message)
 

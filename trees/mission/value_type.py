@@ -268,8 +268,9 @@ def value_places(
 
     A value's own text, also when it came from a parameter (``$name``: the parameter's
     value; ``--set``: the override), so that a message about one element of a list (one
-    waypoint) points at that element; elements are numbered from 1. Unknown keys have no
-    place.
+    waypoint) points at that element; elements are numbered from 1. The place of a
+    parameter's value is marked (:attr:`Location.parameter`): several nodes may use it.
+    Unknown keys have no place.
 
     Args:
         item: the map, for parameter scope.
@@ -288,19 +289,24 @@ def value_places(
         value = None if name is None else reader.child(item, entry.node)
         if name is None or value is None:
             continue
-        places[name] = Location.of(value.node)
+        places[name] = _place(value)
         if isinstance(value.node, yaml.SequenceNode):
             for number, node in enumerate(value.node.value, start=1):
                 element = reader.child(value, node)
                 if element is None:
                     continue
-                places[f"{name}.{number}"] = Location.of(element.node)
+                places[f"{name}.{number}"] = _place(element)
                 if isinstance(element.node, yaml.MappingNode):  # one entry per limb, say
                     for key, entry in element.node.value:
                         part = reader.child(element, entry)
                         if isinstance(key, yaml.ScalarNode) and part is not None:
-                            places[f"{name}.{number}.{key.value}"] = Location.of(part.node)
+                            places[f"{name}.{number}.{key.value}"] = _place(part)
     return places
+
+
+def _place(value: Item) -> Location:
+    """Where ``value``'s text is; marked when it is a parameter's value (it has a note)."""
+    return replace(Location.of(value.node), parameter=bool(value.note))
 
 
 def list_items(ctx: ValueContext, item: Item, key: str, expected: str) -> list[Item] | None:
