@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -98,8 +97,9 @@ def test_a_server_that_dies_is_dropped_with_a_message_and_the_run_goes_on(tmp_pa
     server = link._server.pid  # (its own: another test's server may still be exiting)
     assert b"limbtree.trees.web.child" in Path(f"/proc/{server}/cmdline").read_bytes()
     os.kill(server, signal.SIGKILL)
-    while alive(server):
-        time.sleep(0.01)
+    # Dead once it can be reaped: its first thread shows "Z" in /proc while its others are
+    # still exiting, and a run that ended by then had no dead server to notice.
+    wait_for(lambda: link._server.poll() is not None, timeout_s=10, what="the server to die")
     link.sink.recorder = runner.recorder
     runner.sinks.sinks.append(link.sink)
     runner.control = link.control
