@@ -478,6 +478,34 @@ def test_a_sim_clock_agent_is_stepped_by_one_client_at_a_time(make_agent: MakeAg
             runner.step(3.0, timeout_s=5)
 
 
+def test_a_sim_clock_agent_takes_commands_from_the_client_that_steps_it_only(
+    make_agent: MakeAgent,
+) -> None:
+    """A paused sim run sends nothing, and a lease would lapse: the stepping client's claim
+    covers its limbs' commands too, until it releases (a reviewer commanded a paused run's
+    limb from a second client)."""
+    now = [0.0]
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="sim", time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as runner,
+        AgentClient(agent.request_endpoint, subscribe=False) as stray,
+    ):
+        runner.command(None, "joint_position", timeout_s=5, q=[0.1, 0.1, 0.1])
+        runner.step(0.5, timeout_s=5)
+        now[0] = 300.0  # the run paused for five minutes: a lease would be long over
+        refusal = r"commanded_elsewhere: limb .* belongs to the run that steps this agent"
+        with pytest.raises(RemoteError, match=refusal) as refused:
+            stray.command(None, "joint_position", timeout_s=5, q=[0.9, 0.9, 0.9])
+        assert refused.value.code == "commanded_elsewhere" and refused.value.field == "limb"
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            stray.gripper(None, "open", timeout_s=5)
+        runner.step(1.0, timeout_s=5)
+        assert tuple(driver.commands[-1][1]["q"]) == (0.1, 0.1, 0.1)  # the run's target stands
+        runner.release(timeout_s=5)
+        stray.command(None, "joint_position", timeout_s=5, q=[0.9, 0.9, 0.9])
+
+
 def test_release_lists_the_limbs_released_and_again_lists_none(make_agent: MakeAgent) -> None:
     """``release`` is idempotent (protocol section 13): sent again, it releases nothing."""
     agent = make_agent(FakeDriver(), clock="sim")

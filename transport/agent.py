@@ -841,11 +841,28 @@ class PlantAgent:
     def _claim(self, limb: str, seq: int) -> None:
         """Make the requesting client ``limb``'s commander, unless another one is.
 
+        In the sim clock, the client that steps the agent (:meth:`_claim_steps`) is the only
+        one whose commands it takes, without a lease.
+
         Raises:
-            ProtocolError: ``commanded_elsewhere`` while another client's lease runs.
+            ProtocolError: ``commanded_elsewhere`` while another client's lease runs, or
+                while another client steps this (sim-clock) agent.
         """
         now = self._time()
         peer = self._peer
+        stepper = self._stepper
+        if stepper is not None and stepper[0] != peer:
+            # A sim-clock agent follows one run: its limbs take that run's commands only,
+            # also while the run waits (paused, at a gate) and its lease would have lapsed.
+            raise ProtocolError(
+                ErrorCode.COMMANDED_ELSEWHERE,
+                f"limb {limb!r} belongs to the run that steps this agent (its last step "
+                f"{now - stepper[1]:.2f} s ago): a sim-clock agent takes the commands of the "
+                "client that steps it only; that client gives it up with release, or "
+                "restart the agent for another run",
+                seq=seq,
+                field="limb",
+            )
         held = self._commanders.get(limb)
         if held is not None and held[0] != peer and now - held[1] < held[2]:
             raise ProtocolError(
