@@ -14,16 +14,18 @@ import textwrap
 import pytest
 from fake_limbs import FakeLink, handles
 
-from limbtree.transport.errors import RequestTimeoutError
+from limbtree.transport.driver import CommandMode
+from limbtree.transport.errors import RemoteError, RequestTimeoutError
+from limbtree.transport.schema import ErrorCode
 from limbtree.trees.app import RunRequest, check_operator, load, run_mission
 from limbtree.trees.builder import build_tree
 from limbtree.trees.clocks import RealClock, SimClock
 from limbtree.trees.context import MissionContext
 from limbtree.trees.display import HeadlessProgress, TerminalKeyboard
-from limbtree.trees.errors import RunError
+from limbtree.trees.errors import AgentError, RunError
 from limbtree.trees.mission import load_mission
 from limbtree.trees.recorder import read_log
-from limbtree.trees.runner import Runner, RunOptions, RunOutcome, TickClock
+from limbtree.trees.runner import HOLD_RENEW_S, Runner, RunOptions, RunOutcome, TickClock
 
 LIMBS = """
 limbs:
@@ -255,6 +257,62 @@ def test_pausing_stops_mission_time(tmp_path):
     assert runner.run() is RunOutcome.SUCCESS
     assert runner.t > 1.0
     assert runner.run_clock.elapsed() == pytest.approx(runner.t + 5.0, abs=0.1)
+
+
+class LeasedLink(FakeLink):
+    """A fake limb of a real-clock agent: its commands are refused for good once another
+    client took it (``taken_after`` holds, or never)."""
+
+    def __init__(self, *args, taken_after: int | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.taken_after = taken_after
+        self.last_error: RemoteError | None = None
+
+    def send_command(self, mode, **fields) -> bool:
+        holds = sum(1 for m, _ in self.commands if m is CommandMode.HOLD)
+        if self.taken_after is not None and holds >= self.taken_after:
+            self.last_error = RemoteError(
+                ErrorCode.COMMANDED_ELSEWHERE,
+                "limb 'arm' is commanded by another client",
+                endpoint="tcp://fake",
+            )
+        return super().send_command(mode, **fields)
+
+    def is_stale(self) -> bool:
+        return False  # (its agent streams by itself; nothing here steps it)
+
+
+def real_clock_runner(tmp_path, keys, taken_after=None):
+    path = tmp_path / "mission.yaml"
+    path.write_text("mission: test\nclock: real\n" + LIMBS + "tree:\n  wait: {duration_s: 1}\n")
+    mission = load_mission(path, robots={"heavy_limb": ("arm",), "light_limb": ("arm",)})
+    clock, wall = TickClock(), FakeWall()
+    links = {name: LeasedLink(taken_after=taken_after, clock=clock.now) for name in ("a", "b")}
+    context = MissionContext(handles(links), clock.now)
+    runner = Runner(
+        "test", clock, build_tree(mission.root, context), context, links, [],
+        RunOptions(clock="real", rate_hz=50.0, record_dir=tmp_path / "rec"),
+        [HeadlessProgress(io.StringIO())], keys, time_source=wall, sleep=wall.sleep,
+    )  # fmt: skip
+    return runner, links
+
+
+def test_a_paused_real_clock_run_keeps_telling_its_limbs_to_hold(tmp_path):
+    # Paused for 100 loop iterations of 0.05 s of wall time: 5 s, five times the agents'
+    # 1 s lease. A hold every 0.25 s renews it, so no other client can take a limb meanwhile.
+    runner, links = real_clock_runner(tmp_path, Keys({10: "p", 110: "r"}))
+    assert runner.run() is RunOutcome.SUCCESS
+    for link in links.values():
+        holds = sum(1 for mode, _ in link.commands if mode is CommandMode.HOLD)
+        # (one every HOLD_RENEW_S, rounded up to the loop's 0.05 s; before, one in all)
+        assert holds >= 5.0 / (HOLD_RENEW_S + 0.05)
+
+
+def test_a_limb_taken_from_a_paused_real_clock_run_stops_it(tmp_path):
+    runner, _ = real_clock_runner(tmp_path, Keys({10: "p", 110: "r"}), taken_after=3)
+    with pytest.raises(AgentError, match=r"limb a: its agent refused .*commanded by another"):
+        runner.run()
+    assert runner.outcome is RunOutcome.ABORTED
 
 
 def test_an_abort_is_an_event_in_the_record_with_why(tmp_path):

@@ -135,6 +135,12 @@ _FOR_GOOD: Final = MappingProxyType(
 )
 
 
+#: While a real-clock run is paused, how often it tells its limbs again to hold [s of wall
+#: time]. Each hold renews the run's command of the limb (the agent's lease: 1 s after the
+#: last command), so that no other client takes a limb from a paused run.
+HOLD_RENEW_S: Final = 0.25
+
+
 class Runner:
     """Ticks one mission tree over its agents until the root ends or the operator aborts.
 
@@ -227,6 +233,7 @@ class Runner:
         self._restarts_seen = [agent.restarts for agent in self.agents]
         self._abort_reason: str | None = None
         self._time_holds: set[str] = set()
+        self._held_at = -math.inf  # when the limbs were last told to hold [s, wall]
         #: Wall time from the command's start to the run's (the agents' start-up, the
         #: connections, the tree) [s], or None when not measured (``summary.json``).
         self.startup_s: float | None = None
@@ -304,6 +311,7 @@ class Runner:
                     )
                     continue
                 if self.paused or self._gate_holds_time():
+                    self._keep_limbs()
                     self.run_clock.idle(0.05)
                     continue
                 self._watched_tick(self.run_clock.tick_time(self.ticks))
@@ -685,6 +693,7 @@ class Runner:
         while self.paused:  # (until resumed, or a step: its tick would be past the end)
             if self._handle_keys() or self._handle_control():
                 break
+            self._keep_limbs()
             self.run_clock.idle(0.05)
         self.outcome, self._abort_reason = outcome, None
         self._steps_left = 0
@@ -838,6 +847,27 @@ class Runner:
     def _hold_all(self) -> None:
         for limb in self.context.limbs.values():
             limb.link.send_command(CommandMode.HOLD)
+        self._held_at = self._wall()
+
+    def _keep_limbs(self) -> None:
+        """While a real-clock run is paused, hold its limbs again every :data:`HOLD_RENEW_S`.
+
+        A paused run sends no command, and the agents' one-commander lease would lapse:
+        another client could then move a limb while the run says it holds (a reviewer's
+        second client did). The holds renew the lease; their refusals are read here.
+        (A sim-clock agent keeps the limbs of the run that steps it without a lease.)
+
+        Raises:
+            AgentError: when an agent refused a hold for good (another client commands the
+                limb): the run stops rather than take turns with it.
+        """
+        if self.run_clock.lockstep or not self.paused:
+            return
+        if self._wall() - self._held_at >= HOLD_RENEW_S:
+            self._hold_all()
+        for agent in self.agents:
+            agent.poll()
+        self._check_refusals()
 
     # -- the summary --------------------------------------------------------------------------
 
