@@ -288,6 +288,10 @@ def test_an_error_reply_to_a_step_ends_the_run_naming_the_limb(tmp_path):
     with pytest.raises(AgentError, match=r"limb b: the agent answered the step to t=0\.100") as e:
         run(tmp_path, sinks=[HeadlessProgress(progress)], b=failing)
     assert e.value.limbs == ("b",) and "ZeroDivisionError" in str(e.value)
+    # (where its log is, for an agent the run started and for one started by hand: a
+    # reviewer's remote agent was said to log in the record's agents/ folder)
+    assert "agents/ folder holds the logs of the agents this run started" in str(e.value)
+    assert "one started by hand logs where it was started" in str(e.value)
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
     assert summary["outcome"] == "ABORTED" and "limb b" in summary["failure"]
     assert summary["ticks"] == 5  # t = 0 .. 0.08 s; the step to 0.1 s failed

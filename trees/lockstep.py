@@ -241,8 +241,8 @@ def agent_error(agent: SteppedAgent, t: float, exc: Exception) -> AgentError:
     return AgentError(
         tuple(agent.limbs),
         f"{noun} {limbs}: the agent {what} to t={t:.3f} s with an error: {exc} "
-        "(the agent's log says more: for a simulated agent, in the record's agents/ "
-        "folder)",
+        "(the agent's log says more: the record's agents/ folder holds the logs of the "
+        "agents this run started; one started by hand logs where it was started)",
     )
 
 
