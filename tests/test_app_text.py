@@ -62,12 +62,11 @@ def test_the_closing_line_says_why_a_run_failed_or_was_aborted(outcome, line):
 def test_check_counts_a_fault_drawn_on_several_limbs_as_one_disruption_as_the_readme_does():
     from pathlib import Path
 
-    from limbtree.trees.app import load
-    from limbtree.trees.cli import _faults_text
+    from limbtree.trees.app import faults_text, load
 
     missions = Path(__file__).parent.parent / "missions"
     robustness = load(missions / "robustness.yaml")
-    assert _faults_text(robustness) == "29 disruptions (58 limb faults)"
+    assert faults_text(robustness) == "29 disruptions (58 limb faults)"
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "through 29 disruptions" in readme
-    assert _faults_text(load(missions / "power_loss.yaml")) == "4 faults"
+    assert faults_text(load(missions / "power_loss.yaml")) == "4 faults"

@@ -136,6 +136,28 @@ def test_drawn_faults_under_the_real_clock_are_counted_as_check_counts_them(tmp_
     assert main(["check", str(path)]) != 0
     err = capsys.readouterr().err
     assert "m.yaml:7:5: 3 disruptions (5 limb faults) scheduled but clock: real" in err
+    # check takes run's --clock and --seed: the same mission run with --clock sim is fine
+    assert main(["check", str(path), "--clock", "sim", "--seed", "3"]) == 0
+    assert "3 disruptions (5 limb faults)" in capsys.readouterr().out
+
+
+def test_check_and_run_with_clock_real_refuse_faults_at_the_first_fault(tmp_path, capsys):
+    path = mission(
+        tmp_path,
+        "{robot: heavy_limb}",
+        "wait: {duration_s: 2}",
+        "faults:\n  - {at_s: 0.5, limb: arm, kind: power_off, duration_s: 1}\n",
+    )
+    expected = (
+        "m.yaml:5:5: 1 fault scheduled but --clock real; faults are injected into simulated "
+        "limbs in lockstep, so they need the sim clock: run with --clock sim, or remove the "
+        "faults"
+    )
+    assert main(["check", str(path), "--clock", "real"]) != 0
+    assert expected in capsys.readouterr().err
+    # (run refuses it the same way, at the fault, before anything starts)
+    assert main(["run", str(path), "--clock", "real", "--headless"]) != 0
+    assert expected in capsys.readouterr().err
 
 
 def test_blockage_joints_the_limb_does_not_have_are_refused_at_the_joints(tmp_path):

@@ -118,6 +118,52 @@ def load(
     return mission
 
 
+def check_fault_clock(mission: Mission, clock: str | None = None) -> None:
+    """Refuse scheduled faults in a run whose clock cannot inject them (the real clock).
+
+    Args:
+        mission: the loaded mission.
+        clock: the clock the run is given (``--clock``), or None for the mission's own.
+
+    Raises:
+        MissionError: at the file's first fault, naming the clock and how to change it.
+    """
+    if (clock or mission.clock) != "real" or not mission.faults:
+        return
+    first = min(mission.faults, key=lambda f: (f.location.line, f.location.column))  # in the file
+    why = "but clock: real" if clock is None else "but --clock real"
+    fix = "set clock: sim (or run with --clock sim)" if clock is None else "run with --clock sim"
+    raise MissionError(
+        [
+            Problem(
+                first.location,
+                f"{faults_text(mission)} scheduled {why}; faults are injected into simulated "
+                f"limbs in lockstep, so they need the sim clock: {fix}, or remove the faults",
+            )
+        ]
+    )
+
+
+def faults_text(mission: Mission) -> str:
+    """How many faults a mission schedules: ``4 faults``, or ``29 disruptions (58 limb faults)``.
+
+    A drawn fault that hits several limbs at once is one disruption (as seed 000 Table II and
+    the README count them) and one fault per limb (as the run's summary counts them).
+    """
+    disruptions = {
+        (f.at_s, f.kind, f.duration_s, f.location) if f.drawn else (i,)
+        for i, f in enumerate(mission.faults)
+    }
+    count = len(mission.faults)
+    if len(disruptions) == count:
+        return f"{count} fault{'s' if count != 1 else ''}"
+    groups = len(disruptions)
+    return (
+        f"{groups} disruption{'s' if groups != 1 else ''} "
+        f"({count} limb fault{'s' if count != 1 else ''})"
+    )
+
+
 def _place(problem: Problem) -> tuple[bool, str, int, int]:
     """Command-line values first, then each file's problems in the order of its lines."""
     at = problem.location
@@ -549,8 +595,7 @@ def run_mission(
             f"--speed {request.speed:g} paces the sim clock; {mission.path} runs in the real "
             "clock, at the limbs' own pace: drop --speed, or add --clock sim"
         )
-    if clock_mode == "real" and mission.faults:
-        raise RunError(f"{mission.path}: scheduled faults need the sim clock; run with --clock sim")
+    check_fault_clock(mission, request.clock)
     keyboard = TerminalKeyboard(stdin)
     if request.web is not None:
         from limbtree.trees.web.server import check_binding, check_port

@@ -397,58 +397,20 @@ def _count(n: int, noun: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from limbtree.trees.app import load
+    from limbtree.trees.app import check_fault_clock, faults_text, load
     from limbtree.trees.mission.loops import mission_warnings
 
-    mission = load(Path(args.mission), _overrides(args.set))
-    _check_fault_clock(mission)
+    mission = load(Path(args.mission), _overrides(args.set), args.seed)
+    check_fault_clock(mission, args.clock)
     print(
         f"{args.mission}: OK: mission {mission.name}, {_count(len(mission.limbs), 'limb')}"
         f"{_on_robots(mission)}, "
         f"{_count(sum(1 for _ in mission.root.walk()), 'node')}, "
-        f"{_faults_text(mission)}"
+        f"{faults_text(mission)}"
     )
     for warning in mission_warnings(mission):
         print(warning)
     return 0
-
-
-def _check_fault_clock(mission: Mission) -> None:
-    """Refuse scheduled faults in a mission whose clock cannot inject them (the real clock).
-
-    Raises:
-        MissionError: at the file's first fault, naming the clock and how to change it.
-    """
-    from limbtree.trees.mission.errors import MissionError, Problem
-
-    if mission.clock != "real" or not mission.faults:
-        return
-    first = min(mission.faults, key=lambda f: (f.location.line, f.location.column))  # in the file
-    raise MissionError(
-        [
-            Problem(
-                first.location,
-                f"{_faults_text(mission)} scheduled but clock: real; faults are "
-                "injected into simulated limbs in lockstep, so they need the sim clock: set "
-                "clock: sim (or run with --clock sim), or remove the faults",
-            )
-        ]
-    )
-
-
-def _faults_text(mission: Mission) -> str:
-    """How many faults a mission schedules: ``4 faults``, or ``29 disruptions (58 limb faults)``.
-
-    A drawn fault that hits several limbs at once is one disruption (as seed 000 Table II and
-    the README count them) and one fault per limb (as the run's summary counts them).
-    """
-    disruptions = {
-        (f.at_s, f.kind, f.duration_s, f.location) if f.drawn else (i,)
-        for i, f in enumerate(mission.faults)
-    }
-    if len(disruptions) == len(mission.faults):
-        return _count(len(mission.faults), "fault")
-    return f"{_count(len(disruptions), 'disruption')} ({_count(len(mission.faults), 'limb fault')})"
 
 
 def _tree(args: argparse.Namespace) -> int:
@@ -598,7 +560,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate a mission; every problem is printed as file:line:column.",
     )
     check.add_argument("mission", metavar="MISSION")
-    check.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    check.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help="override a mission parameter (repeatable), as run does",
+    )  # fmt: skip
+    check.add_argument(
+        "--clock", choices=["sim", "real"],
+        help="check for this clock instead of the mission's (as run --clock)",
+    )  # fmt: skip
+    check.add_argument(
+        "--seed", type=_seed, default=0,
+        help="seed of the faults drawn by random_faults (as run --seed; default 0)",
+    )  # fmt: skip
     check.set_defaults(handler=_check)
 
     tree = commands.add_parser(
@@ -778,7 +751,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except LimbtreeError as exc:
-        print(f"limbtree {args.command}: {exc}", file=sys.stderr)
+        from limbtree.trees.mission.errors import MissionError  # (an agent starts without it)
+
+        if not isinstance(exc, MissionError):
+            print(f"limbtree {args.command}: {exc}", file=sys.stderr)
+            return 1
+        # One file:line:column line per problem, as editors and CI problem matchers read
+        # them, then what they add up to.
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        where = getattr(args, "mission", None) or "the mission"
+        print(
+            f"limbtree {args.command}: {_count(len(exc.problems), 'problem')} in {where}",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         print(f"limbtree {args.command}: interrupted", file=sys.stderr)
