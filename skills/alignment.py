@@ -674,8 +674,8 @@ class Supervisor:
             f"alignment stalled: Δd {dd * 1e3:.1f} mm, Δθ {math.degrees(dtheta):.1f} deg, not "
             f"{p.stall_progress_m * 1e3:g} mm or {math.degrees(p.stall_progress_rad):g} deg "
             f"closer than {dd_then * 1e3:.1f} mm / {math.degrees(dtheta_then):.1f} deg "
-            f"{time - since:.1f} s ago (stall_time_s is {p.stall_time_s:g} s): is the goal within "
-            "the limb's reach, and is the limb free to move (not blocked, powered, "
+            f"{time - since:.1f} s ago (the stall time is {p.stall_time_s:g} s): is the goal "
+            "within the limb's reach, and is the limb free to move (not blocked, powered, "
             "following its commands)? Move the target or the limb's base, or allow longer "
             "(the align node's stall_timeout_s)"
         )

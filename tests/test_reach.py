@@ -474,6 +474,9 @@ def test_an_align_goal_met_out_of_reach_at_run_time_fails_once_it_stalls(tmp_pat
     assert summary["sim_time_s"] < 40.0  # (once, it ran for ever)
     assert summary["failure"].startswith("Align: alignment stalled: Δd ")
     assert "reach" in summary["failure"]
+    # (named as the mission writes it: a reviewer was sent to look for stall_time_s)
+    assert "(the stall time is 10 s)" in summary["failure"]
+    assert "stall_time_s" not in summary["failure"] and "stall_timeout_s" in summary["failure"]
 
 
 LIBRARY = """\
