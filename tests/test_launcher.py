@@ -123,3 +123,18 @@ def test_agents_sharing_a_process_each_answer_on_their_own_ports_and_all_stop(
         handles = list(agents._processes.values())
     assert all(p.poll() is not None for p in handles)
     assert "plant agent a: robot 'light_limb'" in (tmp_path / "agents-1.log").read_text()
+
+
+def test_a_killed_process_of_several_agents_names_every_limb_it_served(tmp_path: Path) -> None:
+    # (a reviewer killed one shared process: the run's message named one of its three limbs)
+    specs = [_spec("a"), _spec("b"), _spec("c")]
+    agents = SimAgents(specs, tmp_path, processes=2, forked=False)
+    with agents:
+        agents.start(answers)
+        shared = agents._processes["a"]
+        shared.kill()
+        shared.wait()
+        assert agents.exit_of("a") == (
+            f"was killed by SIGKILL (the same process served c); see {tmp_path}/agents-1.log"
+        )
+        assert agents.exit_of("b") is None  # (its own process still runs)

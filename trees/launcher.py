@@ -247,7 +247,8 @@ class SimAgents:
         """How the agent process of ``name`` ended, and where its output is.
 
         ``was killed by SIGKILL; see DIR/agent-arm.log``; None while it runs, or for an
-        agent not started here.
+        agent not started here. A process that served other agents too (one per core) names
+        them: ``(the same process served leg_0, leg_2)``.
         """
         process = self._processes.get(name)
         code = process.poll() if process is not None else None
@@ -260,6 +261,9 @@ class SimAgents:
                 how = f"was killed by signal {-code}"
         else:
             how = f"exited with status {code}"
+        others = [other for other, p in self._processes.items() if p is process and other != name]
+        if others:
+            how += f" (the same process served {', '.join(others)})"
         return f"{how}; see {self._log_of[name]}"
 
     def stop(self, grace_s: float = 3.0) -> None:
