@@ -44,6 +44,22 @@ def test_generate_keys_writes_the_documented_layout(tmp_path: Path) -> None:
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize(
+    ("name", "load"), [("agent", load_agent_keys), ("client", load_client_keys)]
+)
+def test_a_secret_key_open_to_other_users_is_refused_naming_the_fix(
+    tmp_path: Path, name: str, load: Callable[[Path], object]
+) -> None:
+    # (a reviewer's agent started silently on an agent.key_secret of mode 0644)
+    generate_keys(tmp_path)
+    secret = tmp_path / f"{name}.key_secret"
+    secret.chmod(0o644)
+    with pytest.raises(KeysError, match=rf"mode 0644.*chmod 600 {secret}"):
+        load(tmp_path)
+    secret.chmod(0o600)
+    load(tmp_path)
+
+
 def test_generate_keys_refuses_to_overwrite_unless_told(tmp_path: Path) -> None:
     first_public = generate_keys(tmp_path).agent_public.read_bytes()
     with pytest.raises(KeysError, match="exists"):

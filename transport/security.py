@@ -140,7 +140,25 @@ def _load_pair(path: Path) -> tuple[bytes, bytes]:
     public, secret = _load_public(path)
     if secret is None:
         raise KeysError(str(path), "holds no secret key")
+    _check_private(path)
     return public, secret
+
+
+def _check_private(path: Path) -> None:
+    """Refuse a secret key file that other users may read or change (as ssh does).
+
+    Raises:
+        KeysError: naming the file's mode and the ``chmod`` that fixes it.
+    """
+    if os.name != "posix":
+        return
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise KeysError(
+            str(path),
+            f"is open to other users (mode {mode:04o}): anyone who reads a secret key can pose "
+            f"as its owner; make it private with chmod 600 {path}",
+        )
 
 
 def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]:
