@@ -78,6 +78,10 @@ class Health(IntFlag):
     """The agent has received malformed messages (see ``errors_received`` in ``describe``)."""
     GRIP_LOST = 128
     """The gripper was torn off its hold: it holds nothing until its leg leaves support."""
+    BUS_FAULT = 256
+    """The limb's bus fails: its joint reads or setpoint writes raise. No new setpoint goes
+    out (the limb holds), commands are refused with ``internal``, and the state stops
+    updating while the reads fail; ``detail.bus_fault`` says what fails since when."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,8 @@ class LimbDriver(ABC):
 
         Raises:
             DriverError: with code ``unsupported_mode``, ``bad_value`` (wrong length, NaN,
-                unknown end-effector) or ``ik_failed``.
+                unknown end-effector), ``ik_failed``, or ``internal`` while the limb cannot
+                be driven (its bus fails: ``Health.BUS_FAULT``).
         """
 
     @abstractmethod

@@ -3,7 +3,7 @@
 
 import { el } from "./util.js";
 
-export const RED_FLAGS = new Set(["POWER_OFF", "BLOCKED", "DISASSEMBLED", "GRIP_LOST"]);
+export const RED_FLAGS = new Set(["POWER_OFF", "BLOCKED", "DISASSEMBLED", "GRIP_LOST", "BUS_FAULT"]);
 const AMBER_FLAGS = new Set(["SLOWED", "JOINT_LIMIT", "IK_FAILED", "BAD_INPUT"]);
 
 export function flagClass(flag) {
