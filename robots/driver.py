@@ -20,9 +20,10 @@ example.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple
 
 from limbtree.kinematics.pose import Pose
 from limbtree.robots.registry import RobotSpec, load_robot
@@ -42,9 +43,25 @@ from limbtree.transport.driver import (
     LimbDriver,
     LimbState,
 )
+from limbtree.transport.outage import Outage, OutageLog
 
 if TYPE_CHECKING:
     from limbtree.kinematics.chain import IKResult
+
+_log = logging.getLogger(__name__)
+
+BUS_FAULT_DETAIL_KEY: Final = "bus_fault"
+"""The state ``detail`` key present while the bus fails.
+
+Its value is a map: ``call`` (:data:`READ` or :data:`WRITE`), ``error`` (``"OSError: ..."``),
+``since`` (the driver time of the first failure [s]) and ``failed_ticks``.
+"""
+READ: Final = "read_joints"
+"""``detail["bus_fault"]["call"]`` while :meth:`HardwareDriver.read_joints` fails."""
+WRITE: Final = "write_joint_targets"
+"""``detail["bus_fault"]["call"]`` while :meth:`HardwareDriver.write_joint_targets` fails."""
+_WHAT: Final = {READ: "its joint reads", WRITE: "its setpoint writes"}
+_CALL: Final = {what: call for call, what in _WHAT.items()}
 
 
 class JointReading(NamedTuple):
@@ -69,6 +86,22 @@ class HardwareDriver(LimbDriver):
     :meth:`write_joint_targets`. While :meth:`power_state` is False the state stops updating
     (it keeps the last one, flagged ``POWER_OFF``), commands are ignored and nothing is
     written; when power returns the limb holds wherever it now is.
+
+    A bus that fails (:meth:`read_joints` or :meth:`write_joint_targets` raises, or a reading
+    is malformed) stops the limb: a limb must never be driven towards a goal without
+    feedback. The goal is dropped and no setpoint towards it is written again. While the reads
+    fail nothing at all is written, not even a hold: the servos keep the last setpoint that
+    went through, at most one speed-limited step from the last sensed joints, so the limb
+    stops there; a hold setpoint would be computed from a reading that may be seconds old and
+    sent over a bus that is failing. While only the writes fail, each advance tries a hold at
+    the joints it has just measured. The state stops updating while the reads fail (it keeps
+    the last one); every state has ``BUS_FAULT`` and ``detail["bus_fault"]``
+    (:data:`BUS_FAULT_DETAIL_KEY`); commands and gripper actions are refused with
+    ``internal`` saying what fails. The outage ends at the first :meth:`advance` whose read
+    and hold setpoint (the measured joints) both succeed: the limb then holds where it is,
+    and does not resume its old goal until commanded again. The first failure, a summary
+    every 5 s and the recovery are logged; a new outage is logged again
+    (:class:`~limbtree.transport.outage.OutageLog`).
 
     Args:
         robot: the robot, or its name in the registry.
@@ -101,6 +134,12 @@ class HardwareDriver(LimbDriver):
         self._gripper = "open" if self._tracker.limb.grippers else "none"
         self._interrupted = False
         self._ignored_commands = 0
+        self._bus = OutageLog(
+            _log,
+            self._limb_text(),
+            "it holds and commands are refused until they succeed",
+            "it holds where it is until commanded",
+        )
 
     # ------------------------------------------------------------------ the bus (subclasses)
 
@@ -111,6 +150,10 @@ class HardwareDriver(LimbDriver):
         Returns:
             The positions [rad or m], velocities [rad/s or m/s] and efforts [N m or N] (or
             None), one per joint in the limb's joint order.
+
+        Raises:
+            Exception: any, when the bus fails; it starts a bus outage (see the class): no
+                setpoint is written and commands are refused until a read succeeds.
         """
 
     @abstractmethod
@@ -122,6 +165,11 @@ class HardwareDriver(LimbDriver):
 
         Args:
             q: ``(n,)`` setpoints [rad or m], in the limb's joint order.
+
+        Raises:
+            Exception: any, when the bus fails; it starts a bus outage (see the class): no
+                new setpoint is computed from the goal and commands are refused until a hold
+                setpoint at the measured joints goes through.
         """
 
     @abstractmethod
@@ -191,22 +239,35 @@ class HardwareDriver(LimbDriver):
     def advance(self, t: float) -> None:
         """Read the limb at time ``t`` [s] and send it the next setpoint.
 
+        A failing read or write does not raise: it starts or prolongs a bus outage (see the
+        class), during which nothing is written.
+
         Raises:
-            DriverError: ``bad_value`` if ``t`` is not finite or goes back in time;
-                ``internal`` if :meth:`read_joints` returns the wrong number of values.
+            DriverError: ``bad_value`` if ``t`` is not finite or goes back in time.
         """
         t = finite_time(t, self._t)
         if t == self._t and self._state is not None and not self._back():
             return
         dt = 0.0 if self._t is None else t - self._t
         tracker = self._tracker
+        failing = self._bus.outage is not None
         # The setpoint for t goes out before the bus moves to t, so a command given before
         # this advance moves the joints over the interval it closes, not one update later.
+        # Not while the bus fails: nothing moves the limb until a reading says where it is.
         ahead = (
-            self._q is not None and not self._interrupted and self.power_state() and self.available
+            self._q is not None
+            and not failing
+            and not self._interrupted
+            and self.power_state()
+            and self.available
         )
+        wrote = False
         if ahead and self._q is not None:
-            self.write_joint_targets(tracker.step(self._q, dt))
+            try:
+                self.write_joint_targets(tracker.step(self._q, dt))
+            except Exception as exc:
+                self._bus_failed(WRITE, t, exc)
+                wrote = True  # (no second try in this advance)
         self.sync(t)
         self._t = t
         powered = self.power_state()
@@ -215,24 +276,38 @@ class HardwareDriver(LimbDriver):
             self._interrupted = True
             if self._state is not None:
                 # The state stops updating: only its flags follow the faults.
-                self._state = dataclasses.replace(
-                    self._state, health=self._health(powered), detail=self._detail(self._state)
-                )
+                self._freeze(powered)
                 return
         n = tracker.n
-        reading = self.read_joints()
-        q = joint_vector(reading[0], n, "read_joints q")
-        dq = joint_vector(reading[1], n, "read_joints dq")
-        raw_effort = reading[2] if len(reading) > 2 else None
-        effort = None if raw_effort is None else joint_vector(raw_effort, n, "read_joints effort")
+        try:
+            reading = self.read_joints()
+            q = joint_vector(reading[0], n, "read_joints q")
+            dq = joint_vector(reading[1], n, "read_joints dq")
+            raw_effort = reading[2] if len(reading) > 2 else None
+            effort = (
+                None if raw_effort is None else joint_vector(raw_effort, n, "read_joints effort")
+            )
+        except Exception as exc:
+            if not wrote:
+                self._bus_failed(READ, t, exc)
+            self._freeze(powered)
+            return
         self._q = q
         if live:
-            if self._interrupted:
-                # Back from a power loss or a disassembly: stay where the limb now is.
+            if self._interrupted or self._bus.outage is not None:
+                # Back from a power loss, a disassembly or a bus fault: stay where the limb
+                # now is.
                 tracker.hold(q)
                 self._interrupted = False
-            if not ahead:
-                self.write_joint_targets(tracker.step(q, dt))
+            if not ahead and not wrote:
+                try:
+                    self.write_joint_targets(tracker.step(q, dt))
+                except Exception as exc:
+                    self._bus_failed(WRITE, t, exc)
+                else:
+                    self._bus_recovered(t)
+            elif not wrote:
+                self._bus_recovered(t)  # (nothing to end; short outages not yet logged)
         self._state = LimbState(
             t=t,
             q=tuple(q.tolist()),
@@ -243,6 +318,43 @@ class HardwareDriver(LimbDriver):
             health=self._health(powered),
             detail=self._detail(None),
         )
+
+    @property
+    def bus_fault(self) -> Outage | None:
+        """The bus outage in progress, or None while the bus works."""
+        return self._bus.outage
+
+    def _bus_failed(self, call: str, t: float, exc: Exception) -> None:
+        """Start or prolong a bus outage: ``call`` raised ``exc`` in the advance to ``t`` [s]."""
+        self._bus.failed(t, _WHAT[call], exc)
+
+    def _bus_recovered(self, t: float) -> None:
+        """A read and a write succeeded at ``t`` [s]: end the bus outage, if any."""
+        self._bus.succeeded(t)
+
+    def _bus_refusal(self) -> DriverError | None:
+        """The ``internal`` refusal of a command while the bus fails, or None."""
+        outage = self._bus.outage
+        if outage is None:
+            return None
+        what = outage.what
+        return DriverError(
+            "internal",
+            f"{self._limb_text()}: {what} fail since t={outage.since_s:.2f} s "
+            f"({outage.error}; {outage.failed_ticks} failed ticks); it holds; commands are "
+            f"refused until {what.removeprefix('its ')} succeed",
+        )
+
+    def _limb_text(self) -> str:
+        limb = self._tracker.limb
+        return f"limb {limb.name!r} ({self._tracker.robot.name})"
+
+    def _freeze(self, powered: bool) -> None:
+        """Keep the last state, if any, with the flags and detail of now."""
+        if self._state is not None:
+            self._state = dataclasses.replace(
+                self._state, health=self._health(powered), detail=self._detail(self._state)
+            )
 
     def _back(self) -> bool:
         """Whether the limb is live again since its state stopped updating (power, reassembly).
@@ -256,8 +368,11 @@ class HardwareDriver(LimbDriver):
         """The latest state; before the first :meth:`advance`, the limb read at t = 0 s."""
         if self._state is None:
             self.advance(self.time)
-        if self._state is None:  # pragma: no cover - advance() always leaves a state
-            raise DriverError(
+        if self._state is None:
+            refusal = self._bus_refusal()
+            if refusal is not None:
+                raise refusal
+            raise DriverError(  # pragma: no cover - advance() leaves a state or a fault
                 "unavailable", "the limb has no state yet: it was never powered and available"
             )
         return self._state
@@ -276,11 +391,15 @@ class HardwareDriver(LimbDriver):
 
         Raises:
             DriverError: ``unsupported_mode`` (``joint_torque``), ``bad_value``,
-                ``ik_failed``, or ``unavailable`` while the limb is disassembled.
+                ``ik_failed``, ``unavailable`` while the limb is disassembled, or
+                ``internal`` while its bus fails (see the class).
         """
         mode = self._mode(mode)
         if not self.available:
             raise DriverError("unavailable", "the limb is disassembled")
+        refusal = self._bus_refusal()
+        if refusal is not None:
+            raise refusal
         if mode is CommandMode.JOINT_TORQUE:
             raise DriverError(
                 "unsupported_mode",
@@ -328,7 +447,8 @@ class HardwareDriver(LimbDriver):
 
         Raises:
             DriverError: ``unsupported_mode`` when the limb has no gripper, ``bad_value``
-                for an unknown action, ``unavailable`` while disassembled.
+                for an unknown action, ``unavailable`` while disassembled, ``internal``
+                while the bus fails.
         """
         if not self._tracker.limb.grippers:
             name = self._tracker.limb.name
@@ -342,6 +462,9 @@ class HardwareDriver(LimbDriver):
             ) from None
         if not self.available:
             raise DriverError("unavailable", "the limb is disassembled")
+        refusal = self._bus_refusal()
+        if refusal is not None:
+            raise refusal
         if not self.power_state():
             self._ignored_commands += 1
             return
@@ -362,10 +485,17 @@ class HardwareDriver(LimbDriver):
         detail = {**base, **self.extra_detail()}
         if self._ignored_commands:
             detail["ignored_commands"] = self._ignored_commands
+        outage = self._bus.outage
+        if outage is not None:
+            detail[BUS_FAULT_DETAIL_KEY] = {"call": _CALL[outage.what], **outage.detail()}
+        else:
+            detail.pop(BUS_FAULT_DETAIL_KEY, None)
         return detail
 
     def _health(self, powered: bool) -> Health:
         health = self._tracker.health() | self.extra_health()
+        if self._bus.outage is not None:
+            health |= Health.BUS_FAULT
         return health if powered else health | Health.POWER_OFF
 
     @staticmethod

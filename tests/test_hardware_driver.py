@@ -129,11 +129,13 @@ def test_ee_twist_and_hold_work_on_hardware_too():
     assert run(driver, 0.5).q == driver.state().q
 
 
-def test_a_bus_returning_the_wrong_number_of_joints_is_an_internal_error():
+def test_a_bus_returning_the_wrong_number_of_joints_is_a_failed_read_refused_as_internal():
     driver = FakeBus()
     driver.n_values = 6
+    driver.advance(0.0)  # a reading that cannot be used is no reading: nothing is written
+    assert driver.written == []
     with pytest.raises(DriverError, match="7 finite numbers") as raised:
-        driver.advance(0.0)
+        driver.state()
     assert raised.value.code == "internal"
 
 
