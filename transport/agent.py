@@ -53,6 +53,7 @@ from limbtree.transport.errors import ConfigError, ProtocolError, TransportError
 from limbtree.transport.exposure import OWNER_ONLY, ShutdownPolicy, check_exposure
 from limbtree.transport.faults import FaultKind
 from limbtree.transport.orphan import watch_parent
+from limbtree.transport.outage import OutageLog
 from limbtree.transport.plant import BaseState, DriverPlant, Plant
 from limbtree.transport.schema import (
     BASE_KEY,
@@ -106,7 +107,6 @@ MAX_BATCH: Final = 256
 """Most requests handled in one go before the real-clock loop checks its stream deadline."""
 WATCHER_JOIN_S: Final = 1.0
 """How long a stopped agent waits for its parent's watcher to end [s] (it ends at once)."""
-_TICK_LOG_EVERY: Final = 1000
 # Plain ints: pyzmq's flag enums cost microseconds per operation on the request path.
 _SNDMORE: Final = int(zmq.SNDMORE | zmq.NOBLOCK)
 _NOBLOCK: Final = int(zmq.NOBLOCK)
@@ -258,7 +258,13 @@ class PlantAgent:
         #: The routing id of the client whose request is being answered.
         self._peer = b""
         self._extra_health = 0
-        self._tick_failures = 0
+        #: The real clock's failing plant updates (:meth:`_tick`), logged once per outage.
+        self._outages = OutageLog(
+            _log,
+            f"plant agent {name}" if name else "plant agent",
+            "its state is not published and commands are refused until they succeed",
+            "commands are taken again",
+        )
         self._stop_requested = False
         self._shutdown = False
         self._shutdown_deadline: float | None = None
@@ -544,18 +550,27 @@ class PlantAgent:
             ]
             base = self._pack_base()
         except Exception as exc:
-            self._tick_failures += 1
-            if self._tick_failures % _TICK_LOG_EVERY == 1:
-                _log.error(
-                    "plant failed at t=%.6f s (%d failures so far): %r",
-                    now,
-                    self._tick_failures,
-                    exc,
-                )
+            self._outages.failed(now, "its plant's updates", exc)
             return
+        self._outages.succeeded(now)
         self._state_seq += 1
         for limb, state in states:
             self._stream(limb, state, now, base)
+
+    def _check_plant(self) -> None:
+        """Refuse a command while the plant's updates fail (real clock).
+
+        Raises:
+            DriverError: ``internal``, saying since when and why.
+        """
+        outage = self._outages.outage
+        if outage is not None:
+            raise DriverError(
+                ErrorCode.INTERNAL,
+                f"the plant fails to update since t={outage.since_s:.2f} s ({outage.error}; "
+                f"{outage.failed_ticks} failed ticks); commands are refused until it updates "
+                "again",
+            )
 
     def _pack_base(self) -> bytes:
         """The packed base state, re-packed only when it changed (a fixed base: never)."""
@@ -798,7 +813,8 @@ class PlantAgent:
 
         Raises:
             ProtocolError: for a limb, mode, joint count or end-effector the plant lacks.
-            DriverError: when the plant refused it (``ik_failed``, ...).
+            DriverError: when the plant refused it (``ik_failed``, ...), or ``internal``
+                while the plant's updates fail.
         """
         limb = self._limb(request)
         if not self._plant.available(limb.name):
@@ -834,6 +850,7 @@ class PlantAgent:
                     seq=seq,
                     field="ee",
                 )
+        self._check_plant()
         self._claim(limb.name, seq)
         self._plant.command(limb.name, mode, fields)
         return None
@@ -1015,6 +1032,7 @@ class PlantAgent:
         limb = self._limb(request)
         if not self._plant.available(limb.name):
             return self._unavailable(request, limb.name)
+        self._check_plant()
         self._claim(limb.name, request.seq)
         self._plant.gripper(limb.name, request.fields["action"])
         return self._ack(request)
