@@ -15,6 +15,8 @@ from limbtree.skills.core import Core, CoreResult, StepTimer
 from limbtree.skills.outcome import Outcome
 from limbtree.skills.spaces import JointSpace, PoseSpace, Space, nearest_parameter
 from limbtree.skills.sync import (
+    LimbDown,
+    MissingStates,
     Mode,
     Recovery,
     SyncConfig,
@@ -47,6 +49,8 @@ __all__ = [
     "CoreResult",
     "Figures",
     "JointSpace",
+    "LimbDown",
+    "MissingStates",
     "Mode",
     "Outcome",
     "PoseError",

@@ -12,6 +12,11 @@ leaves the hypersphere around what the limbs sense. When no point of the traject
 * ``none``: hold and wait (seed 000 Sec. III-A).
 
 With ``monotonic`` the trajectory parameter never decreases (the last paragraph of II-B).
+
+A limb without a usable state (stale, or powered off or disassembled: its last state is
+frozen where it was) holds the move: it never succeeds on a reading that is not one, and
+fails after ``stale_timeout`` (:class:`MissingStates`). When the limb comes back, wherever
+it fell, the recovery strategy brings it back to the path.
 The core is pure: it is given the sensed states and the time, and returns the command.
 """
 
@@ -21,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -50,7 +55,8 @@ class Mode(StrEnum):
     WAITING = "waiting"
     """No point is inside and the strategy is ``none``: hold."""
     STALE = "stale"
-    """A limb's state is stale: hold until it returns or the timeout passes."""
+    """A limb has no usable state (stale, powered off, disassembled): hold until it returns
+    or the timeout passes."""
     DONE = "done"
 
 
@@ -63,7 +69,8 @@ class SyncConfig:
         monotonic: forbid the trajectory parameter from decreasing.
         max_speed: if set, how far [metric units per second] the command may advance along
             the trajectory each second: the move's pace when every limb keeps up.
-        stale_timeout: how long [s] a limb may be stale before the move fails.
+        stale_timeout: how long [s] a limb may be without a usable state (stale, powered
+            off, disassembled) before the move fails.
         loop: after the last waypoint, go on round the waypoints again, forever (the start,
             where the limbs were, is not revisited; with a single waypoint, go back and forth).
             One step passes each segment at most once, so it completes at most one lap
@@ -79,16 +86,46 @@ class SyncConfig:
 
 
 @dataclass(frozen=True)
+class LimbDown:
+    """Why a limb's state is no reading of the limb, as the limb's health says.
+
+    A limb that is powered off or disassembled still has a last state, frozen where the
+    limb was: it says nothing of where the limb is now (a powered-off limb falls).
+
+    Attributes:
+        condition: what the limb is: ``"powered off"``, ``"disassembled"``.
+        cause: the injected fault behind it (``"power_off fault"``), or empty when unknown.
+    """
+
+    condition: str
+    cause: str = ""
+
+    def text(self, limb: str, since: float) -> str:
+        """``limb light is powered off since t=1.00 s (power_off fault)``.
+
+        Args:
+            limb: the limb's name.
+            since: the mission time [s] the move first saw it so.
+        """
+        text = f"limb {limb} is {self.condition} since t={since:.2f} s"
+        return f"{text} ({self.cause})" if self.cause else text
+
+
+@dataclass(frozen=True)
 class SyncObservation(Generic[P]):
     """What a synchronized move is given each step.
 
     Attributes:
         time: the tick time [s] from the runner's clock.
-        states: each limb's sensed point, or None where the limb's state is stale.
+        states: each limb's sensed point, or None where the limb's state cannot be used: it
+            is stale, or the limb's health says it is no reading of the limb (see ``down``).
+        down: per limb, why its state is None when its health says so (powered off,
+            disassembled), else None; empty when nothing is known (every None is stale).
     """
 
     time: float
     states: tuple[P | None, ...]
+    down: tuple[LimbDown | None, ...] = ()
 
     def check(self, limb_names: tuple[str, ...]) -> None:
         """Refuse an observation that has not one state per limb of the move.
@@ -101,6 +138,103 @@ class SyncObservation(Generic[P]):
                 f"the observation has {len(self.states)} states; the move drives "
                 f"{len(limb_names)} limbs ({', '.join(limb_names)})"
             )
+        if self.down and len(self.down) != len(limb_names):
+            raise ValueError(
+                f"the observation says why {len(self.down)} limbs are down; the move drives "
+                f"{len(limb_names)} limbs ({', '.join(limb_names)})"
+            )
+
+
+class MissingStates:
+    """A move's watch over limbs without a usable state: it holds, then fails.
+
+    The one rule of every synchronized move (pose, joint or velocity): while a limb's state
+    is None (stale, or the limb powered off or disassembled) the move holds and never
+    succeeds, since it cannot tell where that limb is; once some limb has been so for
+    ``timeout`` [s] on end, it fails. The episode runs from the first step with a limb
+    missing to the first step with none.
+
+    Args:
+        limb_names: the move's limbs, for messages.
+        timeout: how long [s] the move waits (``stale_timeout_s``).
+    """
+
+    def __init__(self, limb_names: Sequence[str], timeout: float) -> None:
+        self.limb_names = tuple(limb_names)
+        self.timeout = timeout
+        self._episode: float | None = None
+        self._since: dict[int, float] = {}
+        self._down: dict[int, LimbDown] = {}
+
+    def check(self, observation: SyncObservation[Any]) -> tuple[Outcome, str] | None:
+        """Note this step's missing states.
+
+        Args:
+            observation: the step's observation (checked against the limbs already).
+
+        Returns:
+            None when every limb has a state; else RUNNING (hold) or FAILURE (waited
+            ``timeout``) with the message for a person.
+        """
+        time, states = observation.time, observation.states
+        missing = [i for i, s in enumerate(states) if s is None]
+        if not missing:
+            self._episode = None
+            self._since.clear()
+            self._down.clear()
+            return None
+        if self._episode is None:
+            self._episode = time
+        for i in list(self._since):
+            if states[i] is not None:
+                del self._since[i]
+                self._down.pop(i, None)
+        down = observation.down
+        for i in missing:
+            self._since.setdefault(i, time)
+            why = down[i] if down else None
+            if why is not None:
+                self._down[i] = why
+            else:
+                self._down.pop(i, None)
+        waited = time - self._episode
+        stale = [self.limb_names[i] for i in missing if i not in self._down]
+        if waited > self.timeout:
+            if self._down:
+                return Outcome.FAILURE, (
+                    f"{self.cannot_succeed()} (waited {waited:.1f} s; stale_timeout_s is "
+                    f"{self.timeout:g})"
+                )
+            return Outcome.FAILURE, (
+                f"limb {', '.join(stale)} sent no state for {waited:.1f} s "
+                f"(stale_timeout_s is {self.timeout:g}); check its agent"
+            )
+        notes = []
+        if self._down:
+            notes.append(f"{self.down_text()}; waiting for it to come back")
+        if stale:
+            notes.append(f"no fresh state from {', '.join(stale)} for {waited:.1f} s")
+        return Outcome.RUNNING, "holding: " + "; ".join(notes)
+
+    def down_text(self) -> str | None:
+        """Why each limb whose health says so is down, and since when; None if none is."""
+        if not self._down:
+            return None
+        return "; ".join(
+            why.text(self.limb_names[i], self._since[i]) for i, why in sorted(self._down.items())
+        )
+
+    def cannot_succeed(self) -> str | None:
+        """Why the move cannot succeed now, or None when no limb's health says it is down.
+
+        For example ``limb light is powered off since t=1.00 s (power_off fault): the move
+        cannot succeed without it``.
+        """
+        down = self.down_text()
+        if down is None:
+            return None
+        them = "it" if len(self._down) == 1 else "them"
+        return f"{down}: the move cannot succeed without {them}"
 
 
 @dataclass(frozen=True)
@@ -210,7 +344,7 @@ class SyncMove(Generic[P]):
         self._last_valid: tuple[P, ...] = self.waypoints[0]
         self._recovery: tuple[tuple[P, ...], tuple[P, ...]] | None = None
         self._segment_start: tuple[P, ...] = self.waypoints[0]
-        self._stale_since: float | None = None
+        self.missing = MissingStates(self.limb_names, config.stale_timeout)
         self._laps = 0
         # Segment k runs from waypoint pairs[k][0] to pairs[k][1].
         n = len(self.waypoints) - 1
@@ -302,7 +436,8 @@ class SyncMove(Generic[P]):
         """Advance one tick.
 
         Args:
-            observation: the tick time and each limb's sensed point (None: stale).
+            observation: the tick time and each limb's sensed point (None: stale, or the
+                limb powered off or disassembled: the move holds, see :class:`MissingStates`).
             dt: the time since the previous step [s] (0 at the first): how far
                 ``max_speed`` lets the command advance.
 
@@ -313,29 +448,10 @@ class SyncMove(Generic[P]):
             ValueError: if the observation has not one state per limb.
         """
         observation.check(self.limb_names)
-        time, states = observation.time, observation.states
-        stale = [name for name, s in zip(self.limb_names, states, strict=True) if s is None]
-        if stale:
-            if self._stale_since is None:
-                self._stale_since = time
-            waited = time - self._stale_since
-            if waited > self.config.stale_timeout:
-                return self._result(
-                    Outcome.FAILURE,
-                    None,
-                    None,
-                    Mode.STALE,
-                    f"limb {', '.join(stale)} sent no state for {waited:.1f} s "
-                    f"(stale_timeout_s is {self.config.stale_timeout:g}); check its agent",
-                )
-            return self._result(
-                Outcome.RUNNING,
-                None,
-                None,
-                Mode.STALE,
-                f"holding: no fresh state from {', '.join(stale)} for {waited:.1f} s",
-            )
-        self._stale_since = None
+        states = observation.states
+        held = self.missing.check(observation)
+        if held is not None:  # (no SUCCESS without every limb's reading)
+            return self._result(held[0], None, None, Mode.STALE, held[1])
         current: tuple[P, ...] = tuple(s for s in states if s is not None)
 
         recovering = self._recovery is not None

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics import Pose, SE3Metric, hypersphere_clamp
 from limbtree.skills.outcome import Outcome
-from limbtree.skills.sync import Mode, SyncObservation, SyncStep
+from limbtree.skills.sync import MissingStates, Mode, SyncObservation, SyncStep
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -60,7 +60,7 @@ class VelocityMove:
         self.duration = sum(s.duration for s in self.profile)
         self._t0: float | None = None
         self._command: tuple[Pose, ...] | None = None
-        self._stale_since: float | None = None
+        self.missing = MissingStates(self.limb_names, stale_timeout)
 
     def velocity(self, elapsed: float) -> FloatArray:
         """The input speed [m/s] at ``elapsed`` seconds into the move."""
@@ -74,7 +74,8 @@ class VelocityMove:
         """Advance one tick (see :class:`~limbtree.skills.sync.SyncMove.step`).
 
         Args:
-            observation: the tick time and each limb's sensed pose (None: stale).
+            observation: the tick time and each limb's sensed pose (None: stale, or the
+                limb powered off or disassembled).
             dt: the time since the previous step [s] (0 at the first): the command
                 integrates the input speed over it (eq. 11).
 
@@ -90,16 +91,9 @@ class VelocityMove:
             self._t0 = time
         elapsed = time - self._t0
         progress = min(1.0, elapsed / self.duration)
-        stale = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
-        if stale:
-            self._stale_since = self._stale_since if self._stale_since is not None else time
-            waited = time - self._stale_since
-            outcome = Outcome.FAILURE if waited > self.stale_timeout else Outcome.RUNNING
-            return SyncStep(
-                outcome, None, None, Mode.STALE, 0, progress, None,
-                f"no fresh state from {', '.join(stale)} for {waited:.1f} s",
-            )  # fmt: skip
-        self._stale_since = None
+        held = self.missing.check(observation)
+        if held is not None:  # (no SUCCESS without every limb's reading)
+            return SyncStep(held[0], None, None, Mode.STALE, 0, progress, None, held[1])
         current = tuple(s for s in states if s is not None)
         if self._command is None:
             self._command = current
