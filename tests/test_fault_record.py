@@ -108,16 +108,17 @@ def test_a_power_off_makes_the_state_stale_in_the_sim_clock_like_a_disassembly(t
             MISSIONS / "power_off_not_stale.yaml", tmp_path / kind, {"kind": kind}
         )
         assert summary["outcome"] == "FAILURE", kind
-        assert "sent no state for 0.5 s" in summary["failure"]
+        assert "the move cannot succeed without it (waited 0.5 s" in summary["failure"]
         results[kind] = summary["sim_time_s"]
         stale_from = min(t["t"] for t in ticks if t["limbs"]["leg"]["stale"])
         # Stale 0.25 s (the clients' limit) after the last new state, which for a
         # power_off is the one state that says POWER_OFF.
         assert stale_from == pytest.approx(1.25, abs=0.03), kind
-    # 1 s + 0.25 s to go stale + 0.5 s of stale_timeout_s; a power_off's first state
-    # (t = 1.0 s, saying POWER_OFF) is one tick newer than a disassembled limb's last.
-    assert results["disassembly"] == pytest.approx(1.76)
-    assert results["power_off"] == pytest.approx(1.78)
+    # The move holds from the first tick whose state says POWER_OFF (or whose step reply
+    # says the limb is disassembled), t = 1 s, not from the staleness that follows:
+    # 1 s + 0.5 s of stale_timeout_s, failing on the first tick past it.
+    assert results["disassembly"] == pytest.approx(1.52)
+    assert results["power_off"] == pytest.approx(1.52)
 
 
 @pytest.mark.timeout(120)

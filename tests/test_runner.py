@@ -131,7 +131,8 @@ def test_a_limb_stale_past_its_timeout_fails_the_move_with_a_clear_message(tmp_p
     faults = [ScheduledFault(0.5, "b", "disassembly", 10.0)]
     outcome, runner, _, _ = run(tmp_path, tree, faults=faults)
     assert outcome is RunOutcome.FAILURE
-    assert "b sent no state" in runner.failure_message()
+    # (its agent says it is disassembled: the move holds from then, and says so)
+    assert "limb b is disassembled since t=0.50 s" in runner.failure_message()
     assert "stale_timeout_s" in runner.failure_message()
 
 

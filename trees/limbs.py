@@ -1,21 +1,26 @@
 """Limbs as behaviours see them: world-frame state and commands over a limb client.
 
 A behaviour never knows whether its limb is simulated, local or remote: it reads the latest
-state (or None when stale) and sends commands, and :class:`LimbHandle` turns those into the
-agent protocol's base-frame messages through the limb's client.
+state (or None when it cannot be used) and sends commands, and :class:`LimbHandle` turns those
+into the agent protocol's base-frame messages through the limb's client.
+
+A state can be used when it is fresh and the limb's health does not say it is no reading of
+the limb (:data:`UNREADABLE`: powered off, disassembled, whose last state stays frozen where
+the limb was). This is the one rule every skill reads limbs by (:attr:`LimbHandle.fresh`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
+from limbtree.skills import LimbDown
 from limbtree.transport.driver import CommandMode, GripperAction, Health, LimbDescription, LimbState
 from limbtree.transport.plant import BaseState
 from limbtree.trees.claims import LimbClaims
@@ -24,6 +29,18 @@ if TYPE_CHECKING:  # (importing it loads roboticstoolbox)
     from limbtree.kinematics import KinematicChain
 
 FloatArray = npt.NDArray[np.float64]
+
+#: The health flags that make a limb's state no reading of the limb: its last state stays
+#: frozen where the limb was while the limb itself falls (power off) or is gone (disassembled).
+UNREADABLE: Final = Health.POWER_OFF | Health.DISASSEMBLED
+_UNREADABLE: Final = int(UNREADABLE)
+
+#: What a limb is under each of :data:`UNREADABLE`'s flags, and the injected fault (its
+#: ``detail["faults"]`` name) that would be the cause.
+_DOWN: Final = (
+    (Health.POWER_OFF, "powered off", "power_off"),
+    (Health.DISASSEMBLED, "disassembled", "disassembly"),
+)
 
 
 class LimbLink(Protocol):
@@ -143,28 +160,78 @@ class LimbHandle:
 
     @property
     def fresh(self) -> bool:
-        """Whether a state has arrived and is not stale."""
-        return self.link.state is not None and not self.link.is_stale
+        """Whether the latest state can be used (the rule every skill reads limbs by).
+
+        It arrived, is not stale, and the limb's health does not make it no reading of the
+        limb (:data:`UNREADABLE`: powered off, disassembled).
+        """
+        state = self.link.state
+        return (
+            state is not None
+            and not self.link.is_stale
+            and not int(state.health) & _UNREADABLE  # (on plain ints: no new flag each time)
+            and not self.link.disassembled
+        )
 
     @property
     def health(self) -> Health:
-        """The health flags of the latest state (OK before any state)."""
+        """The health flags of the latest state (OK before any state).
+
+        With DISASSEMBLED while the agent says the limb is disassembled (its last state,
+        from before, does not say so).
+        """
         state = self.link.state
-        return Health(state.health) if state is not None else Health.OK
+        health = Health(state.health) if state is not None else Health.OK
+        return health | Health.DISASSEMBLED if self.link.disassembled else health
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        """The injected faults in force, as the latest state lists them (simulated limbs)."""
+        state = self.link.state
+        detail = state.detail if state is not None else None
+        faults = detail.get("faults") if isinstance(detail, Mapping) else None
+        return tuple(str(f) for f in faults) if isinstance(faults, list | tuple) else ()
+
+    def down(self) -> LimbDown | None:
+        """Why the limb's health makes its state no reading of it, or None when it does not.
+
+        None too for a limb that is merely stale (its agent silent: in the real clock, a
+        disassembled limb's).
+        """
+        health = self.health
+        if not health & UNREADABLE:
+            return None
+        for flag, condition, fault in _DOWN:
+            if health & flag:
+                return LimbDown(condition, f"{fault} fault" if fault in self.faults else "")
+        return None  # (unreachable: every flag of UNREADABLE is in _DOWN)
 
     def pose(self) -> Pose | None:
-        """The end-effector pose in the world frame, or None when the state is stale."""
+        """The end-effector pose in the world frame, or None when the state is unusable.
+
+        Unusable: stale, or the limb powered off or disassembled (see :attr:`fresh`).
+        """
         return self.interface_pose(self.end_effector)
 
+    def last_pose(self) -> Pose | None:
+        """The end-effector pose of the latest state, None only when it is stale.
+
+        What the run record shows: a powered-off limb's frozen state included, which a
+        skill must not take for where the limb is (:meth:`pose`).
+        """
+        if self.link.state is None or self.link.is_stale:
+            return None
+        return self._interface_pose(self.end_effector)
+
     def mocap(self, body: str) -> Pose | None:
-        """A motion-captured pose in the world frame, or None when not seen or stale.
+        """A motion-captured pose in the world frame, or None when not seen or unusable.
 
         The motion capture's observations come in the state's ``detail["mocap"]`` map (body
         name -> pose in the limb base frame): ``"ee"`` for the end-effector, and
         ``"MODULE/GRASP_POINT"`` for world objects (``docs/world.md``).
         """
         state = self.link.state
-        if state is None or self.link.is_stale:
+        if state is None or not self.fresh:
             return None
         frames = state.detail.get("mocap") if state.detail else None
         values = frames.get(body) if isinstance(frames, dict) else None
@@ -238,15 +305,20 @@ class LimbHandle:
     def interface_pose(self, end: str) -> Pose | None:
         """The world pose of a standard interface of the limb or of its robot base.
 
-        ``E1``, ``E2`` are the limb's ends, ``E0`` its robot base's; None when the state is
-        stale or has no such frame.
+        ``E1``, ``E2`` are the limb's ends, ``E0`` its robot base's; None when the state
+        cannot be used (see :attr:`fresh`) or has no such frame.
 
         The ends come from the state's ``ee_poses`` (limb base frame); the base's
         interfaces from its ``detail["base_frames"]`` (base frame).
         """
-        state = self.link.state
-        if state is None or self.link.is_stale:
+        if not self.fresh:
             return None
+        return self._interface_pose(end)
+
+    def _interface_pose(self, end: str) -> Pose | None:
+        """:meth:`interface_pose` of the latest state, whatever it is (one must exist)."""
+        state = self.link.state
+        assert state is not None
         seen, poses = self._interfaces
         if seen is not state:
             poses = {}
@@ -279,9 +351,9 @@ class LimbHandle:
         )
 
     def joints(self) -> FloatArray | None:
-        """The joint positions [rad or m], or None when the state is stale."""
+        """The joint positions [rad or m], or None when the state is unusable (:attr:`fresh`)."""
         state = self.link.state
-        if state is None or self.link.is_stale:
+        if state is None or not self.fresh:
             return None
         return np.array(state.q, dtype=np.float64)
 

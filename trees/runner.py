@@ -27,7 +27,7 @@ from typing import Any, Final, Protocol
 import py_trees
 
 from limbtree.kinematics import Pose
-from limbtree.transport.driver import CommandMode, Health
+from limbtree.transport.driver import CommandMode
 from limbtree.transport.errors import TransportError
 from limbtree.transport.schema import ErrorCode
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
@@ -57,8 +57,6 @@ from limbtree.trees.stream import (
 )
 from limbtree.trees.watchdog import DEFAULT_MAX_TICK_S, TickOverrun, TickWatchdog
 
-#: The health flag a tick shows for a limb its agent says is disassembled.
-_DISASSEMBLED = int(Health.DISASSEMBLED)
 #: How long a restarted agent has to say what it drives [s] (it answers a describe at once).
 RESTART_DESCRIBE_TIMEOUT_S = 2.0
 #: The longest sleep between two looks at the keys, signals and controls while pacing [s].
@@ -443,19 +441,20 @@ class Runner:
             command = record.command
             link = limb.link
             state = link.state
-            # A disassembled limb has no state; its last one would not say why it went stale.
-            gone = _DISASSEMBLED if link.disassembled else 0
+            # (with DISASSEMBLED while the agent says so: the last state would not say why
+            # the limb went stale)
+            health = int(limb.health)
             if state is None:
                 limbs[name] = LimbTick(
-                    None, command, None, record.joints, gone, True, targets.get(name)
+                    None, command, None, record.joints, health, True, targets.get(name)
                 )
                 continue
             limbs[name] = LimbTick(
-                record.center if command is not None else limb.pose(),
+                record.center if command is not None else limb.last_pose(),
                 command,
                 state.q if type(state.q) is tuple else tuple(state.q),
                 record.joints,
-                int(state.health) | gone,
+                health,
                 link.is_stale,
                 targets.get(name),
             )
@@ -831,7 +830,7 @@ class Runner:
                 continue
             q = state.q if type(state.q) is tuple else tuple(state.q)
             limbs[name] = LimbTick(
-                limb.pose(), None, q, None, int(state.health), limb.link.is_stale
+                limb.last_pose(), None, q, None, int(limb.health), limb.link.is_stale
             )
         snapshot = TickSnapshot(
             t=self.t,

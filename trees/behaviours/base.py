@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import py_trees
 
-from limbtree.skills import Outcome, SkillTelemetry
+from limbtree.skills import Outcome, SkillTelemetry, SyncObservation
 from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreesError
 
 if TYPE_CHECKING:
     from limbtree.kinematics import Pose
     from limbtree.trees.limbs import LimbHandle
+
+P = TypeVar("P")
 
 STATUS = {
     Outcome.RUNNING: py_trees.common.Status.RUNNING,
@@ -159,3 +161,21 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
 def time_left_text(seconds: float) -> str:
     """``12.3 s left`` (``1e+300 s left`` for a time too long to write out) [s]."""
     return f"{seconds:.1f} s left" if seconds < 1e6 else f"{seconds:.3g} s left"
+
+
+def observe(
+    now: float, limbs: Sequence[LimbHandle], states: Sequence[P | None]
+) -> SyncObservation[P]:
+    """A synchronized move's observation of its limbs.
+
+    Args:
+        now: the tick time [s].
+        limbs: the move's limbs.
+        states: what each limb's handle read (None where its state is unusable: stale, or
+            the limb powered off or disassembled, :attr:`LimbHandle.fresh`).
+
+    Returns:
+        The states, with why each limb whose health says so is down, for the core's
+        messages (a move holds, never succeeds, while a limb is down).
+    """
+    return SyncObservation(now, tuple(states), tuple(limb.down() for limb in limbs))

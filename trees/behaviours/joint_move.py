@@ -30,9 +30,8 @@ from limbtree.skills import (
     StepTimer,
     SyncConfig,
     SyncMove,
-    SyncObservation,
 )
-from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
+from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour, observe
 from limbtree.trees.context import MissionContext
 
 FloatArray = npt.NDArray[np.float64]
@@ -107,7 +106,7 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             config = SyncConfig(stale_timeout=float(self.params.get("stale_timeout", 5.0)))
             self.core = SyncMove(space, waypoints, config, self.limb_names)
             self._targets = waypoints[1:]
-        result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
+        result = self.core.step(observe(now, self.limbs, states), self._timer.dt(now))
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
             timeout = float(self.params["timeout"])
             self.feedback_message = self._timed_out(timeout, result.segment, states)
@@ -133,7 +132,10 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         return STATUS[result.outcome]
 
     def _timed_out(self, timeout: float, segment: int, states: Sequence[FloatArray | None]) -> str:
-        """How far the move got when its ``timeout`` [s] ran out."""
+        """How far the move got when its ``timeout`` [s] ran out (or which limb is down)."""
+        down = self.core.missing.cannot_succeed() if self.core is not None else None
+        if down is not None:
+            return f"timed out after {timeout:g} s: {down}"
         index = min(segment, len(self._targets) - 1)
         worst: tuple[float, str, str] | None = None
         for name, limb, q, target in zip(

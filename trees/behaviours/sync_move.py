@@ -18,24 +18,13 @@ from limbtree.skills import (
     StepTimer,
     SyncConfig,
     SyncMove,
-    SyncObservation,
     SyncStep,
     offset_pose,
 )
-from limbtree.transport.driver import Health, LimbState
+from limbtree.transport.driver import Health
 from limbtree.transport.faults import FaultKind
-from limbtree.trees.behaviours.base import STATUS, SkillBehaviour
+from limbtree.trees.behaviours.base import STATUS, SkillBehaviour, observe
 from limbtree.trees.context import MissionContext
-
-
-def _injected_ik_error(state: LimbState | None) -> bool:
-    """Whether an ``ik_error`` fault is injected into the limb now.
-
-    A simulated limb lists its faults in force in its state's ``detail["faults"]``.
-    """
-    detail = state.detail if state is not None else None
-    faults = detail.get("faults") if isinstance(detail, Mapping) else None
-    return isinstance(faults, list | tuple) and FaultKind.IK_ERROR.value in faults
 
 
 def per_limb(value: float | Mapping[str, float], limbs: Sequence[str]) -> list[float]:
@@ -92,7 +81,7 @@ class PoseMoveBehaviour(SkillBehaviour):
             if any(s is None for s in states):
                 return self._wait_for_states(now, states)
             self.core = self.make_core(tuple(s for s in states if s is not None))
-        result = self.core.step(SyncObservation(now, tuple(states)), self._timer.dt(now))
+        result = self.core.step(observe(now, self.limbs, states), self._timer.dt(now))
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
             timeout = float(self.params["timeout"])
             self.feedback_message = self._timed_out(timeout, result.segment, states)
@@ -114,8 +103,12 @@ class PoseMoveBehaviour(SkillBehaviour):
         """How far the move got when its ``timeout`` [s] ran out: the waypoint, each limb's gap.
 
         A limb that stopped short of a waypoint beyond its reach waits at the edge forever;
-        this says which waypoint and by how much.
+        this says which waypoint and by how much. A limb powered off or disassembled comes
+        first: the move could not succeed without it.
         """
+        down = self.core.missing.cannot_succeed() if self.core is not None else None
+        if down is not None:
+            return f"timed out after {timeout:g} s: {down}"
         short = self._short_of(segment, states)
         if short is None:
             return f"timed out after {timeout:g} s"
@@ -140,7 +133,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         since = self._ik_failing_since
         longest = 0.0
         for i, limb in enumerate(self.limbs):
-            if not limb.health & Health.IK_FAILED or _injected_ik_error(limb.state):
+            if not limb.health & Health.IK_FAILED or FaultKind.IK_ERROR.value in limb.faults:
                 since.pop(i, None)  # (an injected ik_error ends by itself: not counted)
                 continue
             longest = max(longest, now - since.setdefault(i, now))
@@ -198,13 +191,20 @@ class PoseMoveBehaviour(SkillBehaviour):
         if self._waiting_since is None:
             self._waiting_since = now
         missing = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
+        down = [
+            f"{name} is {why.condition}" + (f", {why.cause}" if why.cause else "")
+            for name, limb in zip(self.limb_names, self.limbs, strict=True)
+            if (why := limb.down()) is not None
+        ]
+        why_not = f" ({'; '.join(down)})" if down else ""
         timeout = float(self.params.get("stale_timeout", 5.0))
         if now - self._waiting_since > timeout:
             self.feedback_message = (
-                f"no state from {', '.join(missing)} after {timeout:g} s: is its agent running?"
+                f"no state from {', '.join(missing)} after {timeout:g} s{why_not}: "
+                + ("the move cannot start without it" if down else "is its agent running?")
             )
             return py_trees.common.Status.FAILURE
-        self.feedback_message = f"waiting for the first state of {', '.join(missing)}"
+        self.feedback_message = f"waiting for the first state of {', '.join(missing)}{why_not}"
         return py_trees.common.Status.RUNNING
 
     def _send(self, result: SyncStep[Pose]) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import py_trees
 
 from limbtree.kinematics import Pose
-from limbtree.skills import SpeedSegment, SyncObservation, VelocityMove
-from limbtree.trees.behaviours.base import STATUS, CannotStart
+from limbtree.skills import SpeedSegment, VelocityMove
+from limbtree.trees.behaviours.base import STATUS, CannotStart, observe
 from limbtree.trees.behaviours.sync_move import PoseMoveBehaviour
 from limbtree.trees.context import MissionContext
 
@@ -44,7 +44,7 @@ class VelocityMoveBehaviour(PoseMoveBehaviour):
             raise CannotStart(f"{self.name} was ticked before it was initialised")
         now = self.context.clock()
         states: tuple[Pose | None, ...] = tuple(limb.pose() for limb in self.limbs)
-        result = core.step(SyncObservation(now, states), self._timer.dt(now))
+        result = core.step(observe(now, self.limbs, states), self._timer.dt(now))
         self._send(result)
         self.feedback_message = self.with_ik_failures(
             result.message or f"profile {100 * result.t:.0f}% done"
