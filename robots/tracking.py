@@ -106,6 +106,24 @@ def _share_reached(q: FloatArray, stepped: FloatArray, target: FloatArray) -> fl
     return float(min(1.0, moved[largest] / delta[largest]))
 
 
+def clip_to_limits(q: FloatArray, lower: FloatArray, upper: FloatArray) -> tuple[FloatArray, bool]:
+    """A joint target clipped onto the joint limits, and whether it had to be.
+
+    The rule of every plant's ``joint_position`` (flag ``JOINT_LIMIT`` when it clips).
+
+    Args:
+        q: ``(n,)`` the joint target [rad or m], finite.
+        lower: ``(n,)`` the lower limits [rad or m] (``-inf`` for none).
+        upper: ``(n,)`` the upper limits [rad or m] (``inf`` for none).
+
+    Returns:
+        The target inside ``[lower, upper]``, and True when some joint was further than
+        :data:`_CLIP_SLACK` outside.
+    """
+    clipped = np.clip(q, lower, upper)
+    return clipped, bool(np.any(np.abs(clipped - q) > _CLIP_SLACK))
+
+
 def speed_limited_step(
     q: FloatArray, target: FloatArray, max_step: FloatArray
 ) -> tuple[FloatArray, bool]:
@@ -412,8 +430,7 @@ class CommandTracker:
             DriverError: ``bad_value`` if ``q`` is missing, not ``n`` numbers, or not finite.
         """
         q = self._numbers(payload, "q", self.n, "one per joint, rad or m")
-        clipped = np.clip(q, self._lower, self._upper)
-        self._clipped = bool(np.any(np.abs(clipped - q) > _CLIP_SLACK))
+        clipped, self._clipped = clip_to_limits(q, self._lower, self._upper)
         return clipped
 
     def ee_target(self, payload: Mapping[str, Any]) -> Pose:
