@@ -8,10 +8,12 @@
   joints (the SI end links, a torso's SI link) stay bodies of their own. The URDF's root link
   (:attr:`RobotSpec.base_link`) is the base body: with a free joint when ``floating``, else
   fixed at ``base_pose_world``. Both start at ``base_pose_world``.
-- Every joint gets the robot's ``joint_armature_kgm2``, no damping and no friction loss, and
-  one ``motor`` actuator (gear 1) whose ``ctrlrange`` is the URDF effort limit: a plant writes
-  joint torques [N m] to ``data.ctrl`` (addresses :attr:`MjRobotModel.limb_actuator`) and
-  MuJoCo clips them to the limits. ``data.qfrc_applied`` stays free for external forces and
+- Every joint gets the robot's ``joint_armature_kgm2``, no damping and no friction loss, a
+  stiff limit (:data:`LIMIT_SOLREF_STEPS`, :data:`LIMIT_SOLIMP`: MuJoCo's default soft limit
+  let a motor at its effort hold a joint visibly past it), and one ``motor`` actuator
+  (gear 1) whose ``ctrlrange`` is the URDF effort limit: a plant writes joint torques [N m]
+  to ``data.ctrl`` (addresses :attr:`MjRobotModel.limb_actuator`) and MuJoCo clips them to
+  the limits. ``data.qfrc_applied`` stays free for external forces and
   is NOT clipped.
 - A site on every interface (SI) link, its frame identical to the link frame, named like the
   interface (``"arm_1.E2"``, ``"E0"``); :attr:`MjRobotModel.frame_site`.
@@ -71,6 +73,12 @@ IntArray = npt.NDArray[np.int64]
 #: to about 0.13 mm within 100 ms (wave 2 brief, section 3.2). Keep the time constant at
 #: least 5 steps: 2 steps blew up on a large snap.
 WELD_SOLREF: Final = (0.02, 1.0)
+#: The joint limits' time constant [steps] and impedance (``solimp`` d0, dwidth, width): as
+#: stiff as MuJoCo stays stable at (wave 2 brief: a time constant of at least 5 steps).
+#: MuJoCo's default (0.02 s; 0.9, 0.95, 0.001) let heavy_limb's elbow sit 0.06 rad past its
+#: limit under its motor's 200 N m.
+LIMIT_SOLREF_STEPS: Final = 5.0
+LIMIT_SOLIMP: Final = (0.99, 0.99, 0.001)
 #: Name of the world site every weld targets until :func:`retarget_weld` points it elsewhere
 #: (``#`` is in no module or grasp point name).
 ANCHOR_SITE: Final = "#anchor"
@@ -235,6 +243,8 @@ def build_model(
             joint.armature = spec.joint_armature_kgm2
             joint.damping = np.zeros(3)  # MuJoCo 4: polynomial coefficients
             joint.frictionloss = 0.0
+            joint.solref_limit = np.array([LIMIT_SOLREF_STEPS * float(timestep), 1.0])
+            joint.solimp_limit = np.array([*LIMIT_SOLIMP, *joint.solimp_limit[3:]])
     joint_names = [j.name for limb in spec.limbs for j in limb.joints]
     for name in dict.fromkeys(joint_names):  # a joint shared by two limbs gets one motor
         effort = efforts.get(name, math.inf)

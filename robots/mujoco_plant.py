@@ -12,12 +12,24 @@ the joint torques of each limb from its mode and steps MuJoCo:
   latched interfaces' known poses (no base sensor: the base follows from a latched frame by
   forward kinematics), exactly what it would see on hardware. Commands set its task frames'
   goals and gains; the tree never sends torques at 1 kHz.
-- ``joint_position``: a joint PD servo to the commanded joint values.
+- ``joint_position``: a joint PD servo to the commanded joint values, clipped to the joint
+  limits (``hold`` in a joint mode too).
 - ``joint_torque``: the commanded torques.
 
 Motor torques are clipped to each joint's effort limit (the URDF's) and bounded so that no
-joint runs faster than its speed limit. MuJoCo is the plant only: the controller is a pure
-core of :mod:`limbtree.skills.dynamics` that never imports it. Faults come from
+joint runs faster than its speed limit. A joint at or past one of its limits gets no torque
+further out, whatever its mode (the model's joint limits are stiff, see
+:func:`~limbtree.robots.mujoco_model.build_model`; they stop what momentum a joint arrives
+with). A limb's state says ``JOINT_LIMIT`` while its joint target in force was clipped or a
+joint is within :data:`AT_LIMIT` of a limit or past it.
+
+A limb's ends, as ``describe`` names them (the state's ``ee`` and the commands' ``frame``,
+``end``): its standard interfaces (``E2``, ``E1``), or for a limb with none at its ee_link
+(heavy_limb) that link, by its name; their poses are the simulated bodies' in the limb's base
+frame.
+
+MuJoCo is the plant only: the controller is a pure core of :mod:`limbtree.skills.dynamics`
+that never imports it. Faults come from
 :class:`~limbtree.robots.faulty.FaultyPlant` as an
 :class:`~limbtree.transport.plant.Actuation`: a limb without power gets no torque (it drifts
 in microgravity), blocked joints are jammed (MuJoCo's joint-limit constraint holds them), a
@@ -45,7 +57,7 @@ import numpy.typing as npt
 
 from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import WorldModule, grasp_poses
-from limbtree.robots.floating import floating_tree
+from limbtree.robots.floating import EE_FRAME_SUFFIX, floating_tree
 from limbtree.robots.grippers import (
     Detachment,
     GripperError,
@@ -54,6 +66,8 @@ from limbtree.robots.grippers import (
     GripperState,
 )
 from limbtree.robots.mujoco_model import (
+    LIMIT_SOLIMP,
+    LIMIT_SOLREF_STEPS,
     SYMMETRIC_TURNS,
     MjRobotModel,
     build_model,
@@ -61,6 +75,7 @@ from limbtree.robots.mujoco_model import (
 )
 from limbtree.robots.registry import RobotSpec, load_robot
 from limbtree.robots.terrain import TerrainSpec
+from limbtree.robots.tracking import clip_to_limits
 from limbtree.skills.dynamics import (
     ImpedanceGains,
     TaskFrame,
@@ -116,11 +131,16 @@ PALM: Final = "palm"
 #: ``latched`` value of a palm whose gripper starts closed on the terrain.
 TERRAIN_GRIP: Final = "terrain"
 #: A blocked joint's jam: MuJoCo's joint-limit constraint with this time constant [steps]
-#: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width): a joint
-#: jammed at rest gives 0.2 mrad under 100 N m on every joint of mirror_arm (MuJoCo's
-#: default limit, 6 mrad).
-JAM_SOLREF_STEPS: Final = 5.0
-JAM_SOLIMP: Final = (0.99, 0.99, 0.001)
+#: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width), the
+#: model's own joint limits': a joint jammed at rest gives 0.2 mrad under 100 N m on every
+#: joint of mirror_arm (MuJoCo's default limit, 6 mrad).
+JAM_SOLREF_STEPS: Final = LIMIT_SOLREF_STEPS
+JAM_SOLIMP: Final = LIMIT_SOLIMP
+#: A joint this close to one of its limits [rad or m], or past it, is at that limit: its
+#: state says ``JOINT_LIMIT``. A joint pushed onto a limit (its target clipped there, or a
+#: torque into it) settles within a fraction of a mrad of it, on either side (MuJoCo's limit
+#: is soft: see :meth:`MujocoPlant._off_the_limits`).
+AT_LIMIT: Final = 1e-3
 #: Relative damping of the speed limiter's least squares (:meth:`MujocoPlant._within_speed_limits`).
 SPEED_DAMPING: Final = 1e-9
 #: The command modes of a limb of this plant.
@@ -396,6 +416,16 @@ class MujocoPlant(Plant):
         model = self._m.model
         self._model = model
         self._data = mujoco.MjData(model)
+        # Each limb's ends as ``describe`` names them -> the tree's frame: its interfaces (the
+        # one at its ee_link first), or else its ee_link by the link's name ("LIMB.ee").
+        self._ends = {limb: self._limb_ends(limb) for limb in tree.limbs}
+        # The body of each end that is no interface (and so has no site) [MuJoCo body id].
+        self._frame_body = {
+            frame: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, spec.limb(limb).ee_link)
+            for limb in tree.limbs
+            for frame in self._ends[limb].values()
+            if frame not in self._m.frame_site
+        }
         self._set_initial(base_world)
         self._grasps = grasps
         self._controller = UnifiedImpedance(tree)
@@ -450,6 +480,17 @@ class MujocoPlant(Plant):
             [np.full(spec.limb(limb).n, spec.limb(limb).max_joint_speed) for limb in tree.limbs]
         )
         self._limit = self._speed.copy()  # the speed limits under the faults in force [rad/s]
+        # The joint limits [rad or m], in joint order: joint-space targets are clipped onto
+        # them, and no motor pushes a joint further past one (_off_the_limits).
+        self._lower = np.concatenate(
+            [np.asarray(spec.limb(limb).lower, dtype=np.float64) for limb in tree.limbs]
+        )
+        self._upper = np.concatenate(
+            [np.asarray(spec.limb(limb).upper, dtype=np.float64) for limb in tree.limbs]
+        )
+        self._limits = (self._lower.tolist(), self._upper.tolist())  # (as Python floats)
+        # Whether the joint target in force had to be clipped onto the limits (JOINT_LIMIT).
+        self._clipped = dict.fromkeys(tree.limbs, False)
         self._driven = np.ones(tree.n, dtype=bool)  # the joints whose motors have power
         # Blocked joints are jammed by shrinking their range (actuate): the ranges to restore.
         self._joint_ids = {
@@ -627,18 +668,13 @@ class MujocoPlant(Plant):
         limbs = []
         for name in self._tree.limbs:
             limb = self._spec.limb(name)
-            # The end at the limb's ee_link first: it is the limb's default end-effector (the
-            # pose a limb's state reports: a MAR arm's foot, not its shoulder on the torso).
-            ends = tuple(
-                sorted(limb.interfaces, key=lambda end: limb.interfaces[end] != limb.ee_link)
-            ) or (limb.ee_link,)
             description = LimbDescription(
                 robot=self._spec.name,
                 driver=MUJOCO,
                 joints=tuple(
                     JointInfo(j.name, j.lower, j.upper, limb.max_joint_speed) for j in limb.joints
                 ),
-                end_effectors=ends,
+                end_effectors=tuple(self._ends[name]),
                 command_modes=MODES,
                 has_gripper=name in self._grip_legs,
             )
@@ -651,15 +687,36 @@ class MujocoPlant(Plant):
             floating_base=self._m.free_qpos is not None,
         )
 
+    def _limb_ends(self, name: str) -> dict[str, str]:
+        """A limb's ends, as ``describe`` names them, -> the tree's frame of each.
+
+        The limb's interfaces (``E2`` -> ``"arm.E2"``), the one at its ee_link first: it is
+        the limb's default end-effector (the pose a limb's state reports: a MAR arm's foot,
+        not its shoulder on the torso). A limb with no interface at its ee_link (heavy_limb
+        has none at all) also has its ee_link, named as the link (``ee_link`` ->
+        ``"arm.ee"``), first: the name the kinematic plant gives it.
+        """
+        limb = self._spec.limb(name)
+        ends = {
+            end: f"{name}.{end}"
+            for end in sorted(limb.interfaces, key=lambda end: limb.interfaces[end] != limb.ee_link)
+        }
+        if limb.ee_link not in limb.interfaces.values():
+            ends = {limb.ee_link: f"{name}.{EE_FRAME_SUFFIX}", **ends}
+        return ends
+
     # ------------------------------------------------------------------ latching
 
     def _interface(self, limb: str, end: str) -> str:
         """The tree's frame of ``end`` of ``limb`` (``E1``), or of the base (``E0``)."""
-        for frame in (f"{limb}.{end}", end):
-            if frame in self._tree.frames:
-                return frame
-        ends = [f.split(".", 1)[1] for f in self._tree.frames if f.startswith(f"{limb}.")]
-        base = [f for f in self._tree.frames if "." not in f]
+        frame = self._ends[limb].get(end)
+        if frame is not None:
+            return frame
+        frames = self._tree.frames
+        base = [f for f in frames if "." not in f]
+        if end in base:
+            return end
+        ends = sorted(self._ends[limb], key=lambda e: frames.index(self._ends[limb][e]))
         raise DriverError(
             "bad_value",
             f"limb {limb!r} has no interface {end!r}; its interfaces are "
@@ -667,7 +724,11 @@ class MujocoPlant(Plant):
         )
 
     def _frame_world(self, frame: str) -> FloatArray:
-        return self._site_world(self._m.frame_site[frame])
+        """A frame's pose in the world: an interface's site, or an end's body."""
+        site = self._m.frame_site.get(frame)
+        if site is None:
+            return self._body_world(self._frame_body[frame])
+        return self._site_world(site)
 
     def _nearest_grasp(self, frame: str) -> tuple[str, float, float]:
         pose = self._frame_world(frame)
@@ -839,6 +900,7 @@ class MujocoPlant(Plant):
             tau = np.zeros(tree.n)
         if not self._plain:
             self._limb_torques(tau, q, qdot)
+        self._off_the_limits(tau, q)
         np.clip(tau, -self._effort_limit, self._effort_limit, out=tau)
         data.ctrl[self._actuator_index] = tau
         # mj_step is mj_step1 (positions, velocities, collisions) then mj_step2 (actuation,
@@ -881,6 +943,24 @@ class MujocoPlant(Plant):
                     model, data, result.forces[i], self._zero3, positions[i], self._palm_body[i],
                     applied,
                 )  # fmt: skip
+
+    def _off_the_limits(self, tau: FloatArray, q: FloatArray) -> None:
+        """No motor pushes a joint further past a limit it is at (``tau`` in place) [N m].
+
+        MuJoCo's joint limit is a soft constraint: held against it by a motor's full effort,
+        a joint sits past it (with MuJoCo's default limit, heavy_limb's elbow by 0.06 rad
+        under 200 N m; with the model's stiff one, 0.3 mrad). So, as a limb's own software
+        limit would, a joint at a limit or past it gets no torque further out, whatever its
+        mode commands; the constraint then only stops what momentum it arrives with (at most
+        its speed limit), and the joint settles at the limit.
+        """
+        # The common case first, on Python floats (faster than numpy at this size).
+        for x, low, high in zip(q.tolist(), self._limits[0], self._limits[1], strict=True):
+            if not low < x < high:
+                break
+        else:
+            return  # every joint inside its limits
+        tau[((q >= self._upper) & (tau > 0.0)) | ((q <= self._lower) & (tau < 0.0))] = 0.0
 
     def _within_speed_limits(self, tau: FloatArray, qdot: FloatArray) -> FloatArray:
         """The torques, changed if they would take a joint past its speed limit.
@@ -1035,11 +1115,7 @@ class MujocoPlant(Plant):
         self._w = w
 
     def _base_matrix(self) -> FloatArray:
-        data, body = self._data, self._m.base_body
-        out = np.eye(4)
-        out[:3, :3] = data.xmat[body].reshape(3, 3)
-        out[:3, 3] = data.xpos[body]
-        return out
+        return self._body_world(self._m.base_body)
 
     def _refresh(self) -> None:
         """Sample every limb's state after an advance."""
@@ -1082,19 +1158,22 @@ class MujocoPlant(Plant):
                 continue
             base = self._limb_base(limb)
             inverse = _rigid_inverse(base)
-            ends = {}
-            for end in self._description.limb(limb).description.end_effectors:
-                frame = f"{limb}.{end}"
-                if frame in m.frame_site:
-                    ends[end] = _pose_values(inverse @ self._frame_world(frame))
+            ends = {
+                end: _pose_values(inverse @ self._frame_world(frame))
+                for end, frame in self._ends[limb].items()
+            }
             part = tree.limb_slice(limb)
+            q = data.qpos[m.limb_qpos[limb]]
+            health = self._grip_health(limb)
+            if self._clipped[limb] or self._at_limit(q, part):
+                health |= Health.JOINT_LIMIT
             self._states[limb] = LimbState(
                 t=self._t,
-                q=tuple(float(v) for v in data.qpos[m.limb_qpos[limb]]),
+                q=tuple(float(v) for v in q),
                 dq=tuple(float(v) for v in data.qvel[m.limb_dof[limb]]),
                 ee_poses=ends,
                 effort=tuple(float(v) for v in self._tau[part]),
-                health=self._grip_health(limb),
+                health=health,
                 detail={
                     **shared,
                     "mode": self._mode[limb].value,
@@ -1106,6 +1185,11 @@ class MujocoPlant(Plant):
                     **self._grip_detail(limb),
                 },
             )
+
+    def _at_limit(self, q: FloatArray, part: slice) -> bool:
+        """Whether a joint of ``q`` (a limb's, ``part`` of all) is at a limit or past it."""
+        room = np.minimum(self._upper[part] - q, q - self._lower[part])
+        return bool(room.min() <= AT_LIMIT)
 
     def _grip_health(self, limb: str) -> Health:
         """``GRIP_LOST`` while the limb's gripper is torn off its hold, else ``OK``."""
@@ -1180,8 +1264,11 @@ class MujocoPlant(Plant):
         return out
 
     def _limb_base(self, limb: str) -> FloatArray:
+        return self._body_world(self._limb_base_body[limb])
+
+    def _body_world(self, body: int) -> FloatArray:
+        """A body's pose in the world (its link frame) [m]."""
         data = self._data
-        body = self._limb_base_body[limb]
         out = np.eye(4)
         out[:3, :3] = data.xmat[body].reshape(3, 3)
         out[:3, 3] = data.xpos[body]
@@ -1226,10 +1313,14 @@ class MujocoPlant(Plant):
     def command(self, limb: str, mode: CommandMode, payload: Mapping[str, Any]) -> None:
         """Set a limb's mode, a task goal or a latch; effective from the next substep.
 
+        A ``joint_position`` target (and a ``hold`` in a joint mode) is clipped to the joint
+        limits; the state says ``JOINT_LIMIT`` while a clipped target is in force.
+
         Raises:
-            DriverError: ``bad_value`` for an unknown interface, a latch too far from any
-                grasp point, a joint vector of the wrong length; ``unsupported_mode`` for
-                ``ee_pose``/``ee_twist`` (this plant has no IK servo: use ``impedance``).
+            DriverError: ``bad_value`` for an unknown interface (or a latch of an end that is
+                none), a latch too far from any grasp point, a joint vector of the wrong
+                length; ``unsupported_mode`` for ``ee_pose``/``ee_twist`` (this plant has no
+                IK servo: use ``impedance``).
         """
         self._limb(limb)
         try:
@@ -1266,8 +1357,16 @@ class MujocoPlant(Plant):
                     self._tasks[frame] = TaskFrame(frame, matrix, gains)
                     self._switched()
             self._mode[limb] = CommandMode.IMPEDANCE
+            self._clipped[limb] = False
         elif mode is CommandMode.LATCH:
             frame = self._interface(limb, str(payload["end"]))
+            if frame not in self._m.weld:
+                latching = [e for e, f in self._ends[limb].items() if f in self._m.weld]
+                raise DriverError(
+                    "bad_value",
+                    f"end {payload['end']!r} of limb {limb!r} is no standard interface and "
+                    f"cannot latch; the ends that latch are {', '.join(latching) or 'none'}",
+                )
             if payload["engage"]:
                 self._engage(frame)
             else:
@@ -1276,7 +1375,9 @@ class MujocoPlant(Plant):
             q = np.asarray(payload["q"], dtype=float)
             if q.shape != (n,):
                 raise DriverError("bad_value", f"limb {limb!r} has {n} joints, got {q.size} values")
-            self._q_target[limb] = q
+            self._q_target[limb], self._clipped[limb] = clip_to_limits(
+                q, self._lower[part], self._upper[part]
+            )
             self._q_all = None
             self._mode[limb] = mode
         elif mode is CommandMode.JOINT_TORQUE:
@@ -1286,6 +1387,7 @@ class MujocoPlant(Plant):
                     "bad_value", f"limb {limb!r} has {n} joints, got {tau.size} values"
                 )
             self._tau_command[limb] = tau
+            self._clipped[limb] = False
             self._mode[limb] = mode
         elif mode is CommandMode.HOLD:
             if self._mode[limb] is CommandMode.IMPEDANCE:
@@ -1294,7 +1396,12 @@ class MujocoPlant(Plant):
                     self._tasks[frame] = TaskFrame(frame, self._frame_world(frame), task.gains)
                 self._switched()
             else:
-                self._q_target[limb] = np.array(self._data.qpos[self._m.limb_qpos[limb]])
+                # Where the joints are, but not past a limit (a torque may have pushed one).
+                self._q_target[limb], self._clipped[limb] = clip_to_limits(
+                    np.array(self._data.qpos[self._m.limb_qpos[limb]]),
+                    self._lower[part],
+                    self._upper[part],
+                )
                 self._q_all = None
                 self._mode[limb] = CommandMode.JOINT_POSITION
         else:

@@ -12,6 +12,7 @@ its own process and drives it over the wire.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -37,6 +38,7 @@ from limbtree.skills.dynamics import ImpedanceGains  # noqa: E402
 from limbtree.transport import AgentClient  # noqa: E402
 from limbtree.transport.driver import CommandMode, DriverError, GripperAction, Health  # noqa: E402
 from limbtree.transport.errors import RemoteError  # noqa: E402
+from limbtree.transport.plant import Plant  # noqa: E402
 
 TILE_SPACING_M = 0.6  # mirror_arm's tile row (robot.yaml: `home` puts E2 on the next SI)
 TILE_HALF_THICKNESS_M = 0.025  # mirror_tile: the SI is on its top face
@@ -140,7 +142,7 @@ def urdf_efforts(robot: str) -> np.ndarray:
     return np.array([by_name[name] for limb in spec.limbs for name in limb.joint_names])
 
 
-def sweep(plant: FaultyPlant, until_s: float, dt_s: float = 0.001) -> Iterator[float]:
+def sweep(plant: Plant, until_s: float, dt_s: float = 0.001) -> Iterator[float]:
     """Advance in steps of ``dt_s`` from the plant's time to ``until_s``; yield each time."""
     k, start = 1, plant.time
     while start + k * dt_s <= until_s + 1e-9:
@@ -562,6 +564,129 @@ def test_ee_pose_ee_twist_and_the_gripper_are_refused_naming_what_to_use():
     assert raised.value.code == "unsupported_mode"
     with pytest.raises(DriverError, match=r"no limb 'leg'.*arm"):
         plant.command("leg", CommandMode.HOLD, {})
+
+
+# ---------------------------------------------------------------------- joint limits
+
+#: How far past a limit a joint may get, and how near it a joint pushed onto it ends [rad].
+LIMIT_TOL_RAD = 0.01
+#: heavy_limb's elbow (q4): upper limit 2.3562 rad, a 200 N m motor (its URDF); 0.156 rad from
+#: that limit in the posture ``safe``.
+ELBOW = 3
+
+
+def heavy_limb(posture: str = "safe") -> FaultyPlant:
+    """heavy_limb (fixed base, no interfaces) as ``limbtree agent --plant mujoco`` makes it."""
+    physics = MujocoConfig(postures={"arm": posture}).to_json()
+    made = make_plant("heavy_limb", plant="mujoco", physics=physics)
+    assert isinstance(made, FaultyPlant)
+    return made
+
+
+@pytest.mark.parametrize("beyond", [3.0, 1e308])
+def test_a_joint_position_target_past_a_limit_is_clipped_onto_it_and_flagged(beyond):
+    plant = heavy_limb()
+    upper = plant.describe().limb("arm").description.joints[ELBOW].upper
+    target = list(load_robot("heavy_limb").limb("arm").posture("safe"))
+    target[ELBOW] = beyond
+    plant.command("arm", CommandMode.JOINT_POSITION, {"q": target})
+    furthest = -math.inf
+    for _ in sweep(plant, 2.0, dt_s=0.01):
+        state = plant.limb_state("arm")
+        furthest = max(furthest, state.q[ELBOW])
+        assert state.health & Health.JOINT_LIMIT  # from the clipped command on
+    assert furthest < upper + LIMIT_TOL_RAD, f"the elbow got {furthest - upper:.4f} rad past"
+    assert abs(state.q[ELBOW] - upper) < LIMIT_TOL_RAD
+    # A target inside the limits clears the flag once the joint has left its limit.
+    target[ELBOW] = 2.2
+    plant.command("arm", CommandMode.JOINT_POSITION, {"q": target})
+    plant.advance(3.5)
+    state = plant.limb_state("arm")
+    assert abs(state.q[ELBOW] - 2.2) < 1e-3
+    assert not state.health & Health.JOINT_LIMIT
+
+
+def test_mirror_mar_joint_targets_past_its_limits_are_clipped_onto_them_and_flagged():
+    # Its arms turn +-4 pi rad at 1 rad/s: arm_1 starts 0.3 rad from two of its limits.
+    spec = load_robot("mirror_mar")
+    arm = spec.limb("arm_1")
+    near = np.array(arm.posture("safe"))
+    near[[0, 3]] = arm.upper[[0, 3]] - 0.3
+    limbs = tuple(
+        dataclasses.replace(limb, postures={**limb.postures, "near": tuple(near)})
+        if limb.name == "arm_1"
+        else limb
+        for limb in spec.limbs
+    )
+    plant = MujocoPlant(
+        dataclasses.replace(spec, limbs=limbs), config=MujocoConfig(postures={"arm_1": "near"})
+    )
+    target = near.copy()
+    target[[0, 3]] = arm.upper[[0, 3]] + 1.0
+    plant.command("arm_1", CommandMode.JOINT_POSITION, {"q": target.tolist()})
+    furthest = -math.inf
+    for _ in sweep(plant, 1.5, dt_s=0.01):
+        past = np.subtract(plant.limb_state("arm_1").q, arm.upper)[[0, 3]]
+        furthest = max(furthest, float(past.max()))
+    state = plant.limb_state("arm_1")
+    assert furthest < LIMIT_TOL_RAD, f"a joint got {furthest:.4f} rad past its upper limit"
+    np.testing.assert_allclose(np.array(state.q)[[0, 3]], arm.upper[[0, 3]], atol=LIMIT_TOL_RAD)
+    assert state.health & Health.JOINT_LIMIT
+
+
+def test_a_huge_joint_torque_pushes_no_joint_past_its_limit_and_is_flagged():
+    plant = heavy_limb()
+    upper = plant.describe().limb("arm").description.joints[ELBOW].upper
+    effort = urdf_efforts("heavy_limb")[ELBOW]  # 200 N m
+    tau = [0.0] * ARM_JOINTS
+    tau[ELBOW] = 1e6
+    plant.command("arm", CommandMode.JOINT_TORQUE, {"tau": tau})
+    furthest, strongest = -math.inf, 0.0
+    for _ in sweep(plant, 3.0, dt_s=0.01):
+        state = plant.limb_state("arm")
+        furthest = max(furthest, state.q[ELBOW])
+        strongest = max(strongest, abs(state.effort[ELBOW]))
+    assert 0.0 < strongest <= effort  # 1e6 N m clipped to the motor's effort limit
+    assert furthest < upper + LIMIT_TOL_RAD, f"the elbow got {furthest - upper:.4f} rad past"
+    assert abs(state.q[ELBOW] - upper) < LIMIT_TOL_RAD
+    assert state.health & Health.JOINT_LIMIT
+
+
+def test_a_fast_light_joint_driven_into_its_limit_at_full_effort_stops_close_to_it():
+    # HubRobo's knee (leg_0, q3 >= -160 deg): 4 N m on a light leg at 5 rad/s. MuJoCo's
+    # default soft limit let it in 0.08 rad; the plant's stiff one stops it within 0.02 rad.
+    plant = make_plant("hubrobo", plant="mujoco")
+    lower = plant.describe().limb("leg_0").description.joints[2].lower
+    plant.command("leg_0", CommandMode.JOINT_TORQUE, {"tau": [0.0, 0.0, -1e6]})
+    furthest = math.inf
+    for _ in sweep(plant, 1.0):
+        furthest = min(furthest, plant.limb_state("leg_0").q[2])
+    assert furthest > lower - 2 * LIMIT_TOL_RAD, f"the knee got {lower - furthest:.4f} rad past"
+    assert plant.limb_state("leg_0").health & Health.JOINT_LIMIT
+
+
+def test_a_limb_without_interfaces_reports_and_takes_its_ee_link_by_the_name_describe_gives():
+    plant = heavy_limb(posture="home")
+    assert plant.describe().limb("arm").description.end_effectors == ("ee_link",)
+    target = [0.3, 0.5, -0.2, 1.2, 0.4, 0.8, -0.5]
+    plant.command("arm", CommandMode.JOINT_POSITION, {"q": target})
+    plant.advance(2.5)
+    state = plant.limb_state("arm")
+    assert set(state.ee_poses) == {"ee_link"}
+    # In the limb's base frame (its mount), as forward kinematics of its joints gives it.
+    fk = load_robot("heavy_limb").chain("arm").fk(np.array(state.q)).as_matrix()
+    pose = Pose.from_array(state.ee_poses["ee_link"]).as_matrix()
+    assert within(pose, fk, 1e-6, 1e-6)
+    # Commands take that name, and only that name.
+    plant.command("arm", CommandMode.IMPEDANCE, {"frame": "ee_link", "goal": as_pose(fk)})
+    plant.advance(2.6)
+    assert plant.limb_state("arm").detail["tasks"] == ["arm.ee"]
+    plant.command("arm", CommandMode.HOLD, {})  # the task frozen where the end is
+    plant.advance(2.7)
+    with pytest.raises(DriverError, match="no interface 'ee'; its interfaces are ee_link"):
+        plant.command("arm", CommandMode.IMPEDANCE, {"frame": "ee", "goal": as_pose(fk)})
+    with pytest.raises(DriverError, match="'ee_link' of limb 'arm' is no standard interface"):
+        plant.command("arm", CommandMode.LATCH, {"end": "ee_link", "engage": True})
 
 
 # ---------------------------------------------------------------------- faults
