@@ -93,7 +93,8 @@ class LimbDown:
     limb was: it says nothing of where the limb is now (a powered-off limb falls).
 
     Attributes:
-        condition: what the limb is: ``"powered off"``, ``"disassembled"``.
+        condition: what the limb is: ``"powered off"``, ``"disassembled"``, ``"without
+            joint readings (its bus fails)"``.
         cause: the injected fault behind it (``"power_off fault"``), or empty when unknown.
     """
 

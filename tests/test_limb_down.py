@@ -10,6 +10,7 @@ recover it onto the path and succeed only once every limb is within its toleranc
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import textwrap
@@ -131,6 +132,21 @@ def test_a_limb_its_agent_says_is_disassembled_is_down_before_it_goes_stale():
     assert limb.health & Health.DISASSEMBLED
     assert limb.pose() is None and limb.joints() is None and not limb.fresh
     assert limb.down() == LimbDown("disassembled")
+
+
+def test_a_hardware_limb_whose_bus_fails_is_no_reading_though_its_state_keeps_coming():
+    # (its agent republishes the last reading each tick, flagged BUS_FAULT: never stale)
+    link = FakeLink((0.1, 0.2, 0.3))
+    limb = handles({"a": link})["a"]
+    link.step(0.02)
+    assert limb.fresh
+    link._state = dataclasses.replace(link.state, health=Health.BUS_FAULT)
+    assert not link.is_stale and not limb.fresh
+    assert limb.pose() is None and limb.joints() is None
+    assert limb.down() == LimbDown("without joint readings (its bus fails)")
+    assert limb.down().text("a", 0.02) == (
+        "limb a is without joint readings (its bus fails) since t=0.02 s"
+    )
 
 
 # -- the cores -----------------------------------------------------------------------------

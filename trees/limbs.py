@@ -31,15 +31,17 @@ if TYPE_CHECKING:  # (importing it loads roboticstoolbox)
 FloatArray = npt.NDArray[np.float64]
 
 #: The health flags that make a limb's state no reading of the limb: its last state stays
-#: frozen where the limb was while the limb itself falls (power off) or is gone (disassembled).
-UNREADABLE: Final = Health.POWER_OFF | Health.DISASSEMBLED
+#: frozen where the limb was while the limb itself falls (power off), is gone (disassembled),
+#: or cannot be read (a hardware limb whose bus fails: its agent republishes the last reading).
+UNREADABLE: Final = Health.POWER_OFF | Health.DISASSEMBLED | Health.BUS_FAULT
 _UNREADABLE: Final = int(UNREADABLE)
 
 #: What a limb is under each of :data:`UNREADABLE`'s flags, and the injected fault (its
-#: ``detail["faults"]`` name) that would be the cause.
+#: ``detail["faults"]`` name) that would be the cause (none for a real bus's failure).
 _DOWN: Final = (
     (Health.POWER_OFF, "powered off", "power_off"),
     (Health.DISASSEMBLED, "disassembled", "disassembly"),
+    (Health.BUS_FAULT, "without joint readings (its bus fails)", ""),
 )
 
 
