@@ -871,3 +871,81 @@ def test_keys_need_a_remote_agent_and_a_folder_with_the_clients_keys(check, tmp_
     )
     (tmp_path / "k" / "client.key_secret").write_text("secret")
     assert check(limbs(remote), header=False) == []
+
+
+# YAML 1.1 numbers ----------------------------------------------------------------------------
+
+
+def test_numbers_yaml_1_1_reads_in_base_8_or_60_are_refused_where_they_are(check):
+    # (PyYAML reads 050 as 40 and 1:30 as 90: a 40 mm move and a 90 s wait, silently)
+    text = "tree:\n  sequence:\n"
+    text += "    - sync_move: {limbs: [left], waypoints: [{translation_mm: [0, 0, 050]}]}\n"
+    text += "    - wait: {duration_s: 1:30}\n"
+    assert check(text) == [
+        "m.yaml:7:70: 050 has a leading zero, which YAML 1.1 reads as octal (40): write 50 (or 40)",
+        "m.yaml:8:26: 1:30 is a base-60 number in YAML 1.1 (90): write 90",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("-07", "-07 has a leading zero, which YAML 1.1 reads as octal (-7): write -7"),
+        ("0_10", "0_10 has a leading zero, which YAML 1.1 reads as octal (8): write 10 (or 8)"),
+        ("08", "08 has a leading zero, which YAML 1.1 reads as text: write 8"),
+        ("1:30.5", "1:30.5 is a base-60 number in YAML 1.1 (90.5): write 90.5"),
+        ("0x10", "0x10 is a hexadecimal number in YAML 1.1 (16): write 16"),
+        ("0b101", "0b101 is a binary number in YAML 1.1 (5): write 5"),
+    ],
+)
+def test_every_yaml_1_1_number_form_not_in_base_10_is_refused(check, value, message):
+    assert only(check(f"tree: {{wait: {{duration_s: {value}}}}}\n")) == f"m.yaml:5:27: {message}"
+
+
+@pytest.mark.parametrize("value", ["0", "0.5", "0e3", "10.50", "1_000", "0.0"])
+def test_base_10_numbers_with_a_zero_first_are_read(check, value):
+    waypoint = f"{{translation_mm: [{value}, 0, 0]}}"
+    text = f"tree: {{sync_move: {{limbs: [left], waypoints: [{waypoint}]}}}}\n"
+    assert check(text) == []
+
+
+def test_a_refused_number_in_a_parameter_default_is_one_problem_at_the_default(check):
+    text = "parameters: {speed_mm_s: 050}\ntree:\n  sequence:\n"
+    text += "    - sync_move: {limbs: [left], waypoints: [{}], max_speed_mm_s: $speed_mm_s}\n" * 2
+    assert only(check(text)) == (
+        "m.yaml:5:26: 050 has a leading zero, which YAML 1.1 reads as octal (40): write 50 (or 40)"
+    )
+
+
+def test_a_refused_number_in_an_override_is_reported_at_the_override(check):
+    problems = check(PARAMETERS, overrides={"speed_mm_s": "010"})
+    assert only(problems) == (
+        "--set speed_mm_s=010: 010 has a leading zero, which YAML 1.1 reads as octal (8): "
+        "write 10 (or 8)"
+    )
+    assert only(check(PARAMETERS, overrides={"speed_mm_s": "1:30"})) == (
+        "--set speed_mm_s=1:30: 1:30 is a base-60 number in YAML 1.1 (90): write 90"
+    )
+
+
+def test_refused_numbers_in_subtrees_and_their_arguments_are_reported_where_written(check):
+    text = SUBTREES.replace("height_mm: 10", "height_mm: 010")
+    text += "tree:\n  sequence:\n    - {subtree: hop, with: {limbs: [left]}}\n"
+    text += "    - {subtree: hop, with: {limbs: [left], height_mm: 0x20}}\n"
+    assert check(text) == [
+        "m.yaml:7:42: 010 has a leading zero, which YAML 1.1 reads as octal (8): write 10 (or 8)",
+        "m.yaml:15:55: 0x20 is a hexadecimal number in YAML 1.1 (32): write 32",
+    ]
+
+
+def test_refused_numbers_in_an_included_file_are_reported_there(check, tmp_path):
+    (tmp_path / "lib.yaml").write_text("subtrees:\n  w: {tree: {wait: {duration_s: 2:00}}}\n")
+    problems = check("include: lib.yaml\ntree: {subtree: w}\n")
+    assert only(problems) == "lib.yaml:2:33: 2:00 is a base-60 number in YAML 1.1 (120): write 120"
+
+
+def test_a_name_yaml_1_1_reads_as_a_boolean_says_to_quote_it(check):
+    text = "tree: {sync_move: {limbs: [on], waypoints: [{}]}}\n"
+    assert only(check(text)).endswith(
+        "got boolean on (YAML 1.1 reads on as a boolean; write 'on' for text)"
+    )

@@ -30,6 +30,13 @@ _SEQ: Final = _TAG + "seq"
 _MAP: Final = _TAG + "map"
 _MERGE: Final = _TAG + "merge"
 _KNOWN_TAGS: Final = frozenset({STR, INT, FLOAT, BOOL, NULL, _SEQ, _MAP})
+#: The tag of a number :func:`refuse_yaml11_numbers` reported: reading it gives nothing more.
+REFUSED: Final = "tag:limbtree,2026:refused-number"
+
+#: A plain integer with a leading zero (``050``, ``-07``, ``08``; not ``0``).
+_LEADING_ZERO: Final = re.compile(r"[-+]?0[0-9_]*[0-9][0-9_]*\Z")
+#: YAML 1.1 integer forms in other bases than 10: ``0x1F``, ``0b101``.
+_OTHER_BASE: Final = re.compile(r"[-+]?0(?P<base>[xXbB])[0-9A-Fa-f_]+\Z")
 
 #: ``$name``: a whole value that refers to a parameter.
 _REFERENCE: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\Z")
@@ -143,12 +150,20 @@ def unknown(noun: str, given: str, valid: Sequence[str], label: str | None = Non
 
 
 def describe(node: yaml.Node) -> str:
-    """A YAML value as a message names it: ``text 'abc'``, ``number 2.5``, ``a list``."""
+    """A YAML value as a message names it: ``text 'abc'``, ``number 2.5``, ``a list``.
+
+    A YAML 1.1 boolean written as a word other than true or false (``no``, ``on``) says
+    how to write it as text.
+    """
     if isinstance(node, yaml.SequenceNode):
         return "a list"
     if isinstance(node, yaml.MappingNode):
         return "a map"
     value = str(node.value)
+    if node.tag == BOOL and value.lower() not in ("true", "false"):
+        return f"boolean {value} (YAML 1.1 reads {value} as a boolean; write '{value}' for text)"
+    if node.tag == REFUSED:
+        return value
     return {
         STR: f"text {value!r}",
         INT: f"integer {value}",
@@ -156,6 +171,79 @@ def describe(node: yaml.Node) -> str:
         BOOL: f"boolean {value}",
         NULL: "null",
     }.get(str(node.tag), f"{value!r} (tag {node.tag})")
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else repr(value)
+
+
+def yaml11_number(node: yaml.ScalarNode) -> str | None:
+    """Why a plain scalar is refused as a number YAML 1.1 reads unlike a reader would, or None.
+
+    PyYAML's (YAML 1.1) resolver reads ``050`` in base 8 (40), ``1:30`` in base 60 (90),
+    ``0x10`` in base 16 and ``0b101`` in base 2; a mission author means 50 mm or 1.5
+    minutes and would get neither, silently. A leading zero is refused also where YAML 1.1
+    reads text (``08``), so that ``07`` and ``08`` are not read differently.
+
+    Args:
+        node: a composed scalar.
+
+    Returns:
+        The message (what the text is read as, and what to write instead), or None when
+        the scalar is not such a number (quoted text never is).
+    """
+    text = str(node.value)
+    if node.style is not None:
+        return None
+    if node.tag in (INT, FLOAT) and ":" in text:
+        constructor = SafeConstructor()
+        value = (
+            constructor.construct_yaml_int(node)
+            if node.tag == INT
+            else constructor.construct_yaml_float(node)
+        )
+        return f"{text} is a base-60 number in YAML 1.1 ({_number(value)}): write {_number(value)}"
+    other = _OTHER_BASE.match(text)
+    if node.tag == INT and other is not None:
+        base = "hexadecimal" if other.group("base") in "xX" else "binary"
+        value = SafeConstructor().construct_yaml_int(node)
+        return f"{text} is a {base} number in YAML 1.1 ({value}): write {value}"
+    if node.tag in (INT, STR) and _LEADING_ZERO.match(text):
+        decimal = int(text.replace("_", ""))
+        if node.tag == INT:
+            octal = SafeConstructor().construct_yaml_int(node)
+            also = f" (or {octal})" if octal != decimal else ""
+            return (
+                f"{text} has a leading zero, which YAML 1.1 reads as octal ({octal}): "
+                f"write {decimal}{also}"
+            )
+        return f"{text} has a leading zero, which YAML 1.1 reads as text: write {decimal}"
+    return None
+
+
+def refuse_yaml11_numbers(node: yaml.Node, reader: Reader) -> None:
+    """Report every value under ``node`` that :func:`yaml11_number` refuses, where it is.
+
+    A refused value is tagged :data:`REFUSED`; reading it later gives nothing (the problem
+    is reported once, at the value itself, however often a parameter holding it is used).
+    Map keys are names, read as written, and not checked.
+    """
+    stack = [node]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(value for _, value in current.value)
+        elif isinstance(current, yaml.ScalarNode):
+            message = yaml11_number(current)
+            if message is not None:
+                reader.report(Location.of(current), message)
+                current.tag = REFUSED
 
 
 class Reader:
@@ -191,6 +279,8 @@ class Reader:
         return self._resolve(node, at, parent.scope, parent.note)
 
     def _resolve(self, node: yaml.Node, at: Location, scope: Scope, note: str) -> Item | None:
+        if node.tag == REFUSED:
+            return None
         if node.tag not in _KNOWN_TAGS:
             self.report(at, f"unsupported YAML value {describe(node)}", note)
             return None
@@ -213,6 +303,8 @@ class Reader:
                 self.report(
                     at, unknown("parameter", name, declared, f"parameters of {scope.owner}"), note
                 )
+            return None
+        if binding.node.tag == REFUSED:
             return None
         return Item(binding.node, at, binding.scope, binding.note)
 
@@ -284,6 +376,8 @@ class Reader:
                 child = self.child(item, entry.node)
                 result[entry.key] = INVALID if child is None else self.plain(child)
             return INVALID if INVALID in result.values() else result
+        if node.tag == REFUSED:
+            return INVALID
         try:
             return self._constructor.construct_object(node, deep=True)
         except ConstructorError as exc:
@@ -299,13 +393,18 @@ def compose(path: str, reader: Reader, at: Location | None = None) -> tuple[bool
         at: where the file was asked for (an ``include``), for read errors; None for the
             mission file itself.
 
+    Numbers YAML 1.1 reads in base 8, 16, 2 or 60 are reported (:func:`refuse_yaml11_numbers`).
+
     Returns:
         ``(True, node)`` when the file was read (``node`` is None for an empty file), or
         ``(False, None)`` when it could not be read or parsed (reported).
     """
     try:
         with open(path, encoding="utf-8") as stream:
-            return True, yaml.compose(stream, Loader=yaml.SafeLoader)
+            node = yaml.compose(stream, Loader=yaml.SafeLoader)
+        if node is not None:
+            refuse_yaml11_numbers(node, reader)
+        return True, node
     except OSError as exc:
         where = at or Location(path, 1, 1)
         reader.report(where, f"cannot read {path}: {exc.strerror or exc}")
@@ -324,6 +423,8 @@ def compose(path: str, reader: Reader, at: Location | None = None) -> tuple[bool
 def compose_text(text: str, reader: Reader, at: Location) -> yaml.Node | None:
     """Compose a YAML value given on the command line (``--set NAME=VALUE``) at ``at``.
 
+    Numbers YAML 1.1 reads in base 8, 16, 2 or 60 are reported as for a file.
+
     Returns:
         The value's node (an empty text is ``null``), or None (reported) on a syntax error.
     """
@@ -336,6 +437,7 @@ def compose_text(text: str, reader: Reader, at: Location) -> yaml.Node | None:
     if node is None:
         return yaml.ScalarNode(NULL, "", at_mark(at), at_mark(at))
     _relabel(node, at)
+    refuse_yaml11_numbers(node, reader)
     return node
 
 
