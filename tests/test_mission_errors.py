@@ -949,3 +949,45 @@ def test_a_name_yaml_1_1_reads_as_a_boolean_says_to_quote_it(check):
     assert only(check(text)).endswith(
         "got boolean on (YAML 1.1 reads on as a boolean; write 'on' for text)"
     )
+
+
+# Parameter declarations ----------------------------------------------------------------------
+
+
+def test_unknown_keys_of_a_long_form_declaration_are_reported_at_each_key(check):
+    text = PARAMETERS.replace("speed_mm_s: 50", "speed_mm_s: {default: 5, descr: x, min: 1}")
+    assert check(text) == [
+        "m.yaml:6:28: unknown key descr in the declaration of parameter speed_mm_s; "
+        "did you mean description? its keys are default, description",
+        "m.yaml:6:38: unknown key min in the declaration of parameter speed_mm_s; "
+        "its keys are default, description",
+    ]
+
+
+def test_a_misspelt_default_is_one_problem_not_one_per_use(check):
+    text = PARAMETERS.replace("speed_mm_s: 50", "speed_mm_s: {defualt: 30, description: x}")
+    assert only(check(text)) == (
+        "m.yaml:6:16: unknown key defualt in the declaration of parameter speed_mm_s; "
+        "did you mean default? its keys are default, description"
+    )
+    subtree = "subtrees:\n  w:\n    parameters: {t_s: {defualt: 1, description: x}}\n"
+    subtree += "    tree: {wait: {duration_s: $t_s}}\ntree: {subtree: w}\n"
+    assert only(check(subtree)) == (
+        "m.yaml:7:24: unknown key defualt in the declaration of parameter t_s; "
+        "did you mean default? its keys are default, description"
+    )
+
+
+def test_a_missing_default_is_one_problem_not_one_per_use(check):
+    text = PARAMETERS.replace("speed_mm_s: 50", "speed_mm_s: {description: x}")
+    assert only(check(text)) == "m.yaml:6:3: parameter speed_mm_s needs a default"
+
+
+def test_a_map_without_long_form_keys_is_the_default_itself(check):
+    text = "parameters:\n  at: {translation_mm: [0, 0, 50]}\n"
+    text += "tree: {sync_move: {limbs: [left], waypoints: [$at]}}\n"
+    assert check(text) == []
+    long_form = text.replace(
+        "{translation_mm: [0, 0, 50]}", "{default: {translation_mm: [0, 0, 50]}}"
+    )
+    assert check(long_form) == []

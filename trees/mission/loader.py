@@ -45,6 +45,8 @@ from limbtree.trees.mission.source import (
     compose,
     compose_text,
     describe,
+    did_you_mean,
+    refused,
     unknown,
 )
 from limbtree.trees.mission.units import HZ, MS, NONE, G, S
@@ -111,7 +113,7 @@ LIBRARY_KEYS: Final = ("description", "include", "subtrees")
 
 _SUBTREE_KEYS: Final = ("parameters", "tree", "description")
 _USE_KEYS: Final = ("subtree", "with", "name")
-_PARAM_LONG_KEYS: Final = frozenset({"default", "description"})
+_PARAM_LONG_KEYS: Final = ("default", "description")
 #: Deeper than this, a tree is taken for a recursive YAML alias.
 _MAX_DEPTH: Final = 200
 
@@ -191,6 +193,26 @@ def _display_name(node_type: str) -> str:
 
 def _note(text: str) -> str:
     return f"({text})"
+
+
+def _long_form(node: yaml.Node) -> bool:
+    """Whether a parameter's declaration is the long form: a map with a long-form key.
+
+    Any other map is the default itself (a pose: ``{translation_mm: [0, 0, 50]}``).
+    """
+    return isinstance(node, yaml.MappingNode) and any(
+        isinstance(key, yaml.ScalarNode) and key.value in _PARAM_LONG_KEYS for key, _ in node.value
+    )
+
+
+def _unknown_declaration_key(key: str, name: str) -> str:
+    """``unknown key descr in the declaration of parameter b_mm; did you mean ...``."""
+    hint = did_you_mean(key, _PARAM_LONG_KEYS)
+    guess = f"did you mean {hint}? " if hint is not None else ""
+    return (
+        f"unknown key {key} in the declaration of parameter {name}; "
+        f"{guess}its keys are {', '.join(_PARAM_LONG_KEYS)}"
+    )
 
 
 class _Loader:
@@ -395,19 +417,19 @@ class _Loader:
                 reader.report(entry.at, f"parameter name {entry.key!r} must be letters, digits, _")
                 continue
             node = entry.node
-            long_form = (
-                isinstance(node, yaml.MappingNode)
-                and node.value
-                and {str(k.value) for k, _ in node.value} <= _PARAM_LONG_KEYS
-            )
-            if long_form:
+            if _long_form(node):
                 fields = reader.entries(Item(node, Location.of(node), Scope()), "a parameter")
                 given = {f.key: f for f in fields or ()}
+                strays = [key for key in given if key not in _PARAM_LONG_KEYS]
+                for key in strays:
+                    reader.report(given[key].at, _unknown_declaration_key(key, entry.key))
                 if "default" not in given:
-                    if not allow_required:
+                    if not strays and not allow_required:
                         reader.report(entry.at, f"parameter {entry.key} needs a default")
-                        continue
-                    declared[entry.key] = None
+                    # (a misspelt or missing default is reported: its uses say nothing more;
+                    # a subtree's parameter without one is required)
+                    missing = strays or not allow_required
+                    declared[entry.key] = Binding(refused(node), "", Scope()) if missing else None
                     continue
                 node = given["default"].node
             if allow_required and isinstance(node, yaml.ScalarNode) and node.tag == NULL:

@@ -30,8 +30,9 @@ _SEQ: Final = _TAG + "seq"
 _MAP: Final = _TAG + "map"
 _MERGE: Final = _TAG + "merge"
 _KNOWN_TAGS: Final = frozenset({STR, INT, FLOAT, BOOL, NULL, _SEQ, _MAP})
-#: The tag of a number :func:`refuse_yaml11_numbers` reported: reading it gives nothing more.
-REFUSED: Final = "tag:limbtree,2026:refused-number"
+#: The tag of a value already reported (a number :func:`refuse_yaml11_numbers` refused, a
+#: parameter declaration without a default): reading it gives nothing more.
+REFUSED: Final = "tag:limbtree,2026:refused"
 
 #: A plain integer with a leading zero (``050``, ``-07``, ``08``; not ``0``).
 _LEADING_ZERO: Final = re.compile(r"[-+]?0[0-9_]*[0-9][0-9_]*\Z")
@@ -219,6 +220,11 @@ def yaml11_number(node: yaml.ScalarNode) -> str | None:
             )
         return f"{text} has a leading zero, which YAML 1.1 reads as text: write {decimal}"
     return None
+
+
+def refused(node: yaml.Node) -> yaml.ScalarNode:
+    """A value in place of ``node``, already reported: reading it gives nothing more."""
+    return yaml.ScalarNode(REFUSED, "", node.start_mark, node.end_mark)
 
 
 def refuse_yaml11_numbers(node: yaml.Node, reader: Reader) -> None:
