@@ -192,3 +192,11 @@ def test_run_prints_the_warning_before_it_starts(tmp_path: Path) -> None:
     assert outcome is RunOutcome.SUCCESS
     first = out.getvalue().splitlines()[0]
     assert first.startswith(f"{SQUARE}:24:3: warning: node 0: waypoints 1 and 2 both lie")
+
+
+def test_check_takes_a_set_with_spaces_around_the_equals_sign(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # (--set 'p_e_mm = 150' used to be "unknown parameter p_e_mm ; did you mean p_e_mm?")
+    assert main(["check", str(SQUARE), "--set", "p_e_mm = 150"]) == 0
+    assert "0.67 of p_e / r_e" in capsys.readouterr().out

@@ -605,6 +605,14 @@ def test_an_unknown_override_lists_the_declared_parameters(check):
     )
 
 
+def test_spaces_around_an_overrides_name_are_dropped(check):
+    # (as typed: --set 'speed_mm_s = 40'; the value's leading space is fine for YAML)
+    assert check(PARAMETERS, overrides={"speed_mm_s ": " 40"}) == []
+    assert only(check(PARAMETERS, overrides={" speed_mm_s ": " -4"})).startswith(
+        "m.yaml:12:21: max_speed_mm_s must be > 0; got -4"
+    )
+
+
 @pytest.mark.parametrize("text", ["", "null", "~", "  "])
 def test_an_empty_or_null_override_is_refused_not_read_as_the_keys_default(check, text):
     # (--set cycles=$N with N unset would make a repeat's times its default: forever)

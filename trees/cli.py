@@ -38,10 +38,14 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str, str]:
-    """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (SystemExit when malformed)."""
+    """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (SystemExit when malformed).
+
+    Spaces around KEY are dropped (``--set 'side_mm = 100'``); VALUE is kept as given.
+    """
     values: dict[str, str] = {}
     for item in items:
-        key, sep, value = item.partition("=")
+        name, sep, value = item.partition("=")
+        key = name.strip()
         if not sep or not key:
             raise SystemExit(f"limbtree: {flag} wants {what}=VALUE, got {item!r}")
         values[key] = value

@@ -373,7 +373,8 @@ class _Loader:
             ):
                 declared = self._declarations(item, "the mission", allow_required=False)
         bindings = {name: b for name, b in declared.items() if b is not None}
-        for name, text in self.overrides.items():
+        for given, text in self.overrides.items():
+            name = given.strip()  # (--set 'side_mm = 100': the name is side_mm)
             # (problems found later in the value, a waypoint out of reach, are also placed
             # here: the option as typed says which override to change)
             at = Location.command_line(f"--set {name}={text}")
