@@ -48,13 +48,26 @@ def test_yaml_syntax_error_is_reported_where_the_parser_stopped(check):
     message = only(check("mission: m\ntree: {wait: {duration_s: 1}\nother: 2\n", header=False))
     assert message == (
         "m.yaml:3:1: YAML syntax error: expected ',' or '}', but got '<scalar>' "
-        "(while parsing a flow mapping)"
+        "(while parsing a flow mapping that starts at line 2, column 7)"
     )
 
 
-def test_tab_indentation_is_a_syntax_error_with_its_place(check):
+def test_an_unclosed_collection_says_where_it_starts_not_only_the_end_of_the_file(check):
+    message = only(check("mission: m\ntree:\n  wait: {duration_s: 1\n", header=False))
+    assert message == (
+        "m.yaml:4:1: YAML syntax error: expected ',' or '}', but got '<stream end>' "
+        "(while parsing a flow mapping that starts at line 3, column 9)"
+    )
+    message = only(check("mission: m\ntree: [a, b\n", header=False))
+    assert message.endswith("(while parsing a flow sequence that starts at line 2, column 7)")
+
+
+def test_tab_indentation_is_a_syntax_error_with_its_place_and_fix(check):
     message = only(check("mission: m\ntree:\n\twait\n", header=False))
-    assert message.startswith("m.yaml:3:1: YAML syntax error:")
+    assert message == (
+        "m.yaml:3:1: YAML syntax error: found character '\\t' that cannot start any token "
+        "(while scanning for the next token): indent with spaces, not tabs"
+    )
 
 
 def test_a_missing_mission_file_is_one_problem(tmp_path):

@@ -419,11 +419,33 @@ def compose(path: str, reader: Reader, at: Location | None = None) -> tuple[bool
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location.from_mark(mark) if mark is not None else Location(path, 1, 1)
-        detail = f" ({exc.context})" if exc.context and exc.problem else ""
-        reader.report(where, f"YAML syntax error: {exc.problem or exc.context}{detail}")
+        reader.report(where, f"YAML syntax error: {syntax_error(exc)}")
     except yaml.YAMLError as exc:
         reader.report(at or Location(path, 1, 1), f"YAML error: {exc}")
     return False, None
+
+
+def syntax_error(exc: yaml.MarkedYAMLError) -> str:
+    """What PyYAML's syntax error says, with where its construct started and a fix for tabs.
+
+    PyYAML places an unclosed ``{`` or ``[`` where it noticed (often the end of the file);
+    its context mark, where the collection started, is added: ``(while parsing a flow
+    mapping that starts at line 3, column 9)``. A tab in the indentation gets ``indent
+    with spaces, not tabs``.
+    """
+    problem = str(exc.problem or exc.context)
+    text = problem
+    if exc.context and exc.problem:
+        context = str(exc.context)
+        start, stop = exc.context_mark, exc.problem_mark
+        if start is not None and (
+            stop is None or (start.line, start.column) != (stop.line, stop.column)
+        ):
+            context += f" that starts at line {start.line + 1}, column {start.column + 1}"
+        text += f" ({context})"
+    if "'\\t'" in problem or "tab character" in problem:
+        text += ": indent with spaces, not tabs"
+    return text
 
 
 def compose_text(text: str, reader: Reader, at: Location) -> yaml.Node | None:
