@@ -41,6 +41,17 @@ def write(tmp_path, text=MISSION):
     return path
 
 
+def waypoints_from(declaration: str) -> str:
+    """:data:`MISSION` whose sync_move takes its waypoints from parameter ``square``, declared
+    by ``declaration`` (in place of ``x_mm``)."""
+    return MISSION.replace("  x_mm: {default: 600}\n", declaration).replace(
+        "        waypoints:\n"
+        "          - {translation_mm: [500, 0, 400]}\n"
+        "          - {translation_mm: [$x_mm, 0, 400]}\n",
+        "        waypoints: $square\n",
+    )
+
+
 def only_problem(path) -> str:
     """The text of the one problem loading ``path`` finds (there must be exactly one)."""
     with pytest.raises(MissionError) as error:
@@ -64,19 +75,13 @@ def test_check_names_the_file_line_and_reach_of_an_unreachable_waypoint(tmp_path
 
 def test_a_waypoint_given_by_a_parameter_is_reported_where_it_is_written(tmp_path):
     # The waypoints are a parameter's value: the problem points at waypoint 2 there.
-    by_parameter = MISSION.replace(
-        "  x_mm: {default: 600}\n",
+    declared = (
         "  square:\n"
         "    default:\n"
         "      - {translation_mm: [500, 0, 400]}\n"
-        "      - {translation_mm: [2000, 0, 400]}\n",
-    ).replace(
-        "        waypoints:\n"
-        "          - {translation_mm: [500, 0, 400]}\n"
-        "          - {translation_mm: [$x_mm, 0, 400]}\n",
-        "        waypoints: $square\n",
+        "      - {translation_mm: [2000, 0, 400]}\n"
     )
-    path = write(tmp_path, by_parameter)
+    path = write(tmp_path, waypoints_from(declared))
     text = only_problem(path)
     assert text.startswith(f"{path}:7:9: ")
     assert 'sync_move "out there": waypoint 2 is out of reach of limb heavy' in text
@@ -111,15 +116,8 @@ def test_a_set_value_out_of_reach_is_refused_too(tmp_path):
 def test_a_set_waypoint_out_of_reach_names_the_override_and_the_node(tmp_path):
     # The whole waypoint list comes from --set: it has no line in the file, so the problem
     # stands at the override as typed and says where the node using it is.
-    by_parameter = MISSION.replace(
-        "  x_mm: {default: 600}\n", "  square: {default: [{translation_mm: [500, 0, 400]}]}\n"
-    ).replace(
-        "        waypoints:\n"
-        "          - {translation_mm: [500, 0, 400]}\n"
-        "          - {translation_mm: [$x_mm, 0, 400]}\n",
-        "        waypoints: $square\n",
-    )
-    path = write(tmp_path, by_parameter)
+    declared = "  square: {default: [{translation_mm: [500, 0, 400]}]}\n"
+    path = write(tmp_path, waypoints_from(declared))
     override = "[{translation_mm: [500, 0, 400]}, {translation_mm: [2000, 0, 400]}]"
     with pytest.raises(MissionError) as error:
         load(path, overrides={"square": override})

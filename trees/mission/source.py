@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -234,6 +234,21 @@ def refuse_yaml11_numbers(node: yaml.Node, reader: Reader) -> None:
     is reported once, at the value itself, however often a parameter holding it is used).
     Map keys are names, read as written, and not checked.
     """
+    for current in walk_nodes(node, keys=False):
+        if isinstance(current, yaml.ScalarNode):
+            message = yaml11_number(current)
+            if message is not None:
+                reader.report(Location.of(current), message)
+                current.tag = REFUSED
+
+
+def walk_nodes(node: yaml.Node, *, keys: bool) -> Iterator[yaml.Node]:
+    """``node`` and every node under it, each once (an alias's node is shared).
+
+    Args:
+        node: the top node.
+        keys: whether maps' keys are included, or only their values.
+    """
     stack = [node]
     seen: set[int] = set()
     while stack:
@@ -241,15 +256,12 @@ def refuse_yaml11_numbers(node: yaml.Node, reader: Reader) -> None:
         if id(current) in seen:
             continue
         seen.add(id(current))
+        yield current
         if isinstance(current, yaml.SequenceNode):
             stack.extend(current.value)
         elif isinstance(current, yaml.MappingNode):
-            stack.extend(value for _, value in current.value)
-        elif isinstance(current, yaml.ScalarNode):
-            message = yaml11_number(current)
-            if message is not None:
-                reader.report(Location.of(current), message)
-                current.tag = REFUSED
+            for key, value in current.value:
+                stack.extend((key, value) if keys else (value,))
 
 
 class Reader:
@@ -476,16 +488,5 @@ def at_mark(at: Location) -> yaml.Mark:
 
 def _relabel(node: yaml.Node, at: Location) -> None:
     """Point the marks of a composed command-line value at ``at``."""
-    stack = [node]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
+    for current in walk_nodes(node, keys=True):
         current.start_mark = current.end_mark = at_mark(at)
-        if isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
-        elif isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack.extend((key, value))
