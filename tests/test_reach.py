@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -566,3 +567,21 @@ def test_a_waypoint_written_per_limb_is_reported_at_the_limb_out_of_reach(tmp_pa
     text = only_problem(path)
     assert text.startswith(f"{path}:13:11: ")  # light's pose, not the waypoint's first line
     assert "waypoint 1 is out of reach of limb light" in text
+
+
+def test_the_docs_absolute_waypoint_example_runs_to_success(tmp_path):
+    # (a reviewer copied the docs' first absolute example: its identity orientation was out
+    # of the heavy limb's joint limits, and the move failed after its IK timeout)
+    from limbtree.trees.cli import main
+
+    docs = (Path(__file__).parent.parent / "docs" / "missions.md").read_text()
+    block = docs.split("both tools pointing down:\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "absolute.yaml"
+    path.write_text(
+        "mission: absolute\nlimbs:\n  heavy: {robot: heavy_limb}\n"
+        "  light: {robot: light_limb, base: {translation_mm: [0, 600, 0], "
+        "rotation_deg: [0, 0, 90]}}\ntree:\n" + textwrap.indent(block, "  ")
+    )
+    record = tmp_path / "record"
+    assert main(["run", str(path), "--headless", "--record", str(record)]) == 0
+    assert json.loads((record / "summary.json").read_text())["outcome"] == "SUCCESS"
