@@ -72,7 +72,7 @@ def test_a_grasp_of_a_module_the_world_does_not_place_names_the_modules(tmp_path
 def test_a_posture_name_the_limb_does_not_have_lists_its_postures(tmp_path):
     path = mission(tmp_path, "{robot: heavy_limb}", "joint_move: {limb: arm, posture: folded}")
     text = problems(path)
-    assert "m.yaml:5:3:" in text
+    assert "m.yaml:5:36:" in text
     assert "has no posture 'folded'; its postures are home, safe, slumped" in text
 
 
@@ -83,12 +83,27 @@ def test_a_joint_target_with_the_wrong_number_of_joints_names_both_counts(tmp_pa
     assert "has 3 joint angles; heavy_limb arm has 7 joints" in text
 
 
+def test_a_joint_target_of_the_wrong_size_given_by_set_names_the_override(tmp_path):
+    # (a reviewer was pointed at the node, whose file holds the right count)
+    path = mission(tmp_path, "{robot: heavy_limb}", "joint_move: {limb: arm, posture: $q}",
+                   "parameters: {q: {default: home}}\n")  # fmt: skip
+    with pytest.raises(MissionError) as caught:
+        load(path, overrides={"q": "{q_deg: [1, 2, 3]}"})
+    (problem,) = caught.value.problems
+    assert str(problem) == (
+        '--set q={q_deg: [1, 2, 3]}: joint_move "Joint move": the posture for limb arm has 3 '
+        "joint angles; heavy_limb arm has 7 joints (joint_1, joint_2, joint_3, joint_4, "
+        "joint_5, joint_6, joint_7) (the joint_move is at "
+        f"{path}:6:3)"
+    )
+
+
 def test_a_joint_target_past_a_joint_limit_names_the_joint_and_its_limits(tmp_path):
     # (it used to pass check, and the run then waited at the limit for ever)
     past = "joint_move: {limb: arm, posture: {q_deg: [0, 200, 0, 0, 0, 0, 0]}}"
     path = mission(tmp_path, "{robot: heavy_limb}", past)
     text = problems(path)
-    assert "m.yaml:5:3:" in text
+    assert "m.yaml:5:36:" in text
     assert "joint_2 at 200 deg, its limits -120 deg to 120 deg" in text
     assert "never reach it" in text
     at_limit = mission(tmp_path, "{robot: heavy_limb}", past.replace("200", "120"))
@@ -209,6 +224,15 @@ def test_the_trees_problems_come_in_file_order(tmp_path):
         "    - sync_move: {limbs: [arm], waypoints: [{translation_mm: [5000, 0, 0]}]}",
     )
     lines = problems(path).splitlines()
-    # (the waypoint's place: 7:45)
-    assert [line.split(": ")[0] for line in lines] == [f"{path}:6:7", f"{path}:7:45"], lines
+    # (the posture's place, 6:40, and the waypoint's, 7:45)
+    assert [line.split(": ")[0] for line in lines] == [f"{path}:6:40", f"{path}:7:45"], lines
     assert "no posture 'folded'" in lines[0] and "5000 mm" in lines[1]
+
+
+def test_a_parameter_set_twice_is_refused_naming_both_values(tmp_path):
+    # (the last one used to win silently)
+    path = mission(tmp_path, "{robot: heavy_limb}", "wait: {duration_s: $d}",
+                   "parameters: {d: {default: 1}}\n")  # fmt: skip
+    assert main(["check", str(path), "--set", "d=2"]) == 0
+    with pytest.raises(SystemExit, match=r"--set d is given twice \(d=2 and d=3\); give it once"):
+        main(["check", str(path), "--set", "d=2", "--set", " d =3"])

@@ -40,7 +40,9 @@ def _robots(args: argparse.Namespace) -> int:
 def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str, str]:
     """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (SystemExit when malformed).
 
-    Spaces around KEY are dropped (``--set 'side_mm = 100'``); VALUE is kept as given.
+    Spaces around KEY are dropped (``--set 'side_mm = 100'``); VALUE is kept as given. A
+    KEY given twice is refused: which value was meant is not known (a script that appends
+    its own ``--set`` to a user's would otherwise win silently).
     """
     values: dict[str, str] = {}
     for item in items:
@@ -48,6 +50,11 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
         key = name.strip()
         if not sep or not key:
             raise SystemExit(f"limbtree: {flag} wants {what}=VALUE, got {item!r}")
+        if key in values:
+            raise SystemExit(
+                f"limbtree: {flag} {key} is given twice ({key}={values[key]} and "
+                f"{key}={value}); give it once"
+            )
         values[key] = value
     return values
 
