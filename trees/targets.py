@@ -26,7 +26,7 @@ from limbtree.robots import load_robot
 from limbtree.robots.modules import load_module
 from limbtree.robots.registry import JointSpec
 from limbtree.trees.mission import Mission
-from limbtree.trees.mission.errors import Problem, value_problem
+from limbtree.trees.mission.errors import Location, Problem, value_problem
 from limbtree.trees.mission.model import NodeModel
 
 #: The motion-capture body of a limb's own end-effector.
@@ -43,10 +43,11 @@ def target_problems(mission: Mission) -> list[Problem]:
             problems += _target(mission, node)
         elif node.type == "grasp":
             problems += _grasped(mission, node)
-        for limb, posture in _postures(node):
+        for limb, posture, at in _postures(node):
             message = _posture(mission, limb, posture)
             if message is not None:
-                problems.append(Problem(node.location, f'{node.type} "{node.name}": {message}'))
+                text = f'{node.type} "{node.name}": {message}'
+                problems.append(value_problem(at, f"the {node.type}", node.location, text))
     return problems
 
 
@@ -131,13 +132,15 @@ def _grasped(mission: Mission, node: NodeModel) -> list[Problem]:
     ]
 
 
-def _postures(node: NodeModel) -> Iterator[tuple[str, Any]]:
-    """(limb, posture) for each posture a node drives a limb to."""
+def _postures(node: NodeModel) -> Iterator[tuple[str, Any, Location]]:
+    """(limb, posture, where it is written) for each posture a node drives a limb to."""
     if "posture" in node.params and "limb" in node.params:
-        yield str(node.params["limb"]), node.params["posture"]
-    for posture in node.params.get("postures") or ():
+        yield str(node.params["limb"]), node.params["posture"], node.value_at("posture")
+    for number, posture in enumerate(node.params.get("postures") or (), start=1):
         if isinstance(posture, Mapping):
-            yield from ((str(limb), value) for limb, value in posture.items())
+            for limb, value in posture.items():
+                at = node.params_at.get(f"postures.{number}.{limb}")
+                yield str(limb), value, at or node.value_at(f"postures.{number}")
 
 
 def _posture(mission: Mission, name: str, posture: Any) -> str | None:
