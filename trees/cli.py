@@ -492,7 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
         "and tick its tree until it ends. Exit status 0 only when the mission succeeds. In a "
         "terminal, space pauses and resumes, q aborts, y / n answer an operator gate; from any "
         "other stdin (a pipe, a script), one command per line: p or pause, r or resume, a, "
-        "abort or q, y or n. SIGTERM aborts too.",
+        "abort or q, and y or n with --view web (without a terminal or the page, a mission "
+        "with operator gates needs --auto-confirm). SIGTERM aborts too.",
     )
     run.add_argument("mission", metavar="MISSION", help="the mission file (YAML)")
     run.add_argument("--clock", choices=["sim", "real"], help="override the mission's clock")
