@@ -693,6 +693,15 @@ def test_subtree_with_params_must_be_declared_and_required_ones_given(check):
     ]
 
 
+def test_a_null_given_for_a_required_subtree_parameter_is_reported_at_the_use(check):
+    # (it was reported inside the subtree, "sync_move needs limbs", naming no use)
+    text = SUBTREES + "tree: {subtree: hop, with: {limbs: null}}\n"
+    assert only(check(text)) == (
+        "m.yaml:12:29: with: limbs is null, but parameter limbs of subtree hop is required "
+        "(it has no default): give it a value"
+    )
+
+
 def test_a_bad_subtree_argument_is_reported_where_it_is_used_naming_the_use(check):
     text = SUBTREES + "tree: {subtree: hop, with: {limbs: [left], height_mm: high}}\n"
     assert only(check(text)) == (

@@ -118,6 +118,11 @@ _PARAM_LONG_KEYS: Final = ("default", "description")
 _MAX_DEPTH: Final = 200
 
 
+def _is_null(node: yaml.Node | None) -> bool:
+    """Whether ``node`` is YAML's null (``null``, ``~`` or nothing); False for None."""
+    return isinstance(node, yaml.ScalarNode) and node.tag == NULL
+
+
 @dataclass(frozen=True)
 class SubtreeDef:
     """A subtree as declared, read at each use.
@@ -368,9 +373,7 @@ class _Loader:
         declared: dict[str, Binding | None] = {}
         if entry is not None:
             item = reader.child(top, entry.node)
-            if item is not None and not (
-                isinstance(item.node, yaml.ScalarNode) and item.node.tag == NULL
-            ):
+            if item is not None and not (_is_null(item.node)):
                 declared = self._declarations(item, "the mission", allow_required=False)
         bindings = {name: b for name, b in declared.items() if b is not None}
         for given, text in self.overrides.items():
@@ -382,7 +385,7 @@ class _Loader:
                 reader.report(at, unknown("parameter", name, list(bindings), "declared parameters"))
                 continue
             node = compose_text(text, reader, at)
-            if isinstance(node, yaml.ScalarNode) and node.tag == NULL:
+            if _is_null(node):
                 # (an unset shell variable, --set cycles=$N, is the usual way here: a null
                 # would silently give the key's default, for a repeat's times forever)
                 reader.report(
@@ -433,7 +436,7 @@ class _Loader:
                     declared[entry.key] = Binding(refused(node), "", Scope()) if missing else None
                     continue
                 node = given["default"].node
-            if allow_required and isinstance(node, yaml.ScalarNode) and node.tag == NULL:
+            if allow_required and _is_null(node):
                 declared[entry.key] = None
                 continue
             note = _note(f"parameter {entry.key} of {owner}, default at {Location.of(node)}")
@@ -448,9 +451,7 @@ class _Loader:
         subtrees = sections.get("subtrees")
         if subtrees is not None:
             item = reader.child(top, subtrees.node)
-            if item is not None and not (
-                isinstance(item.node, yaml.ScalarNode) and item.node.tag == NULL
-            ):
+            if item is not None and not (_is_null(item.node)):
                 self._subtrees(item)
         include = sections.get("include")
         if include is None:
@@ -643,7 +644,7 @@ class _Loader:
         if body is None:
             return None
         body_node = body.node
-        if isinstance(body_node, yaml.ScalarNode) and body_node.tag == NULL:
+        if _is_null(body_node):
             fields: list[Entry] = []
         elif isinstance(body_node, yaml.SequenceNode) and spec.kind is NodeKind.COMPOSITE:
             fields = [Entry("children", body.at, body_node)]
@@ -834,7 +835,7 @@ class _Loader:
             value = reader.child(item, with_entry.node)
             if value is None:
                 return None
-            if not (isinstance(value.node, yaml.ScalarNode) and value.node.tag == NULL):
+            if not _is_null(value.node):
                 found = reader.entries(value, "with (parameter -> value)", noun="parameter")
                 if found is None:
                     return None
@@ -852,6 +853,18 @@ class _Loader:
             bound = reader.child(item, argument.node)
             if bound is None:
                 ok = False
+                continue
+            if definition.params[argument.key] is None and _is_null(bound.node):
+                # (a null takes the key's default where used: a required one has none, and
+                # the problem would stand inside the subtree, naming no use)
+                reader.report(
+                    argument.at,
+                    f"with: {argument.key} is null, but parameter {argument.key} of {owner} "
+                    "is required (it has no default): give it a value",
+                    bound.note or item.note,
+                )
+                ok = False
+                given[argument.key] = Binding(bound.node, "", bound.scope)  # (given: said)
                 continue
             note = _note(f"parameter {argument.key} of {owner}, given at {argument.at}")
             if bound.note:
