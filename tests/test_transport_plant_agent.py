@@ -21,6 +21,7 @@ from limbtree.transport import (
     RequestTimeoutError,
 )
 from limbtree.transport.driver import CommandMode, Health
+from limbtree.trees.errors import AgentError
 from limbtree.trees.launcher import free_port_pair
 from limbtree.trees.lockstep import Lockstep, PlantAgent
 
@@ -265,6 +266,32 @@ def test_the_lockstep_waits_once_for_all_its_absent_agents_not_once_each() -> No
             c.close()
     assert [type(problem) for _, problem in stale] == [RequestTimeoutError] * 3
     assert timeout_s <= elapsed < 2 * timeout_s, elapsed
+
+
+def test_an_agent_restarted_late_in_a_run_is_caught_up_to_the_runs_time(quad: Any) -> None:
+    # (a reviewer restarted a sim agent at t = 70 s: it starts at t = 0, refused the run's
+    # step to 72.24 s as more than a minute ahead, and the run stopped)
+    with AgentClient(quad.request_endpoint, subscribe=False) as fresh:
+        lockstep = Lockstep([PlantAgent(fresh, {f"q.{leg}": leg for leg in LEGS})], 5.0)
+        lockstep.begin(125.5)
+        assert lockstep.finish() == []
+        described = fresh.describe(timeout_s=5)
+        assert described.agent_time == 125.5
+        assert described.errors_received == {"bad_value": 1}  # (the step it refused)
+        lockstep.begin(125.52)  # and the run goes on, tick by tick
+        assert lockstep.finish() == []
+
+
+def test_a_step_refused_for_going_back_in_time_still_stops_the_run(quad: Any) -> None:
+    with AgentClient(quad.request_endpoint, subscribe=False) as runner:
+        lockstep = Lockstep([PlantAgent(runner, {f"q.{leg}": leg for leg in LEGS})], 5.0)
+        lockstep.begin(50.0)
+        assert lockstep.finish() == []
+        lockstep.begin(100.0)
+        assert lockstep.finish() == []
+        lockstep.begin(90.0)  # (refused, and catching up from t = 0 is refused too)
+        with pytest.raises(AgentError, match=r"step to t=90\.000 s .*goes back in time"):
+            lockstep.finish()
 
 
 def test_a_commander_that_releases_its_limb_lets_another_command_it_at_once(

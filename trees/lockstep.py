@@ -13,12 +13,17 @@ A step's problems split in two:
 * the agent answered with an error (its driver raised, it refused the step): that is a bug
   or a misconfiguration, so the run stops at once with an :class:`~limbtree.trees.errors.AgentError`
   naming the limb(s); nothing is swallowed.
+
+One refusal is met instead: an agent restarted during the run (started again by hand, say)
+starts at t = 0, and refuses a step more than :data:`MAX_STEP_SPAN_S` ahead. It is caught up
+to the run's time in steps of at most that (:func:`catch_up`), and the run goes on with it,
+as with an agent restarted earlier in the run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from limbtree.transport.agent_client import AgentDescription
 from limbtree.transport.driver import LimbDescription
@@ -30,7 +35,12 @@ from limbtree.transport.errors import (
     TransportError,
 )
 from limbtree.transport.plant import BaseState
+from limbtree.transport.schema import MAX_STEP_SPAN_S, ErrorCode
 from limbtree.trees.errors import AgentError
+
+#: How long each step that catches a restarted agent up may take [s]: a ``mujoco`` plant
+#: steps its physics through the whole span (about 2.5 s of CPU per minute of it, measured).
+CATCH_UP_TIMEOUT_S: Final = 30.0
 
 
 class SteppedAgent(Protocol):
@@ -233,6 +243,38 @@ def goes_stale(exc: TransportError) -> bool:
     return isinstance(exc, LimbUnavailableError | RequestTimeoutError | AgentUnreachableError)
 
 
+def too_far_ahead(exc: TransportError, t: float) -> bool:
+    """Whether ``exc`` is an agent's refusal of a step to ``t`` [s] as too far ahead of it.
+
+    The agent was restarted (it starts at t = 0): a run steps its agents every tick, so an
+    agent it has been stepping is never more than a tick behind.
+    """
+    return (
+        isinstance(exc, RemoteError)
+        and exc.code == ErrorCode.BAD_VALUE
+        and exc.field == "t"
+        and t > MAX_STEP_SPAN_S
+    )
+
+
+def catch_up(agent: SteppedAgent, t: float, timeout_s: float = CATCH_UP_TIMEOUT_S) -> None:
+    """Step a restarted sim-clock agent from t = 0 to ``t`` [s], at most a minute at a time.
+
+    Its limbs hold their start meanwhile (nothing commands them); the last step is to ``t``,
+    so the agent's states are those of the run's tick.
+
+    Raises:
+        TransportError: as a step does (the run then stops, or the limb goes stale).
+    """
+    done = MAX_STEP_SPAN_S
+    while done < t:
+        agent.send_step(done, timeout_s)
+        agent.finish_step()
+        done += MAX_STEP_SPAN_S
+    agent.send_step(t, timeout_s)
+    agent.finish_step()
+
+
 def agent_error(agent: SteppedAgent, t: float, exc: Exception) -> AgentError:
     """The error that ends the run when ``agent`` failed its step to ``t``."""
     limbs = ", ".join(agent.limbs)
@@ -295,6 +337,13 @@ class Lockstep:
                     agent.finish_step()
                 except TransportError as exc:
                     problem = exc
+            if problem is not None and too_far_ahead(problem, self.t):
+                try:
+                    catch_up(agent, self.t)
+                except TransportError:
+                    pass  # (not an agent that starts again at t = 0: its refusal stands)
+                else:
+                    problem = None
             if problem is None:
                 continue
             if goes_stale(problem):
@@ -307,6 +356,7 @@ class Lockstep:
 
 
 __all__ = [
+    "CATCH_UP_TIMEOUT_S",
     "Lockstep",
     "OneLimbAgent",
     "PlantAgent",
@@ -314,6 +364,8 @@ __all__ = [
     "SteppedAgent",
     "SteppedLink",
     "agent_error",
+    "catch_up",
     "goes_stale",
     "one_limb_agents",
+    "too_far_ahead",
 ]
