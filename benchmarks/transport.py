@@ -377,16 +377,16 @@ def stream_rate(seconds: float) -> None:
         sub.rcvhwm = 100_000
         sub.setsockopt(zmq.SUBSCRIBE, b"")
         sub.connect(f"tcp://127.0.0.1:{port + 1}")
-        sub.recv()  # connected
+        sub.recv_multipart()  # connected
         time.sleep(0.2)
         while sub.poll(0):
-            sub.recv()
+            sub.recv_multipart()
         first = client.describe().state_seq
         start_s = time.perf_counter()
         received = 0
         while time.perf_counter() - start_s < seconds:
             if sub.poll(100):
-                sub.recv()
+                sub.recv_multipart()  # one state: its topic frame and its message
                 received += 1
         elapsed = time.perf_counter() - start_s
         published = client.describe().state_seq - first
