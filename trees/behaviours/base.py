@@ -178,4 +178,8 @@ def observe(
         The states, with why each limb whose health says so is down, for the core's
         messages (a move holds, never succeeds, while a limb is down).
     """
-    return SyncObservation(now, tuple(states), tuple(limb.down() for limb in limbs))
+    down = tuple(
+        None if state is not None else limb.down()
+        for limb, state in zip(limbs, states, strict=True)
+    )  # (a limb with a usable state is not down: its health is read only for the others)
+    return SyncObservation(now, tuple(states), down)
