@@ -19,18 +19,25 @@ In one run, on this machine, with each server in its own process:
 
 ``--load [HOGS]`` measures 1 and 2 twice in one run, quiet and then beside HOGS CPU-hog
 processes (default 1), and reports the step ratios both ways (targets 1.3x and 1.5x).
+
+``--idle-poll`` holds ``/dev/cpu_dma_latency`` at 0 us for the whole run, as ``cyclictest``
+does: idle cores then poll instead of halting, and no message waits for a core to wake up
+(docs/performance.md has what that changes on a host whose idle cores halt at once). It
+needs write access to the device (root, or a udev rule giving it to the user).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -405,6 +412,51 @@ def stream_rate(seconds: float) -> None:
     print(f"{'received by one SUB':<28}{received / elapsed:>10.0f} Hz")
 
 
+CPU_LATENCY_DEVICE = "/dev/cpu_dma_latency"
+
+
+@contextlib.contextmanager
+def idle_poll(device: str = CPU_LATENCY_DEVICE) -> Iterator[None]:
+    """Hold the kernel's CPU wake-up latency limit at 0 us while the block runs.
+
+    The limit holds while the device stays open (the kernel's PM QoS interface), so it ends
+    with the block, or with the process.
+
+    Raises:
+        SystemExit: naming the device and what to do, when it cannot be opened or written.
+    """
+    try:
+        fd = os.open(device, os.O_WRONLY)
+    except FileNotFoundError:
+        raise SystemExit(
+            f"--idle-poll: this kernel has no {device} (PM QoS); run without --idle-poll"
+        ) from None
+    except PermissionError:
+        raise SystemExit(
+            f"--idle-poll: cannot open {device} for writing: run as root, or give your user "
+            "write access to it (a udev rule), or run without --idle-poll"
+        ) from None
+    try:
+        os.write(fd, struct.pack("i", 0))
+        yield
+    finally:
+        os.close(fd)
+
+
+def idle_state() -> str:
+    """How this machine's idle cores wait: the cpuidle driver and, under haltpoll, its poll time."""
+    base = Path("/sys/devices/system/cpu/cpuidle")
+    try:
+        driver = (base / "current_driver").read_text().strip()
+    except OSError:
+        return "cpuidle: unknown"
+    text = f"cpuidle driver {driver}"
+    poll = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+    if driver == "haltpoll" and poll.exists():
+        text += f", guest_halt_poll_ns {poll.read_text().strip()}"
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20000, help="round trips per case")
@@ -422,6 +474,10 @@ def main() -> None:
         help="also run the round trips beside HOGS CPU-hog processes (default 1) and report "
         "the ratios both ways",
     )  # fmt: skip
+    parser.add_argument(
+        "--idle-poll", action="store_true",
+        help=f"hold {CPU_LATENCY_DEVICE} at 0 us for the run: idle cores poll, not halt",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.serve_agent is not None:
         serve_agent(args.serve_agent, args.clock, args.rate, args.quiet)
@@ -435,13 +491,18 @@ def main() -> None:
     if args.hog:
         hog()
         return
-    print(f"python {sys.version.split()[0]}, pyzmq {zmq.__version__}, libzmq {zmq.zmq_version()}")
-    if args.load:
-        round_trips_under_load(args.n, args.blocks, args.load)
-    else:
-        round_trips(args.n, args.blocks)
-    print()
-    stream_rate(args.seconds)
+    with idle_poll() if args.idle_poll else contextlib.nullcontext():
+        print(
+            f"python {sys.version.split()[0]}, pyzmq {zmq.__version__}, "
+            f"libzmq {zmq.zmq_version()}; {idle_state()}"
+            + (f"; {CPU_LATENCY_DEVICE} held at 0 us (--idle-poll)" if args.idle_poll else "")
+        )
+        if args.load:
+            round_trips_under_load(args.n, args.blocks, args.load)
+        else:
+            round_trips(args.n, args.blocks)
+        print()
+        stream_rate(args.seconds)
 
 
 if __name__ == "__main__":
