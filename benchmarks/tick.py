@@ -1,7 +1,7 @@
 """Tick rate of a synchronized move over n limbs, in both clocks, and the tree's own overhead.
 
 Usage: ``python benchmarks/tick.py [--limbs 6 24 64] [--seconds 3] [--robustness]
-[--plants 6 64] [--processes PAIRS [--processes-seconds S]]``
+[--plants 6 64] [--processes PAIRS] [--transport PAIRS] [--processes-seconds S]``
 
 The limbs are real agents on loopback (ZeroMQ, msgpack), each driving a light point limb
 (its end-effector tracks the command at 1 m/s), hosted by a few helper processes, so what is
@@ -10,11 +10,12 @@ all limbs), send the commands, record. Targets (DESIGN.md): 6 limbs at 1 kHz in 
 clock with p99 tick under 1 ms; 64 limbs at 100 Hz or more. ``--robustness`` also runs
 ``missions/robustness.yaml`` and reports how many times faster than real time it ran
 (target, DESIGN.md: 25x). ``--processes PAIRS`` runs a slice of that mission with a process
-per agent and with the default (one per core), alternately. ``--plants`` compares, side by
-side in the sim clock, n limbs as one plant behind one agent (one ``step`` per tick) against
-n one-limb agents (n ``step`` per tick): the lockstep I/O of a tick (step, states in, one
-command per limb), in ticks per second (target: 64 limbs as one plant at 3x the rate of 64
-one-limb agents).
+per agent and with the default (one per core), alternately; ``--transport PAIRS`` with its
+agents on loopback TCP and with the default (Unix domain sockets), alternately.
+``--plants`` compares, side by side in the sim clock, n limbs as one plant behind one agent
+(one ``step`` per tick) against n one-limb agents (n ``step`` per tick): the lockstep I/O of
+a tick (step, states in, one command per limb), in ticks per second (target: 64 limbs as one
+plant at 3x the rate of 64 one-limb agents).
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def measure(n: int, clock_mode: str, rate_hz: float, seconds: float) -> dict[str
 
 
 def robustness(
-    duration_s: float | None = None, processes: int | None = None
+    duration_s: float | None = None, processes: int | None = None, transport: str | None = None
 ) -> tuple[float, float, float, int]:
     """Run the 12-minute robustness mission headless.
 
@@ -314,6 +315,8 @@ def robustness(
         duration_s: its ``duration_s`` parameter (a slice of it), or None for the 12 minutes.
         processes: ``LIMBTREE_AGENT_PROCESSES`` (how many processes its six agents share),
             or None for ``limbtree run``'s choice (one per core).
+        transport: ``LIMBTREE_AGENT_TRANSPORT`` (``tcp`` or ``ipc``), or None for
+            ``limbtree run``'s choice (``ipc``).
 
     Returns:
         (sim time [s], wall time of the ticking [s], CPU time of the run's process and its
@@ -324,8 +327,11 @@ def robustness(
         extra = [] if duration_s is None else ["--set", f"duration_s={duration_s:g}"]
         env = dict(os.environ)
         env.pop("LIMBTREE_AGENT_PROCESSES", None)
+        env.pop("LIMBTREE_AGENT_TRANSPORT", None)
         if processes is not None:
             env["LIMBTREE_AGENT_PROCESSES"] = str(processes)
+        if transport is not None:
+            env["LIMBTREE_AGENT_TRANSPORT"] = transport
         process = subprocess.Popen(
             [sys.executable, "-m", "limbtree", "run", str(mission), "--headless",
              "--record", record, *extra],
@@ -338,28 +344,43 @@ def robustness(
     return summary["sim_time_s"], summary["wall_time_s"], cpu, int(summary["ticks"])
 
 
-def compare_processes(pairs: int, duration_s: float) -> None:
-    """Print the robustness mission's pace with a process per agent against the default.
+def compare_runs(
+    pairs: int, duration_s: float, what: str, cases: Sequence[tuple[str, Mapping[str, Any]]]
+) -> None:
+    """Print the robustness mission's pace in two settings, run alternately.
 
-    The default deals its six agents over one process per core; the two run alternately,
-    ``pairs`` times, each for ``duration_s`` of mission time.
+    Args:
+        pairs: how many runs of each.
+        duration_s: mission time per run [s].
+        what: what the two differ in, for the heading.
+        cases: (label, :func:`robustness` keywords) of the other setting, then the default.
     """
-    print(f"robustness.yaml, {duration_s:g} s of mission time per run, {pairs} pairs "
-          "(a process per agent, then the default: one per core):")  # fmt: skip
+    print(f"robustness.yaml, {duration_s:g} s of mission time per run, {pairs} pairs ({what}):")
     ratios = []
     for _ in range(pairs):
         pace = []
-        for processes in (6, None):
-            sim, wall, cpu, ticks = robustness(duration_s, processes)
+        for label, options in cases:
+            sim, wall, cpu, ticks = robustness(duration_s, **options)
             pace.append(sim / wall)
-            label = "a process per agent" if processes else "one per core (default)"
-            print(f"  {label:<24} {sim / wall:5.2f}x real time, {cpu / ticks * 1e3:5.2f} ms "
+            print(f"  {label:<28} {sim / wall:5.2f}x real time, {cpu / ticks * 1e3:5.2f} ms "
                   "of CPU per tick")  # fmt: skip
         ratios.append(pace[1] / pace[0])
     print(
-        f"default against a process per agent: {statistics.median(ratios):.2f}x faster "
+        f"{cases[1][0]} against {cases[0][0]}: {statistics.median(ratios):.2f}x faster "
         f"(median of {pairs} pairs; {min(ratios):.2f} to {max(ratios):.2f})"
     )
+
+
+def compare_processes(pairs: int, duration_s: float) -> None:
+    """A process per agent against the default (the six agents dealt over one per core)."""
+    cases = [("a process per agent", {"processes": 6}), ("one per core (default)", {})]
+    compare_runs(pairs, duration_s, "a process per agent, then the default", cases)
+
+
+def compare_transport(pairs: int, duration_s: float) -> None:
+    """The agents on loopback TCP against the default (Unix domain sockets)."""
+    cases = [("loopback TCP", {"transport": "tcp"}), ("Unix sockets (default)", {})]
+    compare_runs(pairs, duration_s, "agents on loopback TCP, then the default", cases)
 
 
 def main() -> None:
@@ -372,6 +393,11 @@ def main() -> None:
         "--processes", type=int, metavar="PAIRS",
         help="compare the robustness mission's agents in a process each against one per "
         "core, in PAIRS alternate runs of --processes-seconds of mission time",
+    )  # fmt: skip
+    parser.add_argument(
+        "--transport", type=int, metavar="PAIRS",
+        help="compare the robustness mission's agents on loopback TCP against Unix domain "
+        "sockets, in PAIRS alternate runs of --processes-seconds of mission time",
     )  # fmt: skip
     parser.add_argument("--processes-seconds", type=float, default=120.0)
     parser.add_argument("--plants", type=int, nargs="*", help="compare one plant vs n agents")
@@ -389,6 +415,9 @@ def main() -> None:
         return
     if args.processes:
         compare_processes(args.processes, args.processes_seconds)
+        return
+    if args.transport:
+        compare_transport(args.transport, args.processes_seconds)
         return
     if args.plants:
         print(f"{'limbs':>5} {'one plant ticks/s':>18} {'one agent per limb':>19} {'ratio':>6}")

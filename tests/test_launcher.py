@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,7 @@ def test_an_agent_whose_port_was_taken_is_started_again_on_another(tmp_path, mon
     monkeypatch.setattr(launcher, "free_port_pairs", search)
     spec = SimAgentSpec("arm", "light_limb", None, seed=1, clock="sim")
     try:
-        with SimAgents([spec], tmp_path) as agents:
+        with SimAgents([spec], tmp_path, transport="tcp") as agents:
             endpoints = agents.start(answers)
             assert endpoints["arm"] != f"tcp://127.0.0.1:{taken}"
             assert answers(endpoints["arm"], 2.0)
@@ -138,3 +140,48 @@ def test_a_killed_process_of_several_agents_names_every_limb_it_served(tmp_path:
             f"was killed by SIGKILL (the same process served c); see {tmp_path}/agents-1.log"
         )
         assert agents.exit_of("b") is None  # (its own process still runs)
+
+
+def test_agents_serve_on_unix_sockets_in_a_folder_of_their_own_removed_with_them(tmp_path):
+    specs = [_spec("arm"), _spec("leg 2"), _spec("light")]
+    agents = SimAgents(specs, tmp_path, processes=2)
+    with agents:
+        endpoints = agents.start(answers)
+        folder = agents.socket_dir
+        assert agents.transport == "ipc" and folder is not None
+        # Only this user enters it: loopback TCP would let any local user reach the agents.
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert endpoints == {
+            "arm": f"ipc://{folder}/arm",
+            "leg 2": f"ipc://{folder}/limb.1",  # (not a plain name: its index)
+            "light": f"ipc://{folder}/light",
+        }
+        assert all(answers(e, 2.0) for e in endpoints.values())
+    assert not folder.exists()
+    assert agents.socket_dir is None
+
+
+def test_agents_serve_on_loopback_tcp_when_asked_or_when_socket_paths_would_be_too_long(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv(launcher.TRANSPORT_ENV, "tcp")
+    with SimAgents([_spec("arm")], tmp_path) as agents:
+        assert agents.start(answers)["arm"].startswith("tcp://127.0.0.1:")
+        assert agents.socket_dir is None
+    monkeypatch.delenv(launcher.TRANSPORT_ENV)
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with SimAgents([_spec("arm")], tmp_path) as agents:
+        endpoint = agents.start(answers)["arm"]
+        assert agents.transport == "tcp" and endpoint.startswith("tcp://127.0.0.1:")
+        assert answers(endpoint, 2.0)
+    assert list(deep.iterdir()) == []  # (the folder made for the sockets is gone too)
+
+
+def test_the_transport_comes_from_the_environment():
+    assert launcher.agent_transport({}) == "ipc"
+    assert launcher.agent_transport({launcher.TRANSPORT_ENV: " tcp "}) == "tcp"
+    assert launcher.agent_transport({launcher.TRANSPORT_ENV: "ipc"}) == "ipc"
+    with pytest.raises(RunError, match=f"{launcher.TRANSPORT_ENV}='udp': give ipc .* or tcp"):
+        launcher.agent_transport({launcher.TRANSPORT_ENV: "udp"})

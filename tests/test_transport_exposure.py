@@ -347,7 +347,9 @@ def test_the_launcher_gives_its_agents_a_fresh_owner_token_in_the_environment(
     monkeypatch.setattr(launcher.subprocess, "Popen", Recorded)
     agents = launcher.SimAgents([], tmp_path)
     other = launcher.SimAgents([], tmp_path)
-    agents._launch([launcher.SimAgentSpec("arm", "light_limb", None, 0, "sim")], [5550])
+    agents._launch(
+        [launcher.SimAgentSpec("arm", "light_limb", None, 0, "sim")], ["tcp://127.0.0.1:5550"]
+    )
     agents.stop()
     ((command, env),) = seen
     assert env[SHUTDOWN_TOKEN_ENV] == agents.token and len(agents.token) == 32

@@ -1,30 +1,39 @@
-"""Start the simulated agents of a mission as real processes on loopback.
+"""Start the simulated agents of a mission as real processes on this computer.
 
 ``limbtree run`` drives limbs marked ``sim`` through the same ZeroMQ protocol as remote ones:
-each gets its own ``limbtree agent`` process (serving a one-limb plant, its base in the world)
-on 127.0.0.1 with a free port pair, and is stopped (then killed, if it must be) when the run
-ends, whatever way it ends. Each is given the runner's process id (``--parent-pid``), so an
-agent whose runner was killed outright (SIGKILL, a crash) ends by itself within a few
-seconds (:mod:`limbtree.transport.orphan`). On Linux each agent is forked from the runner
-after the robotics libraries were imported once (:mod:`limbtree.trees.forked`), so it serves
-within a fraction of a second instead of importing them again for three seconds.
+each gets its own ``limbtree agent`` (serving a one-limb plant, its base in the world), and
+is stopped (then killed, if it must be) when the run ends, whatever way it ends. The agents
+serve on Unix domain sockets (``ipc://``) in a folder only this user may enter, made for the
+run and removed with it: a round trip there costs less than over loopback TCP, and no other
+user of the computer can reach them (loopback TCP is open to every local user). Where that
+cannot be (no Unix sockets, or a temporary folder whose paths are too long for them), and
+with ``LIMBTREE_AGENT_TRANSPORT=tcp``, they serve on 127.0.0.1 with a free port pair each.
+Each is given the runner's process id (``--parent-pid``), so an agent whose runner
+was killed outright (SIGKILL, a crash) ends by itself within a few seconds
+(:mod:`limbtree.transport.orphan`). On Linux each agent is forked from the runner after the
+robotics libraries were imported once (:mod:`limbtree.trees.forked`), so it serves within a
+fraction of a second instead of importing them again for three seconds.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
 
+from limbtree.transport.endpoint import IPC_LOCK_SUFFIX, IPC_STATE_SUFFIX
 from limbtree.transport.exposure import SHUTDOWN_TOKEN_ENV, new_shutdown_token
 from limbtree.trees.errors import RunError
 from limbtree.trees.forked import ForkedProcess, can_fork, fork_agent, prepare_to_fork
@@ -82,6 +91,40 @@ def free_port_pairs(count: int, host: str = "127.0.0.1", attempts: int = 50) -> 
 
 #: Startup attempts of an agent whose port another program took before it could bind.
 BIND_ATTEMPTS = 3
+
+#: The environment variable that chooses how a run's simulated agents are reached:
+#: ``ipc`` (Unix domain sockets in a private folder; the default where it can be) or ``tcp``
+#: (127.0.0.1, a free port pair each).
+TRANSPORT_ENV: Final = "LIMBTREE_AGENT_TRANSPORT"
+
+#: The longest socket path a Unix domain socket takes (``sun_path`` holds 108 bytes on Linux,
+#: with its terminating NUL) [bytes].
+MAX_SOCKET_PATH_BYTES: Final = 107
+
+#: A limb name used as it is in a socket's file name; other names get the limb's index.
+_SAFE_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def agent_transport(environ: Mapping[str, str] | None = None) -> str:
+    """How a run's simulated agents are reached: ``ipc`` or ``tcp`` (:data:`TRANSPORT_ENV`).
+
+    Unset or empty: ``ipc`` where this computer has Unix domain sockets, ``tcp`` elsewhere.
+
+    Raises:
+        RunError: for another value, saying which are taken.
+    """
+    env = os.environ if environ is None else environ
+    text = env.get(TRANSPORT_ENV, "").strip()
+    if not text:
+        return "ipc" if hasattr(socket, "AF_UNIX") else "tcp"
+    if text not in ("ipc", "tcp"):
+        raise RunError(
+            f"{TRANSPORT_ENV}={text!r}: give ipc (Unix domain sockets, the default) or tcp "
+            "(127.0.0.1), or unset it"
+        )
+    if text == "ipc" and not hasattr(socket, "AF_UNIX"):
+        raise RunError(f"{TRANSPORT_ENV}=ipc: this computer has no Unix domain sockets; use tcp")
+    return text
 
 
 @dataclass(frozen=True)
@@ -142,6 +185,10 @@ class SimAgents:
     """The owner token every agent of this run gets (``shutdown`` requests carry it)."""
     forked: bool | None = None
     """Whether the agents are forked from this process (None: decided at :meth:`start`)."""
+    transport: str | None = None
+    """``ipc`` or ``tcp`` (None: :func:`agent_transport`'s choice, at :meth:`start`)."""
+    socket_dir: Path | None = None
+    """The private folder of the ``ipc`` agents' sockets (made by :meth:`start`)."""
 
     def start(
         self, ready: Callable[[str, float], bool], check: Callable[[], None] | None = None
@@ -166,11 +213,11 @@ class SimAgents:
         if self.forked:
             prepare_to_fork()
         groups = process_groups(self.specs, self.processes)
-        ports = iter(free_port_pairs(len(self.specs)))
+        binds = self._binds()
         for group in groups:
             if check is not None:
                 check()
-            self._launch(group, [next(ports) for _ in group])
+            self._launch(group, [binds[spec.limb] for spec in group])
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         for group in groups:
             attempts = 1
@@ -183,10 +230,14 @@ class SimAgents:
                 endpoint = self.endpoints[spec.limb]
                 output = self._log_of[spec.limb]
                 if process.poll() is not None:
-                    if attempts < BIND_ATTEMPTS and _lost_its_port(output):
+                    if (
+                        self.transport == "tcp"
+                        and attempts < BIND_ATTEMPTS
+                        and _lost_its_port(output)
+                    ):
                         # Another program took a port since it was found free.
                         attempts += 1
-                        self._launch(group, free_port_pairs(len(group)))
+                        self._launch(group, _tcp(free_port_pairs(len(group))))
                         pending = list(group)
                         continue
                     raise RunError(
@@ -203,17 +254,45 @@ class SimAgents:
                     )
         return dict(self.endpoints)
 
-    def _launch(self, group: Sequence[SimAgentSpec], ports: Sequence[int]) -> None:
-        """Start the process of ``group`` (one agent, or a host of several) on ``ports``."""
+    def _binds(self) -> dict[str, str]:
+        """Where each agent serves: limb name -> endpoint.
+
+        ``ipc://DIR/LIMB`` in a folder made for the run (mode 0700: only this user enters
+        it), or ``tcp://127.0.0.1:N`` with a free port pair each; sets :attr:`transport`.
+        """
+        if self.transport is None:
+            self.transport = agent_transport()
+        if self.transport == "ipc":
+            folder = self.socket_dir = Path(tempfile.mkdtemp(prefix="limbtree-ipc-"))
+            paths = {
+                spec.limb: str(folder / _file_name(spec.limb, i))
+                for i, spec in enumerate(self.specs)
+            }
+            longest = IPC_STATE_SUFFIX + IPC_LOCK_SUFFIX
+            if all(len(os.fsencode(p + longest)) <= MAX_SOCKET_PATH_BYTES for p in paths.values()):
+                return {limb: f"ipc://{path}" for limb, path in paths.items()}
+            # A temporary folder too deep for a socket's path: loopback TCP instead.
+            self._remove_socket_dir()
+            self.transport = "tcp"
+        ports = free_port_pairs(len(self.specs))
+        return {spec.limb: bind for spec, bind in zip(self.specs, _tcp(ports), strict=True)}
+
+    def _remove_socket_dir(self) -> None:
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+            self.socket_dir = None
+
+    def _launch(self, group: Sequence[SimAgentSpec], binds: Sequence[str]) -> None:
+        """Start the process of ``group`` (one agent, or a host of several) on ``binds``."""
         if len(group) == 1:
             (spec,) = group
-            args = _agent_args(spec, ports[0])
+            args = _agent_args(spec, binds[0])
             argv = ["agent", *args, "--parent-pid", str(os.getpid())]
             output = self.log_dir / f"agent-{spec.limb}.log"
         else:
             argv = ["agents"]
-            for spec, port in zip(group, ports, strict=True):
-                argv += ["--each", shlex.join(_agent_args(spec, port))]
+            for spec, bind in zip(group, binds, strict=True):
+                argv += ["--each", shlex.join(_agent_args(spec, bind))]
             argv += ["--parent-pid", str(os.getpid())]
             self._hosts += 1
             output = self.log_dir / f"agents-{self._hosts}.log"
@@ -229,10 +308,10 @@ class SimAgents:
                 [sys.executable, "-m", "limbtree", *argv],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             )  # fmt: skip
-        for spec, port in zip(group, ports, strict=True):
+        for spec, bind in zip(group, binds, strict=True):
             self._processes[spec.limb] = process
             self._log_of[spec.limb] = output
-            self.endpoints[spec.limb] = f"tcp://127.0.0.1:{port}"
+            self.endpoints[spec.limb] = bind
 
     def log_of(self, limb: str) -> Path:
         """Where the output of the agent of ``limb`` goes (after :meth:`start`)."""
@@ -284,6 +363,7 @@ class SimAgents:
         for log in self._logs:
             log.close()
         self._logs.clear()
+        self._remove_socket_dir()
 
     def __enter__(self) -> SimAgents:
         return self
@@ -347,9 +427,22 @@ def process_groups(
     return groups
 
 
-def _agent_args(spec: SimAgentSpec, port: int) -> list[str]:
-    """The ``limbtree agent`` arguments of ``spec`` on ``port`` (without ``--parent-pid``)."""
-    args = ["--robot", spec.robot, "--bind", f"tcp://127.0.0.1:{port}", "--driver", "sim",
+def _file_name(limb: str, index: int) -> str:
+    """The socket file's name for the ``index``-th agent, of limb ``limb``.
+
+    The limb's name when it is short and plain, else ``limb.INDEX`` (which no plain name is).
+    """
+    return limb if _SAFE_NAME.fullmatch(limb) else f"limb.{index}"
+
+
+def _tcp(ports: Sequence[int]) -> list[str]:
+    """Loopback TCP endpoints on ``ports`` (the state stream on each port + 1)."""
+    return [f"tcp://127.0.0.1:{port}" for port in ports]
+
+
+def _agent_args(spec: SimAgentSpec, bind: str) -> list[str]:
+    """The ``limbtree agent`` arguments of ``spec`` serving on ``bind`` (no ``--parent-pid``)."""
+    args = ["--robot", spec.robot, "--bind", bind, "--driver", "sim",
             "--clock", spec.clock, "--seed", str(spec.seed), "--name", spec.limb]  # fmt: skip
     if spec.chain:
         args += ["--limb", spec.chain]
