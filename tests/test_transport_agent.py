@@ -12,6 +12,7 @@ import pytest
 import zmq
 from fake_driver import FakeDriver, wait_until
 
+from limbtree.robots import make_plant
 from limbtree.transport import (
     AgentClient,
     ConfigError,
@@ -515,6 +516,94 @@ def test_release_lists_the_limbs_released_and_again_lists_none(make_agent: MakeA
         (limb,) = client.limbs
         assert client.release(timeout_s=5) == [limb]
         assert client.release(timeout_s=5) == []
+
+
+def test_a_claim_renews_the_lease_and_leaves_the_limb_on_its_move(make_agent: MakeAgent) -> None:
+    """``claim`` (protocol section 5.9) keeps a limb no command went to for over 1 s: a
+    runner's idle limb (one limb moves while the other waits) stays its own while it runs."""
+    now = [0.0]
+    driver = FakeDriver(max_speed=1.0)
+    agent = make_agent(driver, clock="real", stream_rate_hz=50, time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as first,
+        AgentClient(agent.request_endpoint, subscribe=False) as second,
+    ):
+        (limb,) = first.describe(timeout_s=5).plant.limbs
+        first.command(None, "joint_position", timeout_s=5, q=[1.0, 1.0, 1.0])  # 1 s at 1 m/s
+        now[0] = 0.5
+        assert wait_until(lambda: driver.t == 0.5, 5.0)
+        moved = driver.q[0]
+        now[0] = 0.8
+        assert first.claim(timeout_s=5) == [limb.name]
+        assert first.claim(limb.name, timeout_s=5) == [limb.name]  # (again: idempotent)
+        now[0] = 1.5  # past the 1 s lease of the command, within that of the claim
+        refusal = r"commanded_elsewhere: limb .* commanded by another client \(its last command "
+        with pytest.raises(RemoteError, match=refusal + r"or claim 0.70 s ago\)") as refused:
+            second.command(None, "joint_position", timeout_s=5, q=[-1.0, -1.0, -1.0])
+        assert refused.value.field == "limb"
+        with pytest.raises(RemoteError, match=refusal) as refused:
+            second.claim(timeout_s=5)
+        assert (refused.value.code, refused.value.field) == ("commanded_elsewhere", "limb")
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            second.gripper(None, "close", timeout_s=5)
+        # The claims moved nothing: the move the limb had goes on to its end.
+        assert wait_until(lambda: driver.q == [1.0, 1.0, 1.0], 5.0), driver.q
+        assert 0.0 < moved < 1.0
+        assert [mode for mode, _ in driver.commands] == ["joint_position"]
+        assert driver.target == [1.0, 1.0, 1.0] and driver.gripper_state == "open"
+        assert agent.errors_received == {}  # (neither a claim nor its refusal counts)
+        # The claim's lease is a command's: 2.5 times the interval from the command (0.8 s).
+        now[0] = 0.8 + 2.5 * 0.8 + 0.1
+        assert second.claim(timeout_s=5) == [limb.name]
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            first.claim(timeout_s=5)
+        with pytest.raises(RemoteError, match=r"unknown_limb: no limb 'nope' here") as unknown:
+            first.claim("nope", timeout_s=5)
+        assert unknown.value.field == "limb"
+
+
+def test_a_claim_of_every_limb_claims_all_or_none(make_agent: MakeAgent) -> None:
+    """Without ``limb``, a claim is of every limb the agent serves, refused whole when another
+    client commands one of them; in the sim clock only the client that steps it may claim."""
+    agent = make_agent(make_plant("moonbot_zero"), clock="sim")
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as runner,
+        AgentClient(agent.request_endpoint, subscribe=False) as stray,
+    ):
+        legs = ["leg_0", "leg_1", "leg_2", "leg_3"]
+        assert stray.claim("leg_1", timeout_s=5) == ["leg_1"]
+        with pytest.raises(RemoteError, match=r"commanded_elsewhere: limb 'leg_1'"):
+            runner.claim(timeout_s=5)
+        assert stray.release(timeout_s=5) == ["leg_1"]  # (and the refused claim took none)
+        assert runner.claim(timeout_s=5) == legs
+        assert runner.release(timeout_s=5) == legs
+        runner.step(0.01, timeout_s=5)
+        with pytest.raises(RemoteError, match=r"commanded_elsewhere: limb 'leg_0' belongs to "
+                           r"the run that steps this agent"):  # fmt: skip
+            stray.claim("leg_0", timeout_s=5)
+        assert runner.claim("leg_2", timeout_s=5) == ["leg_2"]
+
+
+def test_a_disassembled_limb_may_be_claimed(make_agent: MakeAgent) -> None:
+    """As ``release``, ``claim`` is answered for a disassembled limb, and its commander keeps
+    the limb while it is away (real clock: a refusal is silence, as every reply about it)."""
+    now = [0.0]
+    driver = FakeDriver()
+    agent = make_agent(driver, clock="real", stream_rate_hz=50, time_source=lambda: now[0])
+    with (
+        AgentClient(agent.request_endpoint, subscribe=False) as first,
+        AgentClient(agent.request_endpoint, subscribe=False) as second,
+    ):
+        (limb,) = first.describe(timeout_s=5).plant.limbs
+        first.fault(None, "disassembly", timeout_s=5)
+        now[0] = 0.5
+        assert first.claim(timeout_s=5) == [limb.name]
+        with pytest.raises(RequestTimeoutError):
+            second.claim(timeout_s=0.5)
+        second.fault(None, "reassemble", timeout_s=5)
+        with pytest.raises(RemoteError, match="commanded_elsewhere"):
+            second.command(None, "hold", timeout_s=5)
+        assert driver.commands == []
 
 
 def test_a_slow_commander_keeps_its_limb_between_two_commands(make_agent: MakeAgent) -> None:

@@ -299,6 +299,7 @@ class PlantAgent:
             MessageType.GRIPPER: self._on_gripper,
             MessageType.SHUTDOWN: self._on_shutdown,
             MessageType.RELEASE: self._on_release,
+            MessageType.CLAIM: self._on_claim,
         }
 
         # Sockets, in the agent's own context unless it was given one.
@@ -866,6 +867,21 @@ class PlantAgent:
                 while another client steps this (sim-clock) agent.
         """
         now = self._time()
+        self._refuse_other_commander(limb, seq, now)
+        self._take_lease(limb, now)
+
+    def _refuse_other_commander(self, limb: str, seq: int, now: float) -> None:
+        """Refuse the requesting client a limb another client commands (:meth:`_claim`).
+
+        Args:
+            limb: the limb's name.
+            seq: the request's ``seq``, for the error reply.
+            now: the agent's time [s, time_source].
+
+        Raises:
+            ProtocolError: ``commanded_elsewhere`` while another client's lease runs, or
+                while another client steps this (sim-clock) agent.
+        """
         peer = self._peer
         stepper = self._stepper
         if stepper is not None and stepper[0] != peer:
@@ -884,12 +900,17 @@ class PlantAgent:
         if held is not None and held[0] != peer and now - held[1] < held[2]:
             raise ProtocolError(
                 ErrorCode.COMMANDED_ELSEWHERE,
-                f"limb {limb!r} is commanded by another client (its last command "
+                f"limb {limb!r} is commanded by another client (its last command or claim "
                 f"{now - held[1]:.2f} s ago): one limb takes one commander; stop the other "
                 f"(another runner?), or command it {held[2]:.1f} s after the other stops",
                 seq=seq,
                 field="limb",
             )
+
+    def _take_lease(self, limb: str, now: float) -> None:
+        """Make the requesting client ``limb``'s commander from ``now`` [s] (its lease)."""
+        peer = self._peer
+        held = self._commanders.get(limb)
         # The lease outlasts the commander's own pace: a runner ticking slower than once a
         # second keeps its limb between two commands.
         lease = COMMANDER_LEASE_S
@@ -1061,8 +1082,8 @@ class PlantAgent:
                 if now - held[1] < held[2]:
                     raise ProtocolError(
                         ErrorCode.COMMANDED_ELSEWHERE,
-                        f"limb {name!r} is commanded by another client (its last command "
-                        f"{now - held[1]:.2f} s ago): only its commander can release it",
+                        f"limb {name!r} is commanded by another client (its last command or "
+                        f"claim {now - held[1]:.2f} s ago): only its commander can release it",
                         seq=request.seq,
                         field="limb",
                     )
@@ -1075,6 +1096,32 @@ class PlantAgent:
                 "type": MessageType.RELEASE_REPLY.value,
                 "seq": request.seq,
                 "released": released,
+            }
+        )
+
+    def _on_claim(self, request: Request) -> bytes:
+        """The requesting client becomes a limb's commander (or every limb's) for a lease.
+
+        It renews the client's lease exactly as a command would (:meth:`_claim`), without
+        touching the plant: the limb goes on with its current command. A limb another
+        client commands within its lease (or, in the sim clock, the limbs of an agent
+        another client steps) refuses the whole claim with ``commanded_elsewhere``, and
+        nothing is claimed. A disassembled limb is claimed like any other (as ``release``
+        releases one): its commander keeps it while it is away. The reply's ``claimed``
+        lists the limbs claimed.
+        """
+        names = [self._limb(request).name] if "limb" in request.fields else list(self._limbs)
+        now = self._time()
+        for name in names:  # (all refused before any is claimed)
+            self._refuse_other_commander(name, request.seq, now)
+        for name in names:
+            self._take_lease(name, now)
+        return self._pack(
+            {
+                "v": PROTOCOL_VERSION,
+                "type": MessageType.CLAIM_REPLY.value,
+                "seq": request.seq,
+                "claimed": names,
             }
         )
 

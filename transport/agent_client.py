@@ -431,6 +431,27 @@ class AgentClient:
         self._send_riding()
         return self._send_async(msg, seq, _link or self._link_for(limb))
 
+    def send_claim(self, limb: str | None, *, _link: LimbClient | None = None) -> bool:
+        """Claim one limb without waiting: renew this client's lease of it, moving nothing.
+
+        The agent makes this client the limb's commander as a command would (section 5.9 of
+        the protocol), and the limb goes on with its current command. The reply is taken in
+        by :meth:`poll`; a refusal (``commanded_elsewhere``: another client commands the
+        limb) shows in the limb link's ``last_error``, as a command's does.
+
+        Args:
+            limb: the limb's name; None for the agent's only limb.
+
+        Returns:
+            True when it went out; False when it was dropped (no connection to the agent, or
+            its queue is full).
+        """
+        seq = self._next_seq()
+        msg = request(MessageType.CLAIM, seq, **({} if limb is None else {"limb": limb}))
+        validate_request(msg)
+        self._send_riding()
+        return self._send_async(msg, seq, _link or self._link_for(limb), command=False)
+
     # ----------------------------------------------------------------------------------------
     # Request/reply helpers (blocking up to a timeout)
 
@@ -645,6 +666,26 @@ class AgentClient:
         released = reply.get("released")
         return [str(name) for name in released] if isinstance(released, list | tuple) else []
 
+    def claim(self, limb: str | None = None, timeout_s: float = 1.0) -> list[str]:
+        """Become the commander of ``limb`` (None: of every limb the agent serves), moving nothing.
+
+        It renews this client's lease as a command would (section 5.9 of the protocol); the
+        limbs go on with their current commands. Commands not yet sent (riding on the next
+        step) go out first.
+
+        Returns:
+            The limbs claimed.
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``commanded_elsewhere`` when another client commands ``limb`` (or,
+                without ``limb``, any limb of the agent): nothing was claimed;
+                ``unknown_limb`` for a limb the agent does not serve.
+        """
+        reply = self._call(MessageType.CLAIM, timeout_s, {} if limb is None else {"limb": limb})
+        claimed = reply.get("claimed")
+        return [str(name) for name in claimed] if isinstance(claimed, list | tuple) else []
+
     def shutdown(self, timeout_s: float = 1.0, token: str | None = None) -> None:
         """Ask the agent process to stop serving.
 
@@ -700,17 +741,30 @@ class AgentClient:
             return False
         return True
 
-    def _send_async(self, msg: dict[str, Any], seq: int, link: LimbClient | None) -> bool:
+    def _send_async(
+        self, msg: dict[str, Any], seq: int, link: LimbClient | None, command: bool = True
+    ) -> bool:
+        """Send a request whose reply :meth:`poll` takes in (a refusal goes to ``link``).
+
+        Args:
+            msg: the request map.
+            seq: its ``seq``.
+            link: the limb link its refusal goes to, or None.
+            command: whether it counts in the link's commands (a claim does not).
+
+        Returns:
+            True when it went out; False when it was dropped.
+        """
         if self._closed:
             raise TransportError(f"{self._where()}: this client is closed")
         unsent = self._unsent_step
         if unsent is not None and self._send(unsent[0]):  # the step in flight goes first
             self._unsent_step = None
         if self._unsent_step is not None or not self._send(self._packb(msg)):
-            if link is not None:
+            if link is not None and command:
                 link._commands_dropped += 1
             return False
-        if link is not None:
+        if link is not None and command:
             link._commands_sent += 1
             link._last_command_seq = seq
         pending = self._pending_commands

@@ -143,12 +143,12 @@ class LimbClient:
 
     @property
     def command_errors(self) -> int:
-        """How many commands the agent refused (see :attr:`last_error`)."""
+        """How many commands (and claims) the agent refused (see :attr:`last_error`)."""
         return self._command_errors
 
     @property
     def last_error(self) -> RemoteError | None:
-        """The latest error reply to a command sent with :meth:`send_command`, or None."""
+        """The latest error reply to a command, gripper action or claim sent, or None."""
         return self._last_error
 
     @property
@@ -184,6 +184,13 @@ class LimbClient:
     def send_gripper(self, action: GripperAction | str) -> bool:
         """Ask for the gripper to open or close, without waiting."""
         return self._agent.send_gripper(self.limb, action, _link=self)
+
+    def send_claim(self) -> bool:
+        """Renew this client's command of the limb without waiting, moving nothing.
+
+        See :meth:`AgentClient.send_claim`; a refusal shows in :attr:`last_error`.
+        """
+        return self._agent.send_claim(self.limb, _link=self)
 
     # ----------------------------------------------------------------------------------------
     # Request/reply helpers (blocking up to a timeout)
@@ -266,6 +273,18 @@ class LimbClient:
     def command(self, mode: CommandMode | str, timeout_s: float = 1.0, **fields: Any) -> None:
         """Send a command and wait for the agent to accept it (setup and tests)."""
         self._agent.command(self.limb, mode, timeout_s, **fields)
+
+    def claim(self, timeout_s: float = 1.0) -> list[str]:
+        """Become the limb's commander, moving nothing (see :meth:`AgentClient.claim`).
+
+        Returns:
+            The limbs claimed (this one).
+
+        Raises:
+            RequestTimeoutError: when no reply came in time.
+            RemoteError: ``commanded_elsewhere`` when another client commands the limb.
+        """
+        return self._agent.claim(self.limb, timeout_s)
 
     def shutdown(self, timeout_s: float = 1.0, token: str | None = None) -> None:
         """Ask the agent process to stop serving (``token``: its owner token, if any)."""

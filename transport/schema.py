@@ -75,6 +75,8 @@ class MessageType(StrEnum):
     SHUTDOWN = "shutdown"
     RELEASE = "release"
     """The commander gives up its command of a limb (section 5.3 of the protocol)."""
+    CLAIM = "claim"
+    """A client becomes a limb's commander without commanding it (section 5.9)."""
     DESCRIBE_REPLY = "describe_reply"
     PING_REPLY = "ping_reply"
     COMMAND_REPLY = "command_reply"
@@ -83,6 +85,7 @@ class MessageType(StrEnum):
     GRIPPER_REPLY = "gripper_reply"
     SHUTDOWN_REPLY = "shutdown_reply"
     RELEASE_REPLY = "release_reply"
+    CLAIM_REPLY = "claim_reply"
     ERROR = "error"
     """The reply to any request the agent refused; see :class:`ErrorCode`."""
     STATE = "state"
@@ -98,6 +101,7 @@ REQUEST_TYPES: Final = (
     MessageType.GRIPPER,
     MessageType.SHUTDOWN,
     MessageType.RELEASE,
+    MessageType.CLAIM,
 )
 """The message types a client may send to an agent."""
 
@@ -757,6 +761,10 @@ def _parse_release(obj: dict[str, Any], seq: int) -> Request:
     return Request(MessageType.RELEASE, seq, _limb(obj, {}, "release", seq))
 
 
+def _parse_claim(obj: dict[str, Any], seq: int) -> Request:
+    return Request(MessageType.CLAIM, seq, _limb(obj, {}, "claim", seq))
+
+
 _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] = MappingProxyType(
     {
         MessageType.DESCRIBE.value: _parse_empty(MessageType.DESCRIBE),
@@ -767,6 +775,7 @@ _REQUEST_PARSERS: Final[Mapping[str, Callable[[dict[str, Any], int], Request]]] 
         MessageType.FAULT.value: _parse_fault,
         MessageType.GRIPPER.value: _parse_gripper,
         MessageType.RELEASE.value: _parse_release,
+        MessageType.CLAIM.value: _parse_claim,
     }
 )
 
