@@ -233,6 +233,7 @@ class AgentClient:
         self._awaiting = -1
         self._reply: dict[str, Any] | None = None
         self._pending_commands: dict[int, LimbClient | None] = {}
+        self._pending_claims: dict[int, LimbClient | None] = {}
         self._step_in_flight: tuple[int, float, float] | None = None
         # A step that found no connection when sent: :meth:`finish_step` sends it when the
         # connection comes up, within the step's own time, so a runner that steps many
@@ -750,7 +751,8 @@ class AgentClient:
             msg: the request map.
             seq: its ``seq``.
             link: the limb link its refusal goes to, or None.
-            command: whether it counts in the link's commands (a claim does not).
+            command: whether it is a command or gripper action (counted in the link's
+                commands) or a claim (not counted; its refusal says so).
 
         Returns:
             True when it went out; False when it was dropped.
@@ -767,7 +769,7 @@ class AgentClient:
         if link is not None and command:
             link._commands_sent += 1
             link._last_command_seq = seq
-        pending = self._pending_commands
+        pending = self._pending_commands if command else self._pending_claims
         pending[seq] = link
         if len(pending) > MAX_PENDING_COMMANDS:
             del pending[next(iter(pending))]
@@ -870,7 +872,7 @@ class AgentClient:
         if rtype == _EXPECTED_REPLY[mtype]:
             return reply
         if rtype == MessageType.ERROR:
-            raise _remote_error(reply, self._where())
+            raise _remote_error(reply, self._where(), mtype)
         raise ProtocolError(
             ErrorCode.UNKNOWN_TYPE,
             f"{self._where()} answered {mtype.value} with {rtype!r}, "
@@ -931,6 +933,13 @@ class AgentClient:
             if mtype == MessageType.ERROR and link is not None:
                 link._command_errors += 1
                 link._last_error = _remote_error(obj, self._where())
+            return
+        claims = self._pending_claims
+        if seq in claims:
+            link = claims.pop(seq)
+            if mtype == MessageType.ERROR and link is not None:
+                link._command_errors += 1
+                link._last_error = _remote_error(obj, self._where(), MessageType.CLAIM)
             return
         self._stale_replies += 1
 
@@ -1061,7 +1070,9 @@ def _plain_array(value: Any) -> Any:
     return tuple(value)
 
 
-def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
+def _remote_error(
+    reply: Mapping[str, Any], endpoint: str, request: MessageType | None = None
+) -> RemoteError:
     code = reply.get("code")
     message = reply.get("message")
     field = reply.get("field")
@@ -1069,4 +1080,10 @@ def _remote_error(reply: Mapping[str, Any], endpoint: str) -> RemoteError:
     message_text = message if type(message) is str else "(no message)"
     field_text = field if type(field) is str else None
     cls = LimbUnavailableError if code_text == ErrorCode.UNAVAILABLE else RemoteError
-    return cls(code_text, message_text, endpoint=endpoint, field=field_text)
+    return cls(
+        code_text,
+        message_text,
+        endpoint=endpoint,
+        field=field_text,
+        request=None if request is None else request.value,
+    )

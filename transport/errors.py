@@ -43,13 +43,24 @@ class RemoteError(TransportError):
         code: the wire error code, e.g. ``"ik_failed"`` or ``"bad_field"``.
         endpoint: the agent's request endpoint.
         field: the offending field the agent named, or None.
+        request: the type of the request refused (``"command"``, ``"claim"``, ...), or None
+            when not known.
     """
 
-    def __init__(self, code: str, message: str, *, endpoint: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        endpoint: str,
+        field: str | None = None,
+        request: str | None = None,
+    ) -> None:
         super().__init__(f"{endpoint}: {code}: {message}")
         self.code = code
         self.endpoint = endpoint
         self.field = field
+        self.request = request
 
 
 class LimbUnavailableError(RemoteError):
