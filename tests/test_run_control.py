@@ -278,16 +278,55 @@ class LeasedLink(FakeLink):
             )
         return super().send_command(mode, **fields)
 
+    @property
     def is_stale(self) -> bool:
         return False  # (its agent streams by itself; nothing here steps it)
 
 
-def real_clock_runner(tmp_path, keys, taken_after=None):
+class ClaimingLink(LeasedLink):
+    """A fake limb of a real-clock agent that takes ``claim`` (protocol section 5.9): its
+    claims are refused for good once another client took it (``claimed_after`` claims, or
+    never), and so is the blocking claim before the first tick when ``taken`` is set."""
+
+    def __init__(
+        self, *args, claimed_after: int | None = None, taken: bool = False, **kwargs
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.claimed_after = claimed_after
+        self.taken = taken
+        self.claims = 0
+        self.blocking_claims = 0
+
+    def _taken(self, detail: str) -> RemoteError:
+        return RemoteError(
+            ErrorCode.COMMANDED_ELSEWHERE,
+            f"limb 'arm' is commanded by another client ({detail})",
+            endpoint="tcp://fake:7000",
+            field="limb",
+            request="claim",
+        )
+
+    def claim(self, timeout_s: float = 1.0) -> list[str]:
+        self.blocking_claims += 1
+        if self.taken:
+            raise self._taken("its last command or claim 0.30 s ago")
+        return ["arm"]
+
+    def send_claim(self) -> bool:
+        self.claims += 1
+        if self.claimed_after is not None and self.claims > self.claimed_after:
+            self.last_error = self._taken("its last command or claim 0.10 s ago")
+        return True
+
+
+def real_clock_runner(tmp_path, keys, taken_after=None, link=LeasedLink, duration_s=1, **kwargs):
     path = tmp_path / "mission.yaml"
-    path.write_text("mission: test\nclock: real\n" + LIMBS + "tree:\n  wait: {duration_s: 1}\n")
+    path.write_text(
+        "mission: test\nclock: real\n" + LIMBS + f"tree:\n  wait: {{duration_s: {duration_s}}}\n"
+    )
     mission = load_mission(path, robots={"heavy_limb": ("arm",), "light_limb": ("arm",)})
     clock, wall = TickClock(), FakeWall()
-    links = {name: LeasedLink(taken_after=taken_after, clock=clock.now) for name in ("a", "b")}
+    links = {name: link(taken_after=taken_after, clock=clock.now, **kwargs) for name in ("a", "b")}
     context = MissionContext(handles(links), clock.now)
     runner = Runner(
         "test", clock, build_tree(mission.root, context), context, links, [],
@@ -306,6 +345,59 @@ def test_a_paused_real_clock_run_keeps_telling_its_limbs_to_hold(tmp_path):
         holds = sum(1 for mode, _ in link.commands if mode is CommandMode.HOLD)
         # (one every HOLD_RENEW_S, rounded up to the loop's 0.05 s; before, one in all)
         assert holds >= 5.0 / (HOLD_RENEW_S + 0.05)
+
+
+def holds(link):
+    return sum(1 for mode, _ in link.commands if mode is CommandMode.HOLD)
+
+
+def test_a_paused_real_clock_run_keeps_its_limbs_by_claims_not_holds(tmp_path):
+    # The same 5 s pause over agents that take claims: one hold as it pauses (and one as the
+    # run ends), then a claim every HOLD_RENEW_S, which renews the lease and moves nothing.
+    runner, links = real_clock_runner(tmp_path, Keys({10: "p", 110: "r"}), link=ClaimingLink)
+    assert runner.run() is RunOutcome.SUCCESS
+    for link in links.values():
+        assert link.blocking_claims == 1  # (before the first tick)
+        assert holds(link) == 2
+        assert link.claims >= 5.0 / (HOLD_RENEW_S + 0.05)
+
+
+def test_a_running_real_clock_run_claims_limbs_it_does_not_command(tmp_path):
+    # A 3 s wait commands neither limb: without claims, their 1 s lease would lapse twice over.
+    runner, links = real_clock_runner(tmp_path, Keys({}), link=ClaimingLink, duration_s=3)
+    assert runner.run() is RunOutcome.SUCCESS
+    for link in links.values():
+        assert link.commands == [(CommandMode.HOLD, {})]  # (the run's end only)
+        # One every HOLD_RENEW_S of the 3 s (the ticks are 0.02 s apart): 12, give or take.
+        assert 3.0 / HOLD_RENEW_S - 1 <= link.claims <= 3.0 / HOLD_RENEW_S + 1
+
+
+def test_a_claim_refused_while_the_run_runs_stops_it_naming_limb_endpoint_and_fix(tmp_path):
+    runner, _ = real_clock_runner(tmp_path, Keys({}), link=ClaimingLink, claimed_after=2)
+    refusal = (
+        r"limb a: another client commands it, its agent refused this run's claim: "
+        r"tcp://fake:7000: commanded_elsewhere: .*; the run stops \(one limb takes one "
+        r"commander\): stop the other client"
+    )
+    with pytest.raises(AgentError, match=refusal):
+        runner.run()
+    assert runner.outcome is RunOutcome.ABORTED
+    assert 0.5 <= runner.t < 1.0  # (the third claim, 0.5 s in; the wait lasts 1 s)
+
+
+def test_a_real_clock_run_does_not_start_on_a_limb_another_client_commands(tmp_path):
+    runner, links = real_clock_runner(tmp_path, Keys({}), link=ClaimingLink, taken=True)
+    refusal = (
+        r"limb a: another client commands it, its agent refused this run's claim: "
+        r"tcp://fake:7000: commanded_elsewhere: .*its last command or claim 0.30 s ago.*; the "
+        r"run does not start .*: stop the other client"
+    )
+    with pytest.raises(AgentError, match=refusal):
+        runner.run()
+    assert runner.outcome is RunOutcome.ABORTED and runner.ticks == 0
+    assert all(link.commands == [] and link.claims == 0 for link in links.values())
+    (aborted,) = events(tmp_path)
+    assert aborted["kind"] == "aborted" and "does not start" in aborted["why"]
 
 
 def test_a_limb_taken_from_a_paused_real_clock_run_stops_it(tmp_path):

@@ -28,7 +28,7 @@ import py_trees
 
 from limbtree.kinematics import Pose
 from limbtree.transport.driver import CommandMode
-from limbtree.transport.errors import TransportError
+from limbtree.transport.errors import RemoteError, TransportError
 from limbtree.transport.schema import ErrorCode
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
@@ -133,10 +133,14 @@ _FOR_GOOD: Final = MappingProxyType(
 )
 
 
-#: While a real-clock run is paused, how often it tells its limbs again to hold [s of wall
-#: time]. Each hold renews the run's command of the limb (the agent's lease: 1 s after the
-#: last command), so that no other client takes a limb from a paused run.
+#: How often a real-clock run claims each of its limbs again, running or paused [s of wall
+#: time]. Each claim renews the run's command of the limb (the agent's lease: 1 s after the
+#: last command or claim) and moves nothing, so that no other client takes a limb the run
+#: sends no command for a while (one limb waits while another moves, between two nodes, a
+#: pause). An agent older than ``claim`` gets holds instead while the run is paused.
 HOLD_RENEW_S: Final = 0.25
+#: How long the claim of each limb before a real-clock run's first tick may wait [s].
+CLAIM_TIMEOUT_S: Final = 2.0
 
 
 class Runner:
@@ -231,7 +235,11 @@ class Runner:
         self._restarts_seen = [agent.restarts for agent in self.agents]
         self._abort_reason: str | None = None
         self._time_holds: set[str] = set()
-        self._held_at = -math.inf  # when the limbs were last told to hold [s, wall]
+        self._claimed_at = -math.inf  # when the limbs were last claimed or held [s, wall]
+        #: The non-blocking claims of the limbs (real clock), and the limbs whose agents
+        #: take no claim (older than it): holds keep those while the run is paused.
+        self._claims: list[Callable[[], object]] = []
+        self._unclaimed: list[str] = []
         #: Wall time from the command's start to the run's (the agents' start-up, the
         #: connections, the tree) [s], or None when not measured (``summary.json``).
         self.startup_s: float | None = None
@@ -292,6 +300,13 @@ class Runner:
             AgentError: when an agent answered a step with an error (the limbs were told to
                 hold and the record was closed first).
         """
+        if not self.run_clock.lockstep:
+            try:
+                self._claim_limbs()
+            except AgentError as exc:
+                self.error = exc
+                self.abort_before_start(str(exc))
+                raise
         self.sinks.start(self.header())
         self._message(
             f"running {self.name} in the {self.options.clock} clock at {self.options.rate_hz:g} Hz"
@@ -354,6 +369,8 @@ class Runner:
             RunOutcome.ABORTED, self.t, self.ticks, self.failure_message(), self.summary()
         )
         self.sinks.end(self.end)
+        if self.control is not None:
+            self.control.set_state(paused=False, ended=True)
         return RunOutcome.ABORTED
 
     def _tick(self, t: float) -> None:
@@ -369,6 +386,7 @@ class Runner:
                     self.lockstep.begin(t)
                 stale = self.lockstep.finish()
             self._note_link_problems(t, stale)
+        self._keep_limbs()  # (real clock: its refusals come in with a later poll)
         for agent in self.agents:
             agent.poll()
         self._note_restarts(t, events)
@@ -572,6 +590,13 @@ class Runner:
         for name, limb in self.context.limbs.items():
             error = getattr(limb.link, "last_error", None)
             why = None if error is None else _FOR_GOOD.get(error.code)
+            if why is not None and getattr(error, "request", None) == "claim":
+                raise AgentError(
+                    (name,),
+                    f"limb {name}: another client commands it, its agent refused this run's "
+                    f"claim: {error}; the run stops ({why}): stop the other client (another "
+                    "runner, a tool) and run again",
+                )
             if why is not None:
                 raise AgentError(
                     (name,),
@@ -676,6 +701,7 @@ class Runner:
         while (left := clock.remaining(self.ticks)) > 0.0:
             if self._handle_keys() or self._handle_control() or self.paused:
                 return
+            self._keep_limbs()  # (a slow tick rate keeps its limbs between two ticks)
             clock.idle(min(left, PACE_SLICE_S))
 
     def _pause_at_end(self) -> None:
@@ -846,27 +872,92 @@ class Runner:
     def _hold_all(self) -> None:
         for limb in self.context.limbs.values():
             limb.link.send_command(CommandMode.HOLD)
-        self._held_at = self._wall()
+        self._claimed_at = self._wall()  # (a hold renews the lease as a claim does)
 
-    def _keep_limbs(self) -> None:
-        """While a real-clock run is paused, hold its limbs again every :data:`HOLD_RENEW_S`.
+    def _claim_limbs(self) -> None:
+        """Before a real-clock run's first tick, claim every limb (blocking, section 5.9).
 
-        A paused run sends no command, and the agents' one-commander lease would lapse:
-        another client could then move a limb while the run says it holds (a reviewer's
-        second client did). The holds renew the lease; their refusals are read here.
-        (A sim-clock agent keeps the limbs of the run that steps it without a lease.)
+        It makes the run each limb's commander before its tree commands any, and finds a
+        limb another client (another runner, a tool) commands before the run moves anything.
+        A link without ``claim`` (a test's fake) and a limb whose agent is older than
+        ``claim`` (it answers ``unknown_type``) are kept as before: by the run's commands, and
+        by holds while the run is paused. A limb whose agent does not answer in time is
+        claimed again by :meth:`_keep_limbs` (its link goes stale if the agent is gone).
 
         Raises:
-            AgentError: when an agent refused a hold for good (another client commands the
-                limb): the run stops rather than take turns with it.
+            AgentError: naming the limb, its agent's endpoint, how long ago the other
+                client's last command came and what to do, when another client commands a
+                limb: the run does not start.
         """
-        if self.run_clock.lockstep or not self.paused:
+        for name, limb in self.context.limbs.items():
+            link = limb.link
+            claim = getattr(link, "claim", None)
+            send_claim = getattr(link, "send_claim", None)
+            if not callable(claim) or not callable(send_claim):
+                self._unclaimed.append(name)
+                continue
+            try:
+                claim(CLAIM_TIMEOUT_S)
+            except RemoteError as exc:
+                if exc.code == ErrorCode.COMMANDED_ELSEWHERE:
+                    raise AgentError(
+                        (name,),
+                        f"limb {name}: another client commands it, its agent refused this "
+                        f"run's claim: {exc}; the run does not start (one limb takes one "
+                        "commander): stop the other client (another runner, a tool) or let it "
+                        "finish, then run again",
+                    ) from None
+                if exc.code != ErrorCode.UNKNOWN_TYPE:
+                    raise AgentError(
+                        (name,),
+                        f"limb {name}: its agent refused this run's claim of it: {exc}; the "
+                        "run does not start",
+                    ) from None
+                self._message(
+                    f"limb {name}: its agent ({exc.endpoint}) is older than the claim request "
+                    "(protocol section 5.9): the run keeps the limb by its commands only (and "
+                    "by holds while paused), so another client may take it while the run "
+                    "sends it none for over 1 s; update the agent"
+                )
+                self._unclaimed.append(name)
+                continue
+            except TransportError as exc:  # (no answer in time: claimed again while it runs)
+                self._message(f"limb {name}: its claim before the first tick failed ({exc})")
+            self._claims.append(send_claim)
+        self._claimed_at = self._wall()
+
+    def _keep_limbs(self) -> None:
+        """In the real clock, claim every limb again each :data:`HOLD_RENEW_S`, moving nothing.
+
+        Only a command (or a claim) renews the agents' one-commander lease (1 s): a limb the
+        run sends no command for a while (it waits while another limb moves, between two
+        nodes, while the run is paused) would otherwise be free for another client to move
+        under the run (a reviewer's second client did). The claims renew the lease without
+        changing what the limb does; an agent older than ``claim`` gets holds instead, while
+        the run is paused only. Each claim is sent to every limb, commanded this interval or
+        not: a command sent renews nothing when the agent refuses it before taking it, or
+        when the limb is away (disassembled), and one claim per limb per 0.25 s is little
+        next to the commands. Paused, the replies are read here; running, the next tick
+        reads them. (A sim-clock agent keeps the limbs of the run that steps it without a
+        lease.)
+
+        Raises:
+            AgentError: when an agent refused a claim or a hold for good (another client
+                commands the limb): the run stops rather than take turns with it.
+        """
+        if self.run_clock.lockstep:
             return
-        if self._wall() - self._held_at >= HOLD_RENEW_S:
-            self._hold_all()
-        for agent in self.agents:
-            agent.poll()
-        self._check_refusals()
+        if self._wall() - self._claimed_at >= HOLD_RENEW_S:
+            for send_claim in self._claims:
+                send_claim()
+            if self.paused:
+                for name in self._unclaimed:
+                    self.context.limbs[name].link.send_command(CommandMode.HOLD)
+            self._claimed_at = self._wall()
+        if self.paused:
+            for agent in self.agents:
+                agent.poll()
+            self._check_refusals()
 
     # -- the summary --------------------------------------------------------------------------
 
