@@ -97,9 +97,12 @@ def test_a_second_runner_on_a_commanded_limb_is_refused_and_stops(
     first_out, _ = first.communicate(timeout=120)
     assert first.returncode == 0, first_out
     assert second.returncode == 1, second_out
-    failure = json.loads((tmp_path / "second" / "summary.json").read_text())["failure"]
-    assert failure.startswith("limb arm: its agent refused this run's command: ")
-    assert "commanded_elsewhere" in failure and failure.endswith("(one limb takes one commander)")
+    summary = json.loads((tmp_path / "second" / "summary.json").read_text())
+    failure = summary["failure"]
+    # (refused at its claim of the arm before its first tick: it moved nothing)
+    assert failure.startswith("limb arm: another client commands it, its agent refused this ")
+    assert "commanded_elsewhere" in failure and "the run does not start" in failure
+    assert "stop the other client" in failure and summary["ticks"] == 0
 
 
 @pytest.mark.slow
