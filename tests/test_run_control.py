@@ -289,11 +289,17 @@ class ClaimingLink(LeasedLink):
     never), and so is the blocking claim before the first tick when ``taken`` is set."""
 
     def __init__(
-        self, *args, claimed_after: int | None = None, taken: bool = False, **kwargs
+        self,
+        *args,
+        claimed_after: int | None = None,
+        taken: bool = False,
+        answer: str = "claimed",
+        **kwargs,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.claimed_after = claimed_after
         self.taken = taken
+        self.answer = answer
         self.claims = 0
         self.blocking_claims = 0
 
@@ -310,6 +316,12 @@ class ClaimingLink(LeasedLink):
         self.blocking_claims += 1
         if self.taken:
             raise self._taken("its last command or claim 0.30 s ago")
+        if self.answer == "unknown_type":  # (an agent older than claim)
+            raise RemoteError(
+                ErrorCode.UNKNOWN_TYPE, "unknown message type 'claim'", endpoint="tcp://old:7000"
+            )
+        if self.answer == "timeout":
+            raise RequestTimeoutError("tcp://slow:7000", "claim", timeout_s)
         return ["arm"]
 
     def send_claim(self) -> bool:
@@ -370,6 +382,27 @@ def test_a_running_real_clock_run_claims_limbs_it_does_not_command(tmp_path):
         assert link.commands == [(CommandMode.HOLD, {})]  # (the run's end only)
         # One every HOLD_RENEW_S of the 3 s (the ticks are 0.02 s apart): 12, give or take.
         assert 3.0 / HOLD_RENEW_S - 1 <= link.claims <= 3.0 / HOLD_RENEW_S + 1
+
+
+def test_the_limbs_of_an_agent_older_than_claim_are_held_while_paused_as_before(tmp_path):
+    runner, links = real_clock_runner(
+        tmp_path, Keys({10: "p", 110: "r"}), link=ClaimingLink, answer="unknown_type"
+    )
+    assert runner.run() is RunOutcome.SUCCESS
+    for link in links.values():
+        assert link.claims == 0
+        assert holds(link) >= 5.0 / (HOLD_RENEW_S + 0.05)
+    said = runner.sinks.sinks[-1].stream.getvalue()
+    assert "limb a: its agent (tcp://old:7000) is older than the claim request" in said
+    assert "update the agent" in said
+
+
+def test_a_claim_unanswered_before_the_first_tick_is_sent_again_while_the_run_runs(tmp_path):
+    runner, links = real_clock_runner(tmp_path, Keys({}), link=ClaimingLink, answer="timeout")
+    assert runner.run() is RunOutcome.SUCCESS
+    said = runner.sinks.sinks[-1].stream.getvalue()
+    assert "limb a: its claim before the first tick failed (tcp://slow:7000: no reply" in said
+    assert all(link.claims >= 3 for link in links.values())  # (the 1 s wait, every 0.25 s)
 
 
 def test_a_claim_refused_while_the_run_runs_stops_it_naming_limb_endpoint_and_fix(tmp_path):
