@@ -169,6 +169,32 @@ def test_a_refused_operator_gate_fails_the_sequence(tmp_path):
     assert "refused by the operator" in runner.failure_message()
 
 
+def test_every_attempt_of_a_retried_move_times_out_after_the_same_ticks(tmp_path):
+    # 0.2 s at 50 Hz is 10 ticks from each attempt's first tick. The second attempt starts at
+    # tick 11 (0.22 s): 0.42 - 0.22 is 0.19999999999999998 in floats, which once let it run
+    # one tick more (11) than the first (10), and the fourth (from 0.66 s) too.
+    tree = """
+    tree:
+      retry:
+        times: 4
+        child:
+          sync_move: {limbs: [a], waypoints: [{translation_mm: [0, 0, 1000]}], timeout_s: 0.2}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree)
+    assert outcome is RunOutcome.FAILURE
+    assert "timed out after 0.2 s" in runner.failure_message()
+    attempts: list[list[int]] = []
+    previous = None
+    for entry in read_log(tmp_path / "rec" / "log.msgpack"):
+        status = entry["nodes"].get("0.0")
+        if status is not None and previous in (None, "FAILURE"):
+            attempts.append([entry["tick"]])  # this attempt's first tick
+        if status == "FAILURE":
+            attempts[-1].append(entry["tick"])  # its timeout
+        previous = status
+    assert [end - first for first, end in attempts] == [10, 10, 10, 10], attempts
+
+
 def test_timeout_uses_the_mission_clock(tmp_path):
     tree = """
     tree:

@@ -23,6 +23,27 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+#: The rounding an elapsed mission time may fall short by and still count as a whole duration,
+#: per second of tick time: tick times are floats (``i / rate_hz``), and the difference of two
+#: can miss the exact one by a unit in the last place (0.72 - 0.52 is 0.19999999999999996).
+#: 1e-12 s per s is far above that rounding (about 2e-16 s per s) and far below any tick.
+ELAPSED_SLACK = 1e-12
+
+
+def elapsed_reached(now: float, since: float, duration: float) -> bool:
+    """Whether ``duration`` [s] has passed from ``since`` [s] to ``now`` [s] of mission time.
+
+    ``now - since >= duration`` up to the float rounding of tick times
+    (:data:`ELAPSED_SLACK`), so a duration ends on the same tick count from whichever tick
+    it started: 0.2 s at 50 Hz is 10 ticks from a start at 0.00 s and from one at 0.52 s.
+
+    Args:
+        now: the current tick time [s].
+        since: the tick time the duration started [s].
+        duration: how long [s] (``inf`` is never reached).
+    """
+    return now - since >= duration - ELAPSED_SLACK * max(1.0, abs(now))
+
 
 class TickClock:
     """The mission clock: the time of the current tick [s], set by the runner.

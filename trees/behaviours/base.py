@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import py_trees
 
 from limbtree.skills import Outcome, SkillTelemetry, SyncObservation
+from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 from limbtree.trees.errors import TreesError
 
@@ -125,13 +126,14 @@ class SkillBehaviour(py_trees.behaviour.Behaviour):
         Args:
             running: whether the core's step left the move running.
             now: the mission time [s].
-            started_at: when the node started [s].
+            started_at: the time of this attempt's first tick [s] (each run of the node,
+                each retry, counts its own ``timeout`` from its own first tick).
             limbs: the limbs the move commands.
         """
         timeout = self.params.get("timeout")
         if timeout is None or not running or started_at is None:
             return False
-        if now - started_at < float(timeout):
+        if not elapsed_reached(now, started_at, float(timeout)):
             return False
         for limb in limbs:
             limb.hold()
