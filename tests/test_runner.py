@@ -207,6 +207,27 @@ def test_timeout_uses_the_mission_clock(tmp_path):
     assert runner.t == pytest.approx(2.0, abs=0.05)
 
 
+@pytest.mark.parametrize(
+    ("second", "end"),
+    [("wait: {duration_s: 0.2}", "SUCCESS"),
+     ("timeout: {duration_s: 0.2, child: {wait: {duration_s: 10}}}", "FAILURE")],
+)  # fmt: skip
+def test_a_wait_and_a_timeout_last_their_ticks_from_any_start_tick(tmp_path, second, end):
+    # Started at tick 11 (0.22 s), 0.2 s at 50 Hz ends at tick 21 (0.42 s), though
+    # 0.42 - 0.22 is 0.19999999999999998 in floats (it once ended at tick 22).
+    tree = f"""
+    tree:
+      sequence:
+        - wait: {{duration_s: 0.22}}
+        - {second}
+    """
+    run(tmp_path, tree)
+    ticks = list(read_log(tmp_path / "rec" / "log.msgpack"))
+    started = [t["tick"] for t in ticks if t["nodes"].get("0.1") == "RUNNING"]
+    (ended,) = [t["tick"] for t in ticks if t["nodes"].get("0.1") == end]
+    assert (started[0], ended) == (11, 21)
+
+
 def test_repeat_and_parallel_compose(tmp_path):
     tree = """
     tree:

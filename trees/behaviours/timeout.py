@@ -11,6 +11,7 @@ from collections.abc import Callable
 import py_trees
 
 from limbtree.trees.behaviours.base import time_left_text
+from limbtree.trees.clocks import elapsed_reached
 
 
 class ClockTimeout(py_trees.decorators.Decorator):
@@ -34,9 +35,10 @@ class ClockTimeout(py_trees.decorators.Decorator):
 
     def update(self) -> py_trees.common.Status:
         """The child's status, or FAILURE once the time is up."""
-        elapsed = self.clock() - self._since
-        if self.decorated.status == py_trees.common.Status.RUNNING and elapsed >= self.duration:
+        now = self.clock()
+        running = self.decorated.status == py_trees.common.Status.RUNNING
+        if running and elapsed_reached(now, self._since, self.duration):
             self.feedback_message = f"timed out after {self.duration:g} s"
             return py_trees.common.Status.FAILURE
-        self.feedback_message = time_left_text(max(0.0, self.duration - elapsed))
+        self.feedback_message = time_left_text(max(0.0, self.duration - (now - self._since)))
         return self.decorated.status

@@ -5,6 +5,7 @@ from __future__ import annotations
 import py_trees
 
 from limbtree.trees.behaviours.base import SkillBehaviour, time_left_text
+from limbtree.trees.clocks import elapsed_reached
 
 
 class WaitBehaviour(SkillBehaviour):
@@ -18,9 +19,10 @@ class WaitBehaviour(SkillBehaviour):
 
     def step(self) -> py_trees.common.Status:
         """SUCCESS once the duration has passed."""
-        left = float(self.params["duration"]) - (self.context.clock() - self._since)
-        if left <= 0.0:
+        now = self.context.clock()
+        duration = float(self.params["duration"])
+        if elapsed_reached(now, self._since, duration):
             self.feedback_message = "done"
             return py_trees.common.Status.SUCCESS
-        self.feedback_message = time_left_text(left)
+        self.feedback_message = time_left_text(duration - (now - self._since))
         return py_trees.common.Status.RUNNING
