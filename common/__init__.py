@@ -2,7 +2,8 @@
 
 The subpackages follow the one-way arrows of DESIGN.md: ``kinematics`` <- ``skills`` <-
 ``trees``, and ``transport`` <- ``robots``. This root package holds only what every layer
-shares: the version and the root exception.
+shares: the version, the root exception, and (``limbtree.yaml11``) the refusal of YAML 1.1
+numbers in other bases than 10, which mission files and robot descriptions both apply.
 """
 
 from importlib.metadata import PackageNotFoundError, version

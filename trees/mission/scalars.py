@@ -47,7 +47,7 @@ def scalar_number(reader: Reader, item: Item) -> float | None:
     """The value as a float, if it is a number (booleans are not), else None.
 
     YAML's own numbers count (``20``, ``2.5``, ``.inf``; ``050``, ``1:30`` and ``0x10``
-    were refused when the file was composed: ``source.yaml11_number``), and so do plain
+    were refused when the file was composed: ``limbtree.yaml11``), and so do plain
     (unquoted) words that read as numbers although YAML 1.1 calls them text (``1e-3``,
     ``inf``). Quoted text never does.
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -19,11 +19,12 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from limbtree.trees.mission.errors import Location, Problem
+from limbtree.yaml11 import FLOAT as FLOAT  # the tags, with BOOL and NULL below
+from limbtree.yaml11 import INT as INT
+from limbtree.yaml11 import STR as STR
+from limbtree.yaml11 import walk_nodes, yaml11_numbers
 
 _TAG: Final = "tag:yaml.org,2002:"
-STR: Final = _TAG + "str"
-INT: Final = _TAG + "int"
-FLOAT: Final = _TAG + "float"
 BOOL: Final = _TAG + "bool"
 NULL: Final = _TAG + "null"
 _SEQ: Final = _TAG + "seq"
@@ -33,11 +34,6 @@ _KNOWN_TAGS: Final = frozenset({STR, INT, FLOAT, BOOL, NULL, _SEQ, _MAP})
 #: The tag of a value already reported (a number :func:`refuse_yaml11_numbers` refused, a
 #: parameter declaration without a default): reading it gives nothing more.
 REFUSED: Final = "tag:limbtree,2026:refused"
-
-#: A plain integer with a leading zero (``050``, ``-07``, ``08``; not ``0``).
-_LEADING_ZERO: Final = re.compile(r"[-+]?0[0-9_]*[0-9][0-9_]*\Z")
-#: YAML 1.1 integer forms in other bases than 10: ``0x1F``, ``0b101``.
-_OTHER_BASE: Final = re.compile(r"[-+]?0(?P<base>[xXbB])[0-9A-Fa-f_]+\Z")
 
 #: ``$name``: a whole value that refers to a parameter.
 _REFERENCE: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\Z")
@@ -174,94 +170,21 @@ def describe(node: yaml.Node) -> str:
     }.get(str(node.tag), f"{value!r} (tag {node.tag})")
 
 
-def _number(value: float) -> str:
-    return str(value) if isinstance(value, int) else repr(value)
-
-
-def yaml11_number(node: yaml.ScalarNode) -> str | None:
-    """Why a plain scalar is refused as a number YAML 1.1 reads unlike a reader would, or None.
-
-    PyYAML's (YAML 1.1) resolver reads ``050`` in base 8 (40), ``1:30`` in base 60 (90),
-    ``0x10`` in base 16 and ``0b101`` in base 2; a mission author means 50 mm or 1.5
-    minutes and would get neither, silently. A leading zero is refused also where YAML 1.1
-    reads text (``08``), so that ``07`` and ``08`` are not read differently.
-
-    Args:
-        node: a composed scalar.
-
-    Returns:
-        The message (what the text is read as, and what to write instead), or None when
-        the scalar is not such a number (quoted text never is).
-    """
-    text = str(node.value)
-    if node.style is not None:
-        return None
-    if node.tag in (INT, FLOAT) and ":" in text:
-        constructor = SafeConstructor()
-        value = (
-            constructor.construct_yaml_int(node)
-            if node.tag == INT
-            else constructor.construct_yaml_float(node)
-        )
-        return f"{text} is a base-60 number in YAML 1.1 ({_number(value)}): write {_number(value)}"
-    other = _OTHER_BASE.match(text)
-    if node.tag == INT and other is not None:
-        base = "hexadecimal" if other.group("base") in "xX" else "binary"
-        value = SafeConstructor().construct_yaml_int(node)
-        return f"{text} is a {base} number in YAML 1.1 ({value}): write {value}"
-    if node.tag in (INT, STR) and _LEADING_ZERO.match(text):
-        decimal = int(text.replace("_", ""))
-        if node.tag == INT:
-            octal = SafeConstructor().construct_yaml_int(node)
-            also = f" (or {octal})" if octal != decimal else ""
-            return (
-                f"{text} has a leading zero, which YAML 1.1 reads as octal ({octal}): "
-                f"write {decimal}{also}"
-            )
-        return f"{text} has a leading zero, which YAML 1.1 reads as text: write {decimal}"
-    return None
-
-
 def refused(node: yaml.Node) -> yaml.ScalarNode:
     """A value in place of ``node``, already reported: reading it gives nothing more."""
     return yaml.ScalarNode(REFUSED, "", node.start_mark, node.end_mark)
 
 
 def refuse_yaml11_numbers(node: yaml.Node, reader: Reader) -> None:
-    """Report every value under ``node`` that :func:`yaml11_number` refuses, where it is.
+    """Report every value under ``node`` that :func:`~limbtree.yaml11.yaml11_number` refuses.
 
     A refused value is tagged :data:`REFUSED`; reading it later gives nothing (the problem
     is reported once, at the value itself, however often a parameter holding it is used).
     Map keys are names, read as written, and not checked.
     """
-    for current in walk_nodes(node, keys=False):
-        if isinstance(current, yaml.ScalarNode):
-            message = yaml11_number(current)
-            if message is not None:
-                reader.report(Location.of(current), message)
-                current.tag = REFUSED
-
-
-def walk_nodes(node: yaml.Node, *, keys: bool) -> Iterator[yaml.Node]:
-    """``node`` and every node under it, each once (an alias's node is shared).
-
-    Args:
-        node: the top node.
-        keys: whether maps' keys are included, or only their values.
-    """
-    stack = [node]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
-        elif isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack.extend((key, value) if keys else (value,))
+    for number in yaml11_numbers(node):
+        reader.report(Location.of(number.node), number.message)
+        number.node.tag = REFUSED
 
 
 class Reader:
