@@ -75,7 +75,7 @@ class UnknownPostureError(RobotsError, LookupError):
 class RobotDescriptionError(RobotsError, ValueError):
     """A robot description file (``robot.yaml`` or its URDF) is wrong.
 
-    The message reads ``FILE[:LINE]: KEY: REASON``, e.g.
+    The message reads ``FILE[:LINE[:COLUMN]]: KEY: REASON``, e.g.
     ``robots/arm/robot.yaml:12: limbs.arm.ee_link: no link named 'tool0' in arm.urdf; ...``.
 
     Attributes:
@@ -84,12 +84,19 @@ class RobotDescriptionError(RobotsError, ValueError):
             placeholder in angle brackets (``"<yaml>"``, ``"<urdf>"``) for the whole file.
         reason: what is wrong and, where it helps, the valid choices.
         line: 1-based line of the key in the file, or None when unknown.
+        column: 1-based column of the value, when the error is about one value (a number
+            YAML 1.1 reads in another base), else None.
     """
 
-    def __init__(self, path: Path, key: str, reason: str, line: int | None = None) -> None:
+    def __init__(
+        self, path: Path, key: str, reason: str, line: int | None = None, column: int | None = None
+    ) -> None:
         self.path = path
         self.key = key
         self.reason = reason
         self.line = line
+        self.column = column
         where = f"{path}:{line}" if line is not None else f"{path}"
+        if line is not None and column is not None:
+            where += f":{column}"
         super().__init__(f"{where}: {key}: {reason}")

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import yaml
+from yaml.constructor import SafeConstructor
 
-#: How a description file's error is made: ``error(path, key, reason, line)``.
-DescriptionErrorType = Callable[[Path, str, str, "int | None"], Exception]
+from limbtree.yaml11 import yaml11_numbers
+
+
+class DescriptionErrorType(Protocol):
+    """How a description file's error is made: ``error(path, key, reason, line, column)``."""
+
+    def __call__(
+        self, path: Path, key: str, reason: str, line: int | None = None, column: int | None = None
+    ) -> Exception:
+        """The error for ``key`` of ``path``, at a 1-based ``line`` and ``column`` if known."""
+        ...
 
 
 def is_number(value: Any) -> bool:
@@ -27,11 +37,13 @@ class YamlDocument:
     """A parsed description file whose errors point at the offending key's line.
 
     Shared by ``robot.yaml`` (:mod:`.registry`) and module files (:mod:`.modules`), each
-    raising its own error type.
+    raising its own error type. A number YAML 1.1 reads in another base than 10 (``050``
+    is octal 40, ``1:30`` base-60 90, ``0x10`` 16) is refused as mission files refuse it
+    (:mod:`limbtree.yaml11`), at its line and column.
 
     Args:
         path: the file.
-        error: the exception raised, called as ``error(path, key, reason, line)``.
+        error: the exception raised, called as ``error(path, key, reason, line, column)``.
     """
 
     def __init__(self, path: Path, error: DescriptionErrorType) -> None:
@@ -42,12 +54,37 @@ class YamlDocument:
         except (OSError, UnicodeDecodeError) as exc:
             raise error(path, "<file>", f"cannot read it: {exc}", None) from None
         try:
-            self.data: Any = yaml.safe_load(self.text)
+            #: The composed file (None when it is empty), with each value's line and column.
+            self.node: yaml.Node | None = yaml.compose(self.text, Loader=yaml.SafeLoader)
+            self._refuse_yaml11_numbers()
+            self.data: Any = (
+                None if self.node is None else SafeConstructor().construct_document(self.node)
+            )
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
             problem = getattr(exc, "problem", None) or str(exc)
             raise error(path, "<yaml>", f"not valid YAML: {problem}", line) from None
+
+    def _refuse_yaml11_numbers(self) -> None:
+        """Refuse a number YAML 1.1 reads in base 8, 60, 16 or 2 (``050`` is 40), where it is.
+
+        The first such value (in file order) is the error, at its line and column; any
+        others are listed after it, so that one edit can fix them all.
+        """
+        if self.node is None:
+            return
+        numbers = yaml11_numbers(self.node)
+        if not numbers:
+            return
+        first, *others = numbers
+        reason = first.message
+        if others:
+            more = ", ".join(f"line {n.line} column {n.column} ({n.node.value})" for n in others)
+            reason += f"; more such numbers in this file: {more}"
+        raise self.error(
+            self.path, ".".join(first.key) or "<top>", reason, first.line, first.column
+        )
 
     def fail(self, key: Sequence[str], reason: str) -> NoReturn:
         """Raise this file's error for ``key`` (a path of mapping keys)."""
@@ -55,10 +92,7 @@ class YamlDocument:
 
     def _line(self, key: Sequence[str]) -> int | None:
         """1-based line of the deepest part of ``key`` found in the file."""
-        try:
-            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:  # pragma: no cover - the text parsed once already
-            return None
+        node = self.node
         line: int | None = None
         for part in key:
             if not isinstance(node, yaml.MappingNode):

@@ -198,6 +198,20 @@ def test_a_module_file_that_is_not_yaml_says_so_with_the_line(tmp_path):
     assert info.value.line is not None
 
 
+def test_a_module_number_yaml_1_1_reads_in_another_base_is_refused_at_its_line_and_column(
+    tmp_path,
+):
+    # PyYAML (YAML 1.1) would read a mass of 020 kg as 16 kg, silently.
+    path = write(tmp_path, GOOD_FILE.replace("mass_kg: 2.0", "mass_kg: 020"))
+    with pytest.raises(ModuleDescriptionError) as info:
+        load_module_file(path)
+    assert (info.value.key, info.value.line, info.value.column) == ("mass_kg", 2, 10)
+    assert str(info.value) == (
+        f"{path}:2:10: mass_kg: 020 has a leading zero, which YAML 1.1 reads as octal (16): "
+        "write 20 (or 16)"
+    )
+
+
 def test_a_missing_module_file_cannot_be_read(tmp_path):
     with pytest.raises(ModuleDescriptionError, match="cannot read it"):
         load_module_file(tmp_path / "nothing.yaml")

@@ -379,6 +379,63 @@ def test_invalid_yaml_gives_the_line(tmp_path):
     assert re.match(rf"{re.escape(str(path))}:\d+: <yaml>: not valid YAML", str(info.value))
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "key", "line", "column", "reason"),
+    [
+        (
+            "max_joint_speed: 1.5",
+            "max_joint_speed: 050",
+            "limbs.head.max_joint_speed",
+            7,
+            22,
+            "050 has a leading zero, which YAML 1.1 reads as octal (40): write 50 (or 40)",
+        ),
+        (
+            "home: [0.0, 0.2]",
+            "home: [0.0, 1:30]",
+            "limbs.head.postures.home",
+            9,
+            19,
+            "1:30 is a base-60 number in YAML 1.1 (90): write 90",
+        ),
+        (
+            "description: A two-joint pointing head",
+            "mass_kg: 0x10",
+            "mass_kg",
+            2,
+            10,
+            "0x10 is a hexadecimal number in YAML 1.1 (16): write 16",
+        ),
+    ],
+)
+def test_a_number_yaml_1_1_reads_in_another_base_is_refused_at_its_line_and_column(
+    tmp_path, old, new, key, line, column, reason
+):
+    # PyYAML (YAML 1.1) would read a joint speed of 050 as 40 rad/s, silently.
+    path = write_robot(tmp_path, PAN_TILT_YAML.replace(old, new, 1))
+    with pytest.raises(RobotDescriptionError) as info:
+        load_robot_file(path)
+    error = info.value
+    assert (error.path, error.key, error.line, error.column) == (path, key, line, column)
+    assert str(error) == f"{path}:{line}:{column}: {key}: {reason}"
+
+
+def test_every_number_yaml_1_1_reads_in_another_base_is_named_in_one_error(tmp_path):
+    text = PAN_TILT_YAML.replace("home: [0.0, 0.2]", "home: [00, 0b1]").replace("1.5", "01")
+    with pytest.raises(RobotDescriptionError) as info:
+        load_robot_file(write_robot(tmp_path, text))
+    assert (info.value.line, info.value.column) == (7, 22)
+    assert info.value.reason == (
+        "01 has a leading zero, which YAML 1.1 reads as octal (1): write 1; more such numbers "
+        "in this file: line 9 column 14 (00), line 9 column 18 (0b1)"
+    )
+
+
+def test_quoted_text_with_a_leading_zero_is_not_a_number(tmp_path):
+    path = write_robot(tmp_path, PAN_TILT_YAML.replace("A two-joint pointing head", "'007'"))
+    assert load_robot_file(path).description == "007"
+
+
 def test_bad_urdf_names_the_urdf_file(tmp_path):
     path = write_robot(tmp_path)
     urdf = path.parent / "pan_tilt.urdf"
