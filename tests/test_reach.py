@@ -258,6 +258,20 @@ def test_a_waypoint_met_out_of_reach_without_a_timeout_fails_once_ik_fails_long_
     assert links["a"].commands[-1][0].value == "hold"
 
 
+def test_ik_timeout_ends_on_the_same_tick_count_from_any_start_tick():
+    # IK fails from tick 11 (0.22 s): ik_timeout 0.2 s at 50 Hz ends at tick 21 (0.42 s),
+    # though 0.42 - 0.22 is 0.19999999999999998 in floats (it once ended at tick 22).
+    from types import SimpleNamespace
+
+    from limbtree.transport.driver import Health
+    from limbtree.trees.behaviours.sync_move import SyncMoveBehaviour
+
+    limb = SimpleNamespace(health=Health.IK_FAILED, faults=())
+    move = SimpleNamespace(params={"ik_timeout": 0.2}, limbs=[limb], _ik_failing_since={})
+    ended = [i for i in range(11, 30) if SyncMoveBehaviour._ik_failed_too_long(move, i * 0.02)]
+    assert ended[0] == 21
+
+
 @pytest.mark.parametrize(("dx_mm", "says"), [("2900", "2927 mm"), ("1e300", "1e+300 mm")])
 def test_a_relative_move_longer_than_any_two_reachable_points_is_refused(tmp_path, dx_mm, says):
     # (after a joint_move of the limb: the move's start is not known before the run)

@@ -24,6 +24,7 @@ from limbtree.skills import (
 from limbtree.transport.driver import Health
 from limbtree.transport.faults import FaultKind
 from limbtree.trees.behaviours.base import STATUS, SkillBehaviour, observe
+from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 
 
@@ -131,13 +132,12 @@ class PoseMoveBehaviour(SkillBehaviour):
         if limit is None or not math.isfinite(float(limit)):
             return False
         since = self._ik_failing_since
-        longest = 0.0
         for i, limb in enumerate(self.limbs):
             if not limb.health & Health.IK_FAILED or FaultKind.IK_ERROR.value in limb.faults:
                 since.pop(i, None)  # (an injected ik_error ends by itself: not counted)
                 continue
-            longest = max(longest, now - since.setdefault(i, now))
-        return longest >= float(limit)
+            since.setdefault(i, now)
+        return bool(since) and elapsed_reached(now, min(since.values()), float(limit))
 
     def _unreachable(self, segment: int, states: Sequence[Pose | None]) -> str:
         """Why the move gave up on a waypoint its limbs' IK cannot reach, and how far off."""
