@@ -185,3 +185,18 @@ def test_the_transport_comes_from_the_environment():
     assert launcher.agent_transport({launcher.TRANSPORT_ENV: "ipc"}) == "ipc"
     with pytest.raises(RunError, match=f"{launcher.TRANSPORT_ENV}='udp': give ipc .* or tcp"):
         launcher.agent_transport({launcher.TRANSPORT_ENV: "udp"})
+
+
+@pytest.mark.slow
+def test_agents_whose_unix_sockets_cannot_be_made_are_started_again_on_loopback_tcp(
+    tmp_path, monkeypatch
+):
+    # A temporary folder where no socket can be made (as on some network file systems):
+    # here, one that is gone by the time the agents bind.
+    gone = tmp_path / "gone"
+    monkeypatch.setattr(launcher.tempfile, "mkdtemp", lambda prefix: str(gone))
+    specs = [_spec("a"), _spec("b"), _spec("c")]
+    with SimAgents(specs, tmp_path, processes=2) as agents:
+        endpoints = agents.start(answers)
+        assert all(e.startswith("tcp://127.0.0.1:") for e in endpoints.values()), endpoints
+        assert all(answers(e, 2.0) for e in endpoints.values())

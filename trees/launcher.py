@@ -230,12 +230,10 @@ class SimAgents:
                 endpoint = self.endpoints[spec.limb]
                 output = self._log_of[spec.limb]
                 if process.poll() is not None:
-                    if (
-                        self.transport == "tcp"
-                        and attempts < BIND_ATTEMPTS
-                        and _lost_its_port(output)
-                    ):
-                        # Another program took a port since it was found free.
+                    if attempts < BIND_ATTEMPTS and _could_not_bind(output):
+                        # Another program took a port since it was found free, or Unix
+                        # sockets do not work in the temporary folder (some network and
+                        # FUSE file systems): loopback TCP, on new ports.
                         attempts += 1
                         self._launch(group, _tcp(free_port_pairs(len(group))))
                         pending = list(group)
@@ -463,10 +461,16 @@ def _agent_args(spec: SimAgentSpec, bind: str) -> list[str]:
     return args
 
 
-def _lost_its_port(log: Path) -> bool:
-    """Whether an agent's output says it could not bind because the address was in use."""
+def _could_not_bind(log: Path) -> bool:
+    """Whether an agent's output says it could not bind where another try may succeed.
+
+    A TCP address in use (another program took the port since it was found free), or a Unix
+    socket that could not be made (loopback TCP then).
+    """
     try:
         text = log.read_text(errors="replace")
     except OSError:
         return False
-    return "cannot bind" in text and "Address already in use" in text
+    return "cannot bind ipc://" in text or (
+        "cannot bind" in text and "Address already in use" in text
+    )
