@@ -395,6 +395,65 @@ def arm_on_terrain(directory: Path, ticks: int = 10, targets: int = 0) -> Path:
     return directory
 
 
+def legs_with_faults(directory: Path) -> Path:
+    """A record of three moonbot_zero legs, two of them down with faults from tick 1 on:
+    leg_0 powered off (and stale), leg_1 blocked and slowed, each with its fault events."""
+    joints = ["joint_1", "joint_2", "joint_3"]
+    limbs = {name: {"joints": joints, "chain": name} for name in ("leg_0", "leg_1", "leg_2")}
+    header = {"kind": "header", "v": 2, "mission": "legs_with_faults", "mission_file": "",
+              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
+              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
+              "robots": {"quad": {"robot": "moonbot_zero", "plant": "kinematic", "agent": "sim",
+                                  "limbs": limbs,
+                                  "base": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]}}}  # fmt: skip
+    faults = [("leg_0", "power_off"), ("leg_1", "slowdown"), ("leg_1", "blockage")]
+    health = {"leg_0": 1, "leg_1": 2 | 4, "leg_2": 0}  # POWER_OFF; BLOCKED | SLOWED
+    directory.mkdir(parents=True)
+    with open(directory / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for t in range(5):
+            events = [{"kind": "fault_injected", "limb": limb, "fault": fault}
+                      for limb, fault in faults] if t == 1 else []  # fmt: skip
+            legs = {name: {"state": None, "command": None, "q": [0.0, 0.3, 1.2],
+                           "q_command": None, "health": health[name] if t else 0,
+                           "stale": name == "leg_0" and t > 0}
+                    for name in limbs}  # fmt: skip
+            log.write(msgpack.packb({"kind": "tick", "t": t / 10 + 6.0, "tick": t,
+                                     "limbs": legs, "bases": {},
+                                     "nodes": {"0": "RUNNING"}, "events": events,
+                                     "skills": {}}))  # fmt: skip
+    return directory
+
+
+#: The limbs table's badges (health flags, stale, faults) that do not show whole: wider
+#: than their cell (which clips what overflows it) or than their own box.
+CUT_BADGES = """() => [...document.querySelectorAll('#limbs tbody .badge')].filter((b) => {
+  const r = b.getBoundingClientRect(), cell = b.closest('td').getBoundingClientRect();
+  return b.scrollWidth > b.clientWidth || r.right > cell.right + 0.5 || r.left < cell.left - 0.5;
+}).map((b) => b.textContent)"""
+
+
+@pytest.mark.parametrize("width", [960, 1400])
+def test_the_limbs_table_shows_every_health_flag_and_fault_whole(tmp_path, page, width):
+    # Each fault's badge ("power_off since 6.1 s") was wider than the faults column, whose
+    # cell clips what overflows it: in a 1400 px window its time was cut off
+    # ("power_off since 6."), and in one of 960 px so were the stale badge and POWER_OFF.
+    page.set_viewport_size({"width": width, "height": 800})
+    server = serve(legs_with_faults(tmp_path / "legs"))
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=3")
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 3 ')"
+        )
+        faults = page.locator('#limbs tr[data-limb="leg_1"] td.faults .badge')
+        texts = [" ".join(t.split()) for t in faults.all_inner_texts()]
+        assert texts == ["slowdown since 6.1 s", "blockage since 6.1 s"]
+        assert page.locator('#limbs tr[data-limb="leg_0"] td.stale .badge').inner_text() == "stale"
+        assert page.evaluate(CUT_BADGES) == []
+    finally:
+        leave(page, server)
+
+
 def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub(tmp_path, page):
     # A frame fetched earlier (the skeletons' refetch while they load) can land between the
     # user's move of the scrubber and the animation frame that handles it: once it moved
