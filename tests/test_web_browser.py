@@ -454,6 +454,31 @@ def test_the_limbs_table_shows_every_health_flag_and_fault_whole(tmp_path, page,
         leave(page, server)
 
 
+def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, page):
+    # The page is at least 960 px wide; the body clipped what did not fit, and its overflow
+    # was the window's: in an 800 x 600 window the tick label, the node panel's right side
+    # and the limbs' distances and faults were out of the window, and nothing scrolled to
+    # them.
+    page.set_viewport_size({"width": 800, "height": 600})
+    server = serve(legs_with_faults(tmp_path / "legs"))
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "/tick \\d+/.test(document.querySelector('#tick-label')?.textContent || '')"
+        )
+        faults = page.locator("#limbs thead th:last-child")
+        box = faults.bounding_box()
+        assert box is not None and box["x"] + box["width"] > 800
+        page.mouse.move(400, 20)  # (over the top bar: the tree and the 3D view take the wheel)
+        page.mouse.wheel(400, 0)
+        page.wait_for_function("window.scrollX > 0", timeout=5_000)
+        for shown in (page.locator("#tick-label"), faults):
+            box = shown.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 800
+    finally:
+        leave(page, server)
+
+
 def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub(tmp_path, page):
     # A frame fetched earlier (the skeletons' refetch while they load) can land between the
     # user's move of the scrubber and the animation frame that handles it: once it moved
