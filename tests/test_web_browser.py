@@ -479,6 +479,37 @@ def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, pag
         leave(page, server)
 
 
+def test_arrow_keys_pressed_faster_than_the_frames_come_each_move_one_tick(tmp_path, page):
+    # Each arrow key moved one tick from the frame on screen: presses that came before the
+    # last one's frame (a key held down, two quick presses) moved from the same tick, and
+    # three presses of -> moved one tick.
+    record = tmp_path / "big"
+    big_record(record, 12)
+    server = serve(record)
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=5")
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 5 ')"
+        )
+        press = (
+            "key => { for (let i = 0; i < 3; i++) document.dispatchEvent("
+            "new KeyboardEvent('keydown', {key, bubbles: true})); }"
+        )
+        page.evaluate(press, "ArrowRight")  # (in one task: no frame comes between them)
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 8 ')",
+            timeout=5_000,
+        )
+        page.evaluate(press, "ArrowLeft")
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 5 ')",
+            timeout=5_000,
+        )
+        assert page.locator("#timeline").input_value() == "5"
+    finally:
+        leave(page, server)
+
+
 def test_a_frame_landing_before_a_scrubs_animation_frame_does_not_undo_the_scrub(tmp_path, page):
     # A frame fetched earlier (the skeletons' refetch while they load) can land between the
     # user's move of the scrubber and the animation frame that handles it: once it moved

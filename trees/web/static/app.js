@@ -601,7 +601,9 @@ function step() {
 
 /** Scrub by one tick (keyboard). */
 function nudge(delta) {
-  const base = app.shown ? app.shown.tick : timeline.value;
+  // From the tick the page is going to: keys pressed faster than the frames come (a key
+  // held down) each move one tick more, not one tick from the frame still on screen.
+  const base = (following() ? null : fetcher.heading) ?? app.shown?.tick ?? timeline.value;
   const tick = Math.max(0, Math.min(app.ticks - 1, base + delta));
   timeline.value = tick;
   scrubTo(tick);

@@ -59,7 +59,13 @@ export class FrameFetcher {
     this.onFrame = onFrame;
     this.onError = onError;
     this.wanted = null;
+    this.fetching = null;   // the tick whose frame is on its way
     this.busy = false;
+  }
+
+  /** The tick the page is going to: the newest asked for, else the one on its way (or null). */
+  get heading() {
+    return this.wanted ?? this.fetching;
   }
 
   request(tick) {
@@ -77,11 +83,14 @@ export class FrameFetcher {
     while (this.wanted !== null) {
       const tick = this.wanted;
       this.wanted = null;
+      this.fetching = tick;
       try {
         const frame = await getFrame(tick);
+        this.fetching = null;
         // Drawn even when a newer position is pending: the page follows the drag.
         this.onFrame(frame);
       } catch (err) {
+        this.fetching = null;
         this.onError(err);
       }
     }
