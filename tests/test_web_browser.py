@@ -942,6 +942,45 @@ def test_the_page_answers_an_operator_gate_of_a_run_without_a_terminal(live_run,
     assert events == [{"kind": "gate", "node": "0.1", "t": 0.2, "prompt": "limb clear: go on?"}]
 
 
+#: GATED with the gate 3 s into the run: a page opened at the start sees it come.
+GATED_LATER = GATED.replace("wait: {duration_s: 0.2}", "wait: {duration_s: 3}", 1)
+assert GATED_LATER != GATED
+
+
+@pytest.mark.parametrize("live_run", [GATED_LATER], indirect=True)
+def test_a_gate_that_comes_shows_the_tick_it_asks_in_not_an_older_frame(live_run, page):
+    # The page showed the gate's question over the last frame it had drawn, up to a second
+    # old (a following page asks for frames at its own pace): the gate's node, selected in
+    # the panel, read IDLE, and the node before it still RUNNING, while the run waited at
+    # the gate. Here the page draws no frame after its first (as if its next were far off).
+    process, url, record = live_run
+    page.goto(url)
+    page.wait_for_function("window.limbtree?.app?.shown && window.limbtree.app.socket?.open")
+    page.evaluate(
+        "() => { const s = window.limbtree.app.socket, send = s.send.bind(s);"
+        " s.send = (m) => { if (!m.want) send(m); }; }"
+    )
+    assert page.locator('[data-node-id="0.1"]').get_attribute("data-status") == "IDLE"
+    page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
+    page.wait_for_function(
+        "document.querySelector('[data-node-id=\"0.1\"]').dataset.status === 'RUNNING'",
+        timeout=5_000,
+    )
+    assert page.locator('[data-node-id="0.0"]').get_attribute("data-status") == "SUCCESS"
+    shown = shown_tick(page)
+    page.wait_for_function(
+        "(document.querySelector('#node-panel')?.textContent || '').includes('RUNNING')"
+    )
+    page.locator("#gate-yes").click()
+    page.wait_for_selector("#run-state[data-state=SUCCESS]", timeout=30_000)
+    assert process.wait(20) == 0
+    asked = [
+        tick["tick"] for tick in msgpack.Unpacker(open(record / "log.msgpack", "rb"), raw=False)  # noqa: SIM115
+        if any(e["kind"] == "gate" for e in tick.get("events", ()))
+    ]  # fmt: skip
+    assert asked == [shown]
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_a_gate_waiting_leaves_the_panel_where_the_user_put_it_as_the_controls_change(
     live_run, page

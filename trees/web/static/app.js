@@ -27,6 +27,7 @@ const app = {
   hit: null,
   hitKey: "",
   gate: null,
+  gateTicks: new Map(), // gate node id -> the tick it last asked in (its `gate` event's)
   shown: null,          // the frame on screen
   latest: null,         // the newest frame pushed by the live socket
   liveRenderQueued: false,
@@ -213,7 +214,7 @@ async function loadTerrain(header) {
 /** Apply a /api/run reply (at start, and again after a reconnection). */
 function applyRun(run) {
   setTicks(run.ticks ?? 0, run.t_last ?? 0);
-  timeline.addEvents(run.events ?? []);
+  addEvents(run.events ?? []);
   app.end = run.end ?? null;
   app.damage = run.damage ?? null;   // a record whose log is damaged part way
   app.writing = !!run.writing;       // a record a run is still writing: its ticks so far
@@ -409,6 +410,11 @@ function showGate(gate) {
     const id = String(gate.node);
     tree.focus(id);
     panel.open(id, tree.nodeData(id));
+    // The run waits at the gate's tick; the page may have drawn its last frame up to a
+    // second before (it asks for frames at its own pace), when the gate was not running
+    // yet: fetch that tick rather than show the question over an older tree.
+    const tick = app.gateTicks.get(id) ?? app.ticks - 1;
+    if (tick >= 0) showLiveTick(tick);
   }
 }
 
@@ -526,10 +532,16 @@ function resync() {
   }).catch(() => {});
 }
 
+/** Take the run's new events (a gate's tick kept for showGate). */
+function addEvents(events) {
+  timeline.addEvents(events);
+  for (const e of events) if (e.kind === "gate") app.gateTicks.set(String(e.node), e.tick);
+}
+
 function onUpdate(msg) {
   app.updates++;
   setTicks(msg.ticks ?? app.ticks, msg.t_last ?? app.tLast);
-  timeline.addEvents(msg.events ?? []);
+  addEvents(msg.events ?? []);
   applyState(msg);
   if (msg.frame) {
     app.latest = msg.frame;
