@@ -806,6 +806,31 @@ def test_a_breakpoint_pauses_a_live_run_step_advances_one_tick_abort_ends_it(liv
     assert pauses[2]["why"] == f"stepped to tick {at + 1}"
 
 
+@pytest.mark.parametrize("live_run", [LIVE_LONG], indirect=True)
+def test_arrow_right_on_a_page_looking_back_moves_it_and_leaves_the_run_alone(live_run, page):
+    # -> stepped any live run the page could control: a page that had scrubbed back (or
+    # pressed <-) and pressed -> to look at the next tick paused the run after its next
+    # tick, and stayed where it was.
+    _, url, _ = live_run
+    page.goto(url)
+    page.wait_for_function(
+        "/tick ([1-9]\\d|\\d{3,})/.test(document.querySelector('#tick-label')?.textContent || '')"
+    )
+    scrub(page, 5)
+    assert not page.locator("#follow").is_checked()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "(document.querySelector('#tick-label')?.textContent || '').includes('tick 6 ')",
+        timeout=5_000,
+    )
+    page.wait_for_timeout(1_500)  # (a step is taken at the run's next tick)
+    assert page.locator("#run-state").get_attribute("data-state") == "running"
+    # Following the run, -> steps it.
+    page.locator("#follow").check()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#run-state[data-state=paused]", timeout=10_000)
+
+
 @pytest.mark.parametrize("live_run", [LIVE_LONG], indirect=True)  # (asking all along)
 def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasing(live_run, page):
     """Headless Chromium draws WebGL in software (SwiftShader): the view knows it before

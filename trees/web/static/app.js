@@ -735,7 +735,9 @@ function onKey(event) {
       break;
     case "ArrowRight":
       event.preventDefault();
-      if (live() && app.control) step();
+      // Stepping the run is for a page that follows it; one looking back (after ← or a
+      // scrub) moves through what it has, as ← does, and leaves the run alone.
+      if (following() && app.control) step();
       else nudge(1);
       break;
     case "ArrowLeft":
