@@ -330,6 +330,36 @@ def test_observe_fires_on_start_only_when_the_node_was_not_running():
     assert control.hit is None
 
 
+def test_of_breakpoints_hit_in_one_tick_the_deepest_nodes_pauses_the_run():
+    # A failure fails its leaf and the sequences above it in one tick: with a failure
+    # breakpoint on each, the run named whichever the set of breakpoints gave first (its
+    # order is the ids' hashes, drawn afresh by each process): the page selected and
+    # named the root ("paused at breakpoint: doomed (failure)") rather than the leaf whose
+    # feedback says why. The deepest node's now, whatever the order they were set in.
+    for chain in (["0", "0.1", "0.1.0", "0.1.0.2", "0.1.0.2.3", "0.1.0.2.3.1"],
+                  ["0", "0.4", "0.4.7", "0.4.7.1", "0.4.7.1.0", "0.4.7.1.0.5"],
+                  ["0", "0.2", "0.2.2", "0.2.2.9", "0.2.2.9.4", "0.2.2.9.4.8"]):  # fmt: skip
+        for order in (chain, chain[::-1]):
+            control = RunControl(chain)
+            for node in order:
+                control.set_breakpoint(node, "failure")
+                control.set_breakpoint(node, "start")
+            failed = {node: NodeTick(NodeStatus.FAILURE, "", 0.0) for node in chain}
+            hit = control.observe(0, 0.0, failed)
+            assert hit is not None and (hit.node, hit.on) == (chain[-1], BreakOn.FAILURE)
+    # A start and a failure of the same tick: the deeper node's, whichever its kind.
+    control = RunControl(["0", "0.1"])
+    control.set_breakpoint("0", "failure")
+    control.set_breakpoint("0.1", "start")
+    hit = control.observe(0, 0.0, {"0": NodeTick(NodeStatus.FAILURE, "", 0.0),
+                                   "0.1": NodeTick(NodeStatus.FAILURE, "", 0.0)})  # fmt: skip
+    assert hit is not None and (hit.node, hit.on) == ("0.1", BreakOn.START)
+    # Cleared, it fires no more.
+    control.set_breakpoint("0.1", "start", enabled=False)
+    hit = control.observe(1, 0.1, {"0": NodeTick(NodeStatus.FAILURE, "", 0.0)})
+    assert hit is not None and hit.node == "0"
+
+
 def test_a_recovery_breakpoint_fires_when_the_skills_mode_turns_to_recovering():
     from types import SimpleNamespace
 

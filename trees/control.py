@@ -72,6 +72,18 @@ class BreakpointHit:
     t: float
 
 
+_KIND_ORDER = {BreakOn.FAILURE: 0, BreakOn.RECOVERY: 1, BreakOn.START: 2}
+
+
+def _precedence(point: Breakpoint) -> tuple[int, str, int]:
+    """Where a breakpoint comes in the order they are tried in (the first hit pauses).
+
+    Deepest node first (an id's depth is its count of dots), then node id, then failure,
+    recovery, start.
+    """
+    return (-point.node.count("."), point.node, _KIND_ORDER[point.on])
+
+
 class ControlError(ValueError):
     """A request the run cannot take (an unknown node, an unknown operation)."""
 
@@ -94,6 +106,7 @@ class RunControl:
         self._lock = threading.Lock()
         self._ops: list[ControlOp] = []
         self._breakpoints: set[Breakpoint] = set()
+        self._in_order: tuple[Breakpoint, ...] = ()  # (the one that fires first, first)
         self._last: dict[str, NodeStatus] = {}
         self._modes: dict[str, str | None] = {}
         self.node_ids: frozenset[str] = frozenset(node_ids)
@@ -145,6 +158,7 @@ class RunControl:
                 self._breakpoints.add(Breakpoint(node, when))
             else:
                 self._breakpoints.discard(Breakpoint(node, when))
+            self._in_order = tuple(sorted(self._breakpoints, key=_precedence))
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
@@ -167,7 +181,11 @@ class RunControl:
         nodes: Mapping[str, NodeTick],
         skills: Mapping[str, object] | None = None,
     ) -> BreakpointHit | None:
-        """Note a tick's node statuses and skill modes; the first breakpoint it hits, or None.
+        """Note a tick's node statuses and skill modes; the breakpoint it hits, or None.
+
+        Of several breakpoints hit in one tick, the deepest node's (a failure's leaf, not
+        the sequences its failure fails; a started child, not its parent), then the first
+        node id, then failure before recovery before start.
 
         Args:
             tick: the tick's index.
@@ -179,7 +197,7 @@ class RunControl:
         modes = self._modes
         skills = skills or {}
         with self._lock:
-            breakpoints = tuple(self._breakpoints)
+            breakpoints = self._in_order
         hit: BreakpointHit | None = None
         for point in breakpoints:
             node = nodes.get(point.node)
