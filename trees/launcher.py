@@ -4,10 +4,10 @@
 each gets its own ``limbtree agent`` (serving a one-limb plant, its base in the world), and
 is stopped (then killed, if it must be) when the run ends, whatever way it ends. The agents
 serve on Unix domain sockets (``ipc://``) in a folder only this user may enter, made for the
-run and removed with it: a round trip there costs less than over loopback TCP, and no other
-user of the computer can reach them (loopback TCP is open to every local user). Where that
-cannot be (no Unix sockets, or a temporary folder whose paths are too long for them), and
-with ``LIMBTREE_AGENT_TRANSPORT=tcp``, they serve on 127.0.0.1 with a free port pair each.
+run and removed with it, so that no other user of the computer can reach them (loopback TCP
+is open to every local user). Where that cannot be (no Unix sockets, a temporary folder
+whose paths are too long for them, or one where the sockets cannot be made), and with
+``LIMBTREE_AGENT_TRANSPORT=tcp``, they serve on 127.0.0.1 with a free port pair each.
 Each is given the runner's process id (``--parent-pid``), so an agent whose runner
 was killed outright (SIGKILL, a crash) ends by itself within a few seconds
 (:mod:`limbtree.transport.orphan`). On Linux each agent is forked from the runner after the
