@@ -491,6 +491,13 @@ def test_the_command_line_names_what_is_wrong(tmp_path, capsys):
 
     assert main(["view", str(tmp_path)]) == 1
     assert "no log.msgpack here (give the directory --record wrote)" in capsys.readouterr().err
+    log = tmp_path / "log.msgpack"
+    log.write_bytes(b"")
+    assert main(["view", str(log)]) == 1  # the log itself: its directory is named
+    assert (
+        f"{log} is not a directory; give the directory of a run record (limbtree run MISSION "
+        f"--record DIR): {tmp_path}"
+    ) in capsys.readouterr().err
     assert main(["view", str(tmp_path), "--host", "0.0.0.0"]) == 1
     assert "--insecure" in capsys.readouterr().err
     assert main(["run", "missions/square_sync.yaml", "--port", "9000"]) == 1

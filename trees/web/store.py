@@ -610,6 +610,12 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
     log = directory / "log.msgpack"
     if not directory.exists():
         raise RunError(f"{directory}: no such directory (give the directory --record wrote)")
+    if not directory.is_dir():  # (the log itself, say: its directory is named)
+        hint = f": {directory.parent}" if directory.name == log.name else ""
+        raise RunError(
+            f"{directory} is not a directory; give the directory of a run record "
+            f"(limbtree run MISSION --record DIR){hint}"
+        )
     if not log.is_file():
         hint = " (give the directory --record wrote)" if directory.is_dir() else ""
         raise RunError(f"{directory}: no log.msgpack here{hint}")
