@@ -236,3 +236,48 @@ def test_a_parameter_set_twice_is_refused_naming_both_values(tmp_path):
     assert main(["check", str(path), "--set", "d=2"]) == 0
     with pytest.raises(SystemExit, match=r"--set d is given twice \(d=2 and d=3\); give it once"):
         main(["check", str(path), "--set", "d=2", "--set", " d =3"])
+
+
+MAR = Path(__file__).resolve().parents[1] / "missions" / "mar_torso.yaml"
+CLIMB = Path(__file__).resolve().parents[1] / "missions" / "asteroid_climb.yaml"
+
+
+@pytest.mark.parametrize(
+    ("mission_file", "old", "new", "said"),
+    [
+        (MAR, "arm_1.E2: tile0/si", "arm_1.E7: tile0/si",
+         "robot mar (mirror_mar): latched: mirror_mar has no interface 'arm_1.E7'; its "
+         "interfaces are E0, arm_1.E1, arm_1.E2, arm_2.E1, arm_2.E2"),
+        (MAR, "arm_1.E2: tile0/si", "arm_1.E2: tile9/si",
+         "latched arm_1.E2: no grasp point 'tile9/si' in the world; give MODULE/GRASP_POINT of "
+         "a module the world places: tile0/si, tile1/si"),
+        (MAR, "posture: home", "posture: homme",
+         "posture: limb arm_1 has no posture 'homme'; its postures are home, safe, slumped"),
+        (CLIMB, "leg_0.palm: terrain", "leg_0.palm: terrian",
+         "latched leg_0.palm: no grasp point 'terrian' in the world; give MODULE/GRASP_POINT "
+         "of a module the world places: terrain"),
+    ],
+)  # fmt: skip
+def test_a_mujoco_robots_start_it_does_not_have_is_refused_where_it_is_declared(
+    tmp_path, mission_file, old, new, said
+):
+    # They once passed check; the run then failed as its agent started, the reason in a log.
+    text = mission_file.read_text()
+    assert old in text
+    path = tmp_path / mission_file.name
+    path.write_text(text.replace(old, new))
+    found = problems(path)
+    assert f"{mission_file.name}:" in found and said in found
+
+
+def test_a_latch_to_the_terrain_without_one_is_refused(tmp_path):
+    text = CLIMB.read_text()
+    start = text.index("  terrain:\n")
+    path = tmp_path / "climb.yaml"
+    path.write_text(text[:start] + text[text.index("  contact:") :])
+    assert "latched leg_0.palm: terrain needs a terrain; add world.terrain" in problems(path)
+
+
+def test_the_shipped_mujoco_missions_start_as_declared():
+    for path in (MAR, CLIMB, MAR.with_name("mar_walk_1arm.yaml")):
+        assert load(path).name

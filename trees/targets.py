@@ -10,7 +10,11 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
   world places;
 * a posture given by name must be one of the limb's postures (``limbtree robots``);
 * a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb;
-* a fault's ``joints`` must be joint indices the limb has.
+* a fault's ``joints`` must be joint indices the limb has;
+* a simulated ``mujoco`` robot's start (``robots.NAME.posture``, ``robots.NAME.latched``) must
+  name a posture of its limbs, its own interfaces (``LIMB.END`` or a base interface, as
+  ``limbtree robots`` lists them) and grasp points ``MODULE/GRASP_POINT`` of modules the world
+  places, or ``terrain`` when the world has one (its agent refused them only when started).
 
 Each problem is reported at its node's (or fault value's) ``file:line:column`` with the
 valid choices.
@@ -27,10 +31,12 @@ from limbtree.robots.modules import load_module
 from limbtree.robots.registry import JointSpec
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
-from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
+#: What ``latched`` names for a gripper holding the terrain (seed 004).
+TERRAIN_GRASP = "terrain"
 #: How far past a joint limit a posture may be [rad or m]: round-off of degrees to radians.
 LIMIT_SLACK = 1e-9
 
@@ -38,6 +44,8 @@ LIMIT_SLACK = 1e-9
 def target_problems(mission: Mission) -> list[Problem]:
     """Every unknown align target, unknown posture name, wrong-sized posture, bad fault joint."""
     problems: list[Problem] = _fault_joints(mission)
+    for robot in mission.robots:
+        problems += _robot_start(mission, robot)
     for node in mission.root.walk():
         if node.type == "align":
             problems += _target(mission, node)
@@ -70,6 +78,64 @@ def _fault_joints(mission: Mission) -> list[Problem]:
                     f"joints: limb {fault.limb} has no joint {', '.join(wrong)}; "
                     f"{limb.robot} {limb.limb} has {len(spec.joints)} joints, indices "
                     f"0..{len(spec.joints) - 1}",
+                )
+            )
+    return problems
+
+
+def _robot_start(mission: Mission, robot: RobotDecl) -> list[Problem]:
+    """A simulated ``mujoco`` robot's unknown start posture, latched interface or grasp point."""
+    if robot.plant is not PlantKind.MUJOCO or not robot.simulated:
+        return []
+    spec = load_robot(robot.robot)
+    where = f"robot {robot.name} ({robot.robot})"
+    problems: list[Problem] = []
+    if robot.posture is not None:
+        for limb in spec.limbs:
+            if robot.posture not in limb.postures:
+                problems.append(
+                    Problem(
+                        robot.location,
+                        f"{where}: posture: limb {limb.name} has no posture "
+                        f"{robot.posture!r}; its postures are {', '.join(limb.postures)}",
+                    )
+                )
+                break
+    interfaces = tuple(spec.interface_links)
+    world = {placed.name: placed for placed in mission.world}
+    for frame, grasp in robot.latched.items():
+        if frame not in interfaces:
+            problems.append(
+                Problem(
+                    robot.location,
+                    f"{where}: latched: {robot.robot} has no interface {frame!r}; its "
+                    f"interfaces are {', '.join(interfaces) or 'none'}",
+                )
+            )
+        if grasp == TERRAIN_GRASP:
+            if mission.terrain is None:
+                problems.append(
+                    Problem(
+                        robot.location,
+                        f"{where}: latched {frame}: {TERRAIN_GRASP} needs a terrain; add "
+                        "world.terrain to the mission",
+                    )
+                )
+            continue
+        name, _, point = grasp.partition("/")
+        points = () if name not in world else tuple(load_module(world[name].module).grasp_points)
+        if point not in points:
+            known = [
+                f"{m}/{p}" for m in sorted(world) for p in load_module(world[m].module).grasp_points
+            ]
+            if mission.terrain is not None:
+                known.append(TERRAIN_GRASP)
+            problems.append(
+                Problem(
+                    robot.location,
+                    f"{where}: latched {frame}: no grasp point {grasp!r} in the world; give "
+                    f"MODULE/GRASP_POINT of a module the world places: "
+                    f"{', '.join(known) or 'none (the mission has no world section)'}",
                 )
             )
     return problems
