@@ -29,6 +29,10 @@ When a gripper anchors (a choice the papers leave open):
   ClimbLab grips on command at any height, at the surface point: a palm 0.3 mm short would
   start with a 1.2 N pull and detach at once; here a gripper closing on air holds nothing.
 
+Only over the terrain's grid (:meth:`~limbtree.robots.terrain.Terrain.covers`): the height
+field ends at its edges, so a palm beyond them has nothing to grip and never anchors, and an
+initial stance anchored there is refused.
+
 Pure numpy, deterministic, no clock: the caller passes the simulation time of each call.
 """
 
@@ -216,13 +220,21 @@ class GripperSet:
                 pulling reference.
 
         Raises:
-            GripperError: for an unknown leg or a bad point.
+            GripperError: for an unknown leg, a bad point or one off the terrain's grid.
         """
         i = self._index(leg)
         p = np.asarray(point, dtype=np.float64)
         if p.shape != (3,) or not np.isfinite(p).all():
             raise GripperError(f"anchor point must be 3 finite numbers [m], got {point!r}")
         x, y, z = p.tolist()
+        if not self._terrain.covers(x, y):
+            (x0, y0), (sx, sy) = self._terrain.origin_m, self._terrain.size_m
+            raise GripperError(
+                f"{leg}'s palm at x = {x * 1e3:.0f} mm, y = {y * 1e3:.0f} mm is off the "
+                f"terrain (x {x0 * 1e3:.0f} to {(x0 + sx) * 1e3:.0f} mm, y {y0 * 1e3:.0f} to "
+                f"{(y0 + sy) * 1e3:.0f} mm): there is no ground to grip; make the terrain "
+                "larger (world.terrain.size_mm)"
+            )
         self._set_anchor(i, (x, y, z))
 
     def forces(
@@ -266,7 +278,7 @@ class GripperSet:
         positions_l, velocities_l, held_l = p.tolist(), v.tolist(), support.tolist()
         k, d = self._params.stiffness_n_per_m, self._params.damping_ns_per_m
         limit, reach = self._params.grip_force_n, self._params.grip_reach_m
-        height = self._terrain.height_at
+        height, covers = self._terrain.height_at, self._terrain.covers
         forces: list[Vector] = []
         torn: list[Detachment] = []
         for i in range(n):
@@ -285,7 +297,7 @@ class GripperSet:
             elif state is GripperState.ANCHORED:
                 if not held and z > height(x, y):
                     self._release(i)
-            else:
+            elif covers(x, y):  # off the grid there is no ground to grip
                 h = height(x, y)
                 if z <= h:
                     self._set_anchor(i, (x, y, h))

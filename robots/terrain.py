@@ -228,6 +228,16 @@ class Terrain:
         )
         return float(z) if z.ndim == 0 else z
 
+    def covers(self, x: float, y: float) -> bool:
+        """Whether the point ``(x, y)`` [m] is over the grid, edges included.
+
+        :meth:`height` goes on flat beyond the grid, but the physics plant's ground (its
+        height field) ends there: nothing off the grid can be stood on or gripped.
+        """
+        x0, y0 = self.origin_m
+        sx, sy = self.size_m
+        return x0 <= x <= x0 + sx and y0 <= y <= y0 + sy
+
     def height_at(self, x: float, y: float) -> float:
         """:meth:`height` at one point ``(x, y)`` [m], in plain Python (the 1 kHz path)."""
         j, i, tx, ty = self._locate_one(x, y)

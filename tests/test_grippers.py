@@ -216,6 +216,24 @@ def test_pulling_is_judged_along_the_terrain_normal_at_the_anchor():
     assert detached and detached[0].force_n == pytest.approx(2.0)
 
 
+def test_a_palm_off_the_terrains_grid_has_no_ground_to_grip():
+    # The 1 m grid spans -0.5..0.5 m; beyond it height() goes on flat, but the physics
+    # plant's height field ends: a palm there once anchored on air and held the robot.
+    g = grippers()
+    off = feet([0.6, 0.1, 0.0], [0.1, 0.5, 0.02])  # 20 mm "below" the flat extension; on the edge
+    forces, detached = g.forces(off, STILL, [True, True], t=0.0)
+    assert g.states == (GripperState.RELEASED, GripperState.ANCHORED)
+    assert not forces[0].any() and detached == ()
+
+
+def test_an_initial_stance_off_the_terrains_grid_is_refused():
+    g = grippers()
+    with pytest.raises(GripperError, match=r"leg_0's palm at x = 600 mm, y = 100 mm is off "
+                       r"the terrain \(x -500 to 500 mm, y -500 to 500 mm\).*size_mm"):  # fmt: skip
+        g.anchor("leg_0", [0.6, 0.1, 0.02])
+    assert g.states == (GripperState.RELEASED, GripperState.RELEASED)
+
+
 def test_anchor_places_a_gripper_explicitly():
     g = grippers()
     g.anchor("leg_1", [0.0, 0.2, 0.02])
