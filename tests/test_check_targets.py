@@ -281,3 +281,17 @@ def test_a_latch_to_the_terrain_without_one_is_refused(tmp_path):
 def test_the_shipped_mujoco_missions_start_as_declared():
     for path in (MAR, CLIMB, MAR.with_name("mar_walk_1arm.yaml")):
         assert load(path).name
+
+
+def test_an_ik_error_on_a_mujoco_robot_is_refused_as_changing_nothing(tmp_path):
+    # It once passed check and was reported injected; the walk went on as without it.
+    text = MAR.with_name("mar_walk_1arm.yaml").read_text()
+    at = text.index("\nsubtrees:") + 1
+    fault = "faults:\n  - {at_s: 5, limb: arm, kind: KIND, duration_s: 3}\n\n"
+    path = tmp_path / "walk.yaml"
+    path.write_text(text[:at] + fault.replace("KIND", "ik_error") + text[at:])
+    found = problems(path)
+    assert "walk.yaml:30:5: fault ik_error on arm.arm: it makes ee_pose commands fail" in found
+    assert "its faults are power_off, blockage, slowdown and disassembly" in found
+    path.write_text(text[:at] + fault.replace("KIND", "power_off") + text[at:])
+    assert load(path).name == "mar_walk_1arm"

@@ -10,7 +10,8 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
   world places;
 * a posture given by name must be one of the limb's postures (``limbtree robots``);
 * a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb;
-* a fault's ``joints`` must be joint indices the limb has;
+* a fault's ``joints`` must be joint indices the limb has, and an ``ik_error`` must not be
+  given to a simulated ``mujoco`` robot, which takes no ``ee_pose`` command for it to fail;
 * a simulated ``mujoco`` robot's start (``robots.NAME.posture``, ``robots.NAME.latched``) must
   name a posture of its limbs, its own interfaces (``LIMB.END`` or a base interface, as
   ``limbtree robots`` lists them) and grasp points ``MODULE/GRASP_POINT`` of modules the world
@@ -29,6 +30,7 @@ from typing import Any
 from limbtree.robots import load_robot
 from limbtree.robots.modules import load_module
 from limbtree.robots.registry import JointSpec
+from limbtree.transport.faults import FaultKind
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
 from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
@@ -62,7 +64,24 @@ def target_problems(mission: Mission) -> list[Problem]:
 def _fault_joints(mission: Mission) -> list[Problem]:
     """A problem at each fault ``joints`` value naming a joint its limb does not have."""
     problems: list[Problem] = []
+    mujoco = {
+        limb
+        for robot in mission.robots
+        if robot.plant is PlantKind.MUJOCO and robot.simulated
+        for limb in robot.limbs
+    }
     for fault in mission.faults:
+        if fault.kind is FaultKind.IK_ERROR and fault.limb in mujoco:
+            problems.append(
+                Problem(
+                    fault.location,
+                    f"fault ik_error on {fault.limb}: it makes ee_pose commands fail, and a "
+                    "mujoco plant takes none (its limbs move by impedance goals and joint "
+                    "commands), so it would change nothing; its faults are power_off, "
+                    "blockage, slowdown and disassembly",
+                )
+            )
+            continue
         joints = fault.params.get("joints")
         if not joints:
             continue
