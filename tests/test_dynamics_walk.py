@@ -110,15 +110,34 @@ def test_it_holds_both_ends_then_releases_the_other_one_then_succeeds():
     assert "arm.E1 released" in done.message
     assert done.metrics == pytest.approx(
         {
-            "duration_s": 17.0,
+            "duration_s": 17.01,  # the request at 27.01 s is the one the plant took
             "final_err_mm": 1.0,
             "final_err_deg": 0.0,
-            "engaged_at_s": 27.0,
+            "engaged_at_s": 27.01,
             "total_s": 17.13,
         },
         abs=1e-9,
     )
     assert walk.step(observe(30.0, TILE1, latched=True), 0.01) is done
+
+
+def test_engagement_is_the_latch_request_the_plant_took_not_the_first():
+    # settle_m wider than the plant's capture (MuJoCo: 5 mm): the requests at 8 mm and 6 mm
+    # are refused, the one at 4 mm holds. The walk table once said 'engaged at 8 mm'.
+    walk = WalkStep("arm.E2", WalkParams(via=ViaMode.NONE, settle_m=0.01, release_after_s=0.1))
+    walk.step(observe(0.0, START), 0.0)
+    for t, mm in [(5.0, 8.0), (5.02, 6.0), (5.04, 4.0)]:
+        asked = walk.step(observe(t, near(TILE1, mm=mm, deg=0.2)), 0.02)
+        assert asked.latch_moving and asked.telemetry.phase is WalkPhase.ENGAGE
+    walk.step(observe(5.06, TILE1, latched=True), 0.02)
+    done = walk.step(observe(5.2, TILE1, latched=True), 0.02)
+    assert done.outcome is Outcome.SUCCESS and "latched on the target at 4.00 mm / 0.200 deg" in (
+        done.message
+    )
+    assert done.metrics is not None
+    assert done.metrics["engaged_at_s"] == pytest.approx(5.04)
+    assert done.metrics["duration_s"] == pytest.approx(5.04)
+    assert done.metrics["final_err_mm"] == pytest.approx(4.0)
 
 
 def test_without_a_frame_to_release_it_succeeds_after_the_hold():

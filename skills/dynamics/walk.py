@@ -196,8 +196,9 @@ class WalkResult:
         unlatch_moving: unlatch the moving end now.
         release: release this other frame now, or None.
         telemetry: the tick's figures.
-        metrics: on SUCCESS, the step's figures: ``duration_s`` (start to engagement),
-            ``final_err_mm`` and ``final_err_deg`` (at engagement), ``engaged_at_s``,
+        metrics: on SUCCESS, the step's figures: ``duration_s`` (start to engagement: the
+            latch request the plant took, the last one sent), ``final_err_mm`` and
+            ``final_err_deg`` (at engagement), ``engaged_at_s``,
             ``total_s`` (start to SUCCESS); otherwise None.
     """
 
@@ -450,6 +451,11 @@ class WalkStep:
             else:
                 latch = True
                 goal = self.goal  # kept until the latch holds (the controller skips it then)
+                # Engagement is the request the plant takes, not the first: one that finds
+                # the end outside the plant's capture range (settle_m wider than it) is
+                # refused and asked again, the end still closing in.
+                self._engaged_at = obs.t
+                self._at_engagement = error
         if self.phase is WalkPhase.HOLD:
             latched_at = self._latched_at if self._latched_at is not None else obs.t
             if obs.t - latched_at >= p.release_after_s - 1e-9:
