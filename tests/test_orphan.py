@@ -172,10 +172,15 @@ def test_the_agents_of_a_runner_killed_with_sigkill_end_by_themselves(tmp_path: 
     mission = tmp_path / "long.yaml"
     mission.write_text(LONG_MISSION)
     out = tmp_path / "run.out"
+    # A runner killed with SIGKILL cannot remove its folders (the agents' logs and sockets):
+    # they go in the test's own.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     with out.open("wb") as sink:
         runner = subprocess.Popen(
             [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", "--speed", "1"],
             stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, TMPDIR=str(tmp)),
         )  # fmt: skip
     agents: list[int] = []
     try:

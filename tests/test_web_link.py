@@ -234,10 +234,13 @@ def test_a_request_the_run_does_not_take_in_time_gets_a_504(tmp_path, monkeypatc
 def test_a_killed_run_leaves_no_web_server_behind(tmp_path):
     mission = ROOT / "missions" / "square_sync.yaml"
     limbtree = str(Path(sys.executable).parent / "limbtree")
+    tmp = tmp_path / "tmp"  # (a killed run cannot remove its agents' folders: the test's own)
+    tmp.mkdir()
     run = subprocess.Popen(
         [limbtree, "run", str(mission), "--view", "web", "--port", "0", "--headless",
          "--speed", "0.5"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+        env=dict(os.environ, TMPDIR=str(tmp)),
     )  # fmt: skip
     server = None
     try:
