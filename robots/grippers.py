@@ -50,6 +50,10 @@ import numpy.typing as npt
 from limbtree.robots.errors import RobotsError
 from limbtree.robots.terrain import Terrain
 
+#: What a mission's or plant's ``latched`` names for a palm whose gripper starts closed on
+#: the terrain (instead of ``MODULE/GRASP_POINT``).
+TERRAIN_GRIP: Final = "terrain"
+
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]
 

@@ -59,6 +59,7 @@ from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.robots.floating import EE_FRAME_SUFFIX, floating_tree
 from limbtree.robots.grippers import (
+    TERRAIN_GRIP,
     Detachment,
     GripperError,
     GripperParams,
@@ -128,8 +129,6 @@ SERVO_KP: Final = 400.0
 SERVO_KD: Final = 40.0
 #: The interface (``LIMB.palm``) of a leg that has a gripper (seed 004's HubRobo).
 PALM: Final = "palm"
-#: ``latched`` value of a palm whose gripper starts closed on the terrain.
-TERRAIN_GRIP: Final = "terrain"
 #: A blocked joint's jam: MuJoCo's joint-limit constraint with this time constant [steps]
 #: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width), the
 #: model's own joint limits': a joint jammed at rest gives 0.2 mrad under 100 N m on every

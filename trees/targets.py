@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from limbtree.robots import load_robot
+from limbtree.robots.grippers import TERRAIN_GRIP
 from limbtree.robots.modules import load_module
 from limbtree.robots.registry import JointSpec
 from limbtree.transport.faults import FaultKind
@@ -37,8 +38,6 @@ from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
-#: What ``latched`` names for a gripper holding the terrain (seed 004).
-TERRAIN_GRASP = "terrain"
 #: How far past a joint limit a posture may be [rad or m]: round-off of degrees to radians.
 LIMIT_SLACK = 1e-9
 
@@ -131,12 +130,12 @@ def _robot_start(mission: Mission, robot: RobotDecl) -> list[Problem]:
                     f"interfaces are {', '.join(interfaces) or 'none'}",
                 )
             )
-        if grasp == TERRAIN_GRASP:
+        if grasp == TERRAIN_GRIP:
             if mission.terrain is None:
                 problems.append(
                     Problem(
                         robot.location,
-                        f"{where}: latched {frame}: {TERRAIN_GRASP} needs a terrain; add "
+                        f"{where}: latched {frame}: {TERRAIN_GRIP} needs a terrain; add "
                         "world.terrain to the mission",
                     )
                 )
@@ -148,7 +147,7 @@ def _robot_start(mission: Mission, robot: RobotDecl) -> list[Problem]:
                 f"{m}/{p}" for m in sorted(world) for p in load_module(world[m].module).grasp_points
             ]
             if mission.terrain is not None:
-                known.append(TERRAIN_GRASP)
+                known.append(TERRAIN_GRIP)
             problems.append(
                 Problem(
                     robot.location,

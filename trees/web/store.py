@@ -617,8 +617,7 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             f"(limbtree run MISSION --record DIR){hint}"
         )
     if not log.is_file():
-        hint = " (give the directory --record wrote)" if directory.is_dir() else ""
-        raise RunError(f"{directory}: no log.msgpack here{hint}")
+        raise RunError(f"{directory}: no log.msgpack here (give the directory --record wrote)")
     summary: dict[str, Any] | None = None
     summary_path = directory / "summary.json"
     if summary_path.is_file():
