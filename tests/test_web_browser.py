@@ -355,6 +355,32 @@ def test_a_500_node_tree_unfolded_whole_is_a_block_not_a_strip(tmp_path, page):
         leave(page, server)
 
 
+def test_expand_all_clicked_before_the_first_view_is_not_folded_again_by_it(tmp_path, page):
+    # Under load the click can come before the tree's first view, which folds a big tree
+    # off the running path: it must keep the user's choice (CI saw 61 boxes of 505).
+    ids = big_record(tmp_path / "big", 505)
+    server = serve(tmp_path / "big")
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.querySelectorAll('[data-node-id]').length >= 505")
+        page.evaluate(
+            """() => {
+                const tree = window.limbtree.tree;
+                tree.autoDecided = false;  // (as before the first view)
+                tree.expandAll();
+                tree.initialView();
+            }"""
+        )
+        settled(page)
+        shown = page.evaluate(
+            """() => [...document.querySelectorAll('#tree [data-node-id]')]
+                .filter((g) => g.getAttribute('display') !== 'none').length"""
+        )
+        assert shown == len(ids)
+    finally:
+        leave(page, server)
+
+
 #: Seed 004's ground, smaller: 1 m square, 10 mm cells, a rock in front of the arm.
 TERRAIN = {
     "kind": "fractal", "size_m": 1.0, "cell_m": 0.01, "sigma_m": 0.03, "hurst": 0.8, "seed": 4,

@@ -621,6 +621,7 @@ export class TreeView {
   /** Unfold every subtree, and stop folding automatically. */
   expandAll() {
     this.auto = false;
+    this.autoDecided = true;   // (a first view still to come keeps the user's choice)
     this.pinned.clear();
     if (!this.collapsed.size) return;
     this.collapsed.clear();
@@ -633,6 +634,7 @@ export class TreeView {
    */
   collapseAll() {
     this.auto = true;
+    this.autoDecided = true;
     this.pinned.clear();
     this.#applyAutoFolds(true, true);
     this.fit();
