@@ -1060,6 +1060,47 @@ def test_a_gate_waiting_leaves_the_panel_where_the_user_put_it_as_the_controls_c
     assert not page.locator("#gate").is_hidden()  # (the gate still waits)
 
 
+#: A page whose live socket is refused (as one not yet open, or lost, is): the page's
+#: ``window.letSocket = true`` lets its next try through.
+SOCKET_REFUSED = """
+const RealWebSocket = window.WebSocket;
+window.WebSocket = class extends RealWebSocket {
+  constructor(url, protocols) {
+    super(window.letSocket ? url : url.replace(/\\/\\/[^/]+/, "//127.0.0.1:9"), protocols);
+  }
+};
+"""
+
+
+@pytest.mark.parametrize("live_run", [GATED], indirect=True)
+def test_a_page_without_its_socket_asks_for_its_node_again_only_when_the_run_goes_on(
+    live_run, page
+):
+    """A page without its socket (not yet open on a loaded machine, or lost) asks for its
+    panel's node itself, at most once a second; it asked again each second while the run
+    waited at a gate and no tick came (CI: a third request where a test counted two)."""
+    _, url, _ = live_run
+    page.goto(url)
+    page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
+    page.add_init_script(SOCKET_REFUSED)
+    page.expected_errors.append("ws://127.0.0.1:9/")
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/api/node/" in r.url else None)
+    page.reload()
+    page.wait_for_selector("#gate:not([hidden])", timeout=30_000)
+    page.wait_for_function("window.limbtree.panel.info?.id === '0.1'")
+    ticks = page.evaluate("window.limbtree.app.ticks")
+    page.wait_for_timeout(3_500)
+    assert not page.evaluate("window.limbtree.app.socket?.open")
+    assert page.evaluate("window.limbtree.app.ticks") == ticks  # (the run stands still)
+    assert len(fetched) == 1, fetched
+    page.evaluate("window.letSocket = true")
+    page.wait_for_function("window.limbtree.app.socket?.open", timeout=30_000)
+    page.wait_for_timeout(1_500)
+    assert len(fetched) == 1, fetched
+    assert page.locator("#node-panel").get_attribute("data-panel-node") == "0.1"
+
+
 @pytest.mark.parametrize("live_run", [GATED], indirect=True)
 def test_a_control_reply_older_than_the_sockets_news_does_not_show_an_answered_gate(live_run, page):
     """The reply to the gate's answer comes after the socket said the gate was answered and

@@ -98,10 +98,11 @@ export class NodePanel {
     this.refresh();
     clearInterval(this.timer);
     // While a live run goes on the node keeps changing: fetch it again, at most every
-    // REFRESH_MIN_MS (the same pace as the newer frames ask: one fetch, not two); not
+    // REFRESH_MIN_MS (the same pace as the newer frames ask: one fetch, not two), when the
+    // run has ticks newer than the answer (not while it waits at a gate or is paused); not
     // once the run is over (its server stops).
     this.timer = this.over ? null : setInterval(() => {
-      if (this.#fetching()) this.#refreshSoon();
+      if (this.#fetching() && this.#behind()) this.#refreshSoon();
     }, REFRESH_MIN_MS);
   }
 
@@ -187,6 +188,11 @@ export class NodePanel {
    */
   #fetching() {
     return this.hooks.live() && !this.hooks.pushed?.();
+  }
+
+  /** Whether the run has a tick newer than the node's answer (or there is no answer yet). */
+  #behind() {
+    return !this.info || (this.info.tick ?? -1) < this.hooks.totalTicks() - 1;
   }
 
   #refreshSoon() {
