@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import stat
 import tempfile
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import limbtree.trees.launcher as launcher
+from limbtree.tempdirs import OwnedTempDir
 from limbtree.transport import LimbClient
 from limbtree.trees.errors import RunError
 from limbtree.trees.launcher import SimAgents, SimAgentSpec, free_port_pairs
@@ -193,8 +195,12 @@ def test_agents_whose_unix_sockets_cannot_be_made_are_started_again_on_loopback_
 ):
     # A temporary folder where no socket can be made (as on some network file systems):
     # here, one that is gone by the time the agents bind.
-    gone = tmp_path / "gone"
-    monkeypatch.setattr(launcher.tempfile, "mkdtemp", lambda prefix: str(gone))
+    def gone(prefix: str) -> OwnedTempDir:
+        folder = OwnedTempDir(prefix, tmp_path)
+        shutil.rmtree(folder.path)
+        return folder
+
+    monkeypatch.setattr(launcher, "OwnedTempDir", gone)
     specs = [_spec("a"), _spec("b"), _spec("c")]
     with SimAgents(specs, tmp_path, processes=2) as agents:
         endpoints = agents.start(answers)

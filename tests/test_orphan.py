@@ -173,7 +173,7 @@ def test_the_agents_of_a_runner_killed_with_sigkill_end_by_themselves(tmp_path: 
     mission.write_text(LONG_MISSION)
     out = tmp_path / "run.out"
     # A runner killed with SIGKILL cannot remove its folders (the agents' logs and sockets):
-    # they go in the test's own.
+    # they go in the test's own, where the next run finds them.
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     with out.open("wb") as sink:
@@ -199,6 +199,17 @@ def test_the_agents_of_a_runner_killed_with_sigkill_end_by_themselves(tmp_path: 
         while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not [pid for pid in agents if _alive(pid)]
+        # The killed run's folders (agent output, sockets) stay; the next run removes them,
+        # and its own.
+        left = sorted(p.name.rsplit("-", 1)[0] for p in tmp.iterdir())
+        assert left in (["limbtree-agents", "limbtree-ipc"], ["limbtree-agents"]), left
+        mission.write_text(LONG_MISSION.replace("duration_s: 600", "duration_s: 0.1"))
+        subprocess.run(
+            [sys.executable, "-m", "limbtree", "run", str(mission), "--headless"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=True,
+            env=dict(os.environ, TMPDIR=str(tmp)),
+        )  # fmt: skip
+        assert list(tmp.iterdir()) == []
     finally:
         if runner.poll() is None:
             runner.kill()

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -28,6 +27,7 @@ import zmq
 from limbtree.kinematics import Pose
 from limbtree.robots import RobotSpec, load_robot, robot_names
 from limbtree.robots.assembly import WorldModule, grasp_poses
+from limbtree.tempdirs import OwnedTempDir
 from limbtree.transport import AgentClient, AgentDescription, ping_endpoint
 from limbtree.transport.clock import ClockMode
 from limbtree.transport.driver import JointInfo, LimbDescription
@@ -61,7 +61,7 @@ from limbtree.trees.runner import (
     RunOutcome,
     ScheduledFault,
     TickClock,
-    default_log_dir,
+    agent_log_dir,
     interrupted_why,
 )
 from limbtree.trees.stream import RobotInfo, TickSink
@@ -637,12 +637,13 @@ def run_mission(
     keep_logs = request.record is not None
     started = _Started()
     log_dir: Path | None = None
+    temporary: OwnedTempDir | None = None  # (log_dir, when there is no record)
     try:
         with signals_abort() as signals:
             started.signals = signals
             if request.stop_with is not None:
                 stop_with_process(request.stop_with, signals)
-            log_dir = default_log_dir(request.record)
+            log_dir, temporary = agent_log_dir(request.record)
             return _run(
                 request, mission, registry, clock_mode, keyboard, progress, view, operator,
                 log_dir, started,
@@ -665,8 +666,11 @@ def run_mission(
                     empty.rmdir()
         raise
     finally:
-        if not keep_logs and log_dir is not None:
-            shutil.rmtree(log_dir, ignore_errors=True)
+        if temporary is not None:
+            if keep_logs:
+                temporary.keep()  # (an error message names a file in it)
+            else:
+                temporary.remove()
 
 
 #: How long a run whose sweep is gone may take to abort and close its record [s], after

@@ -21,18 +21,17 @@ import contextlib
 import os
 import re
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
 
+from limbtree.tempdirs import OwnedTempDir
 from limbtree.transport.endpoint import IPC_LOCK_SUFFIX, IPC_STATE_SUFFIX
 from limbtree.transport.exposure import SHUTDOWN_TOKEN_ENV, new_shutdown_token
 from limbtree.trees.errors import RunError
@@ -96,6 +95,9 @@ BIND_ATTEMPTS = 3
 #: ``ipc`` (Unix domain sockets in a private folder; the default where it can be) or ``tcp``
 #: (127.0.0.1, a free port pair each).
 TRANSPORT_ENV: Final = "LIMBTREE_AGENT_TRANSPORT"
+
+#: The start of the name of a run's folder of sockets (in the temporary directory).
+IPC_DIR_PREFIX: Final = "limbtree-ipc-"
 
 #: The longest socket path a Unix domain socket takes (``sun_path`` holds 108 bytes on Linux,
 #: with its terminating NUL) [bytes].
@@ -187,8 +189,12 @@ class SimAgents:
     """Whether the agents are forked from this process (None: decided at :meth:`start`)."""
     transport: str | None = None
     """``ipc`` or ``tcp`` (None: :func:`agent_transport`'s choice, at :meth:`start`)."""
-    socket_dir: Path | None = None
-    """The private folder of the ``ipc`` agents' sockets (made by :meth:`start`)."""
+    _socket_dir: OwnedTempDir | None = None
+
+    @property
+    def socket_dir(self) -> Path | None:
+        """The private folder of the ``ipc`` agents' sockets (made by :meth:`start`)."""
+        return self._socket_dir.path if self._socket_dir is not None else None
 
     def start(
         self, ready: Callable[[str, float], bool], check: Callable[[], None] | None = None
@@ -261,7 +267,9 @@ class SimAgents:
         if self.transport is None:
             self.transport = agent_transport()
         if self.transport == "ipc":
-            folder = self.socket_dir = Path(tempfile.mkdtemp(prefix="limbtree-ipc-"))
+            # (the folders of runs killed with SIGKILL go first: limbtree.tempdirs)
+            self._socket_dir = OwnedTempDir(IPC_DIR_PREFIX)
+            folder = self._socket_dir.path
             paths = {
                 spec.limb: str(folder / _file_name(spec.limb, i))
                 for i, spec in enumerate(self.specs)
@@ -276,9 +284,9 @@ class SimAgents:
         return {spec.limb: bind for spec, bind in zip(self.specs, _tcp(ports), strict=True)}
 
     def _remove_socket_dir(self) -> None:
-        if self.socket_dir is not None:
-            shutil.rmtree(self.socket_dir, ignore_errors=True)
-            self.socket_dir = None
+        if self._socket_dir is not None:
+            self._socket_dir.remove()
+            self._socket_dir = None
 
     def _launch(self, group: Sequence[SimAgentSpec], binds: Sequence[str]) -> None:
         """Start the process of ``group`` (one agent, or a host of several) on ``binds``."""

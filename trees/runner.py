@@ -16,7 +16,6 @@ sinks take the snapshot.
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from typing import Any, Final, Protocol
 import py_trees
 
 from limbtree.kinematics import Pose
+from limbtree.tempdirs import OwnedTempDir
 from limbtree.transport.driver import CommandMode
 from limbtree.transport.errors import RemoteError, TransportError
 from limbtree.transport.schema import ErrorCode
@@ -1079,11 +1079,22 @@ def interrupted_why(exc: BaseException) -> str:
     return f"interrupted ({signal_name or 'Ctrl-C'})"
 
 
-def default_log_dir(record_dir: Path | None) -> Path:
-    """Where agent output goes: the record directory, or a fresh temporary folder."""
+#: The start of the name of the temporary folder of a run's agent output (no ``--record``).
+AGENTS_DIR_PREFIX: Final = "limbtree-agents-"
+
+
+def agent_log_dir(record_dir: Path | None) -> tuple[Path, OwnedTempDir | None]:
+    """Where agent output goes: the record's ``agents`` folder, or a fresh temporary one.
+
+    Returns:
+        The folder, and the temporary folder's handle (None with a record): the run
+        removes it at its end, or keeps it when an error message points into it.
+    """
     if record_dir is not None:
-        return record_dir / "agents"
-    return Path(tempfile.mkdtemp(prefix="limbtree-agents-"))
+        return record_dir / "agents", None
+    # (the folders of runs killed with SIGKILL go first: limbtree.tempdirs)
+    temporary = OwnedTempDir(AGENTS_DIR_PREFIX)
+    return temporary.path, temporary
 
 
 __all__ = [
