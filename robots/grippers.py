@@ -54,6 +54,9 @@ from limbtree.robots.terrain import Terrain
 #: the terrain (instead of ``MODULE/GRASP_POINT``).
 TERRAIN_GRIP: Final = "terrain"
 
+#: The interface (``LIMB.palm``) of a leg that has a gripper (seed 004's HubRobo).
+PALM: Final = "palm"
+
 FloatArray = npt.NDArray[np.float64]
 Vector = tuple[float, float, float]
 
@@ -65,6 +68,24 @@ GRIP_FORCE_N: Final = 0.9
 
 class GripperError(RobotsError, ValueError):
     """Grippers are set up or called wrongly (the message says what and how to fix it)."""
+
+
+def off_terrain(leg: str, x: float, y: float, terrain: Terrain) -> str | None:
+    """Why ``leg``'s palm at ``(x, y)`` [m] cannot grip: it is not over the terrain's grid.
+
+    Returns:
+        A message saying where the palm and the terrain are and what to change, or None
+        for a palm over the grid.
+    """
+    if terrain.covers(x, y):
+        return None
+    (x0, y0), (sx, sy) = terrain.origin_m, terrain.size_m
+    return (
+        f"{leg}'s palm at x = {x * 1e3:.0f} mm, y = {y * 1e3:.0f} mm is off the terrain "
+        f"(x {x0 * 1e3:.0f} to {(x0 + sx) * 1e3:.0f} mm, y {y0 * 1e3:.0f} to "
+        f"{(y0 + sy) * 1e3:.0f} mm): there is no ground to grip; make the terrain larger "
+        "(world.terrain.size_mm)"
+    )
 
 
 class GripperState(StrEnum):
@@ -231,14 +252,8 @@ class GripperSet:
         if p.shape != (3,) or not np.isfinite(p).all():
             raise GripperError(f"anchor point must be 3 finite numbers [m], got {point!r}")
         x, y, z = p.tolist()
-        if not self._terrain.covers(x, y):
-            (x0, y0), (sx, sy) = self._terrain.origin_m, self._terrain.size_m
-            raise GripperError(
-                f"{leg}'s palm at x = {x * 1e3:.0f} mm, y = {y * 1e3:.0f} mm is off the "
-                f"terrain (x {x0 * 1e3:.0f} to {(x0 + sx) * 1e3:.0f} mm, y {y0 * 1e3:.0f} to "
-                f"{(y0 + sy) * 1e3:.0f} mm): there is no ground to grip; make the terrain "
-                "larger (world.terrain.size_mm)"
-            )
+        if (off := off_terrain(leg, x, y, self._terrain)) is not None:
+            raise GripperError(off)
         self._set_anchor(i, (x, y, z))
 
     def forces(

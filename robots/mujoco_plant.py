@@ -59,6 +59,7 @@ from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.robots.floating import EE_FRAME_SUFFIX, floating_tree
 from limbtree.robots.grippers import (
+    PALM,
     TERRAIN_GRIP,
     Detachment,
     GripperError,
@@ -74,6 +75,7 @@ from limbtree.robots.mujoco_model import (
     build_model,
     retarget_weld,
 )
+from limbtree.robots.mujoco_start import frame_of, mujoco_start, rigid_inverse
 from limbtree.robots.registry import RobotSpec, load_robot
 from limbtree.robots.terrain import TerrainSpec
 from limbtree.robots.tracking import clip_to_limits
@@ -127,8 +129,6 @@ CAPTURE_ANGLE_RAD: Final = math.radians(3.0)
 #: (:class:`ServoGains`; ClimbLab's HubRobo servo is 3.0 and 0.02).
 SERVO_KP: Final = 400.0
 SERVO_KD: Final = 40.0
-#: The interface (``LIMB.palm``) of a leg that has a gripper (seed 004's HubRobo).
-PALM: Final = "palm"
 #: A blocked joint's jam: MuJoCo's joint-limit constraint with this time constant [steps]
 #: (at least 5: a stiffer one blows up) and impedance (``solimp`` d0, dwidth, width), the
 #: model's own joint limits': a joint jammed at rest gives 0.2 mrad under 100 N m on every
@@ -336,15 +336,6 @@ def _pose_values(matrix: FloatArray) -> tuple[float, ...]:
     return (x, y, z, qx, qy, qz, w)
 
 
-def _rigid_inverse(matrix: FloatArray) -> FloatArray:
-    """The inverse of a rigid 4x4 transform [R p; 0 1]: [Rᵀ −Rᵀp; 0 1]."""
-    out = np.eye(4)
-    rotation = matrix[:3, :3].T
-    out[:3, :3] = rotation
-    out[:3, 3] = -(rotation @ matrix[:3, 3])
-    return out
-
-
 class MujocoPlant(Plant):
     """One robot's rigid-body dynamics in MuJoCo, with latching and the eq.-8 torque loop.
 
@@ -378,12 +369,6 @@ class MujocoPlant(Plant):
         self._config = config
         self._tree = floating_tree(spec)
         tree = self._tree
-        self._q0 = np.concatenate(
-            [
-                np.asarray(spec.limb(limb).posture(config.postures.get(limb, "home")))
-                for limb in tree.limbs
-            ]
-        )
         base_given = (Pose() if base is None else base).as_matrix()
         modules_world = [
             WorldModule(m.name, m.module, Pose.from_matrix(base_given @ m.pose_in_base.as_matrix()))
@@ -391,18 +376,21 @@ class MujocoPlant(Plant):
         ]
         grasps = {name: pose.as_matrix() for name, pose in grasp_poses(modules_world).items()}
         self._terrain = None if config.terrain is None else config.terrain.terrain
-        # Legs with a gripper: a palm interface, on a terrain to grip.
-        self._grip_legs = tuple(
-            limb
-            for limb in tree.limbs
-            if self._terrain is not None and f"{limb}.{PALM}" in tree.frames
+        start = mujoco_start(
+            spec,
+            tree,
+            postures=config.postures,
+            base_given=base_given,
+            latched=config.latched,
+            grasps=grasps,
+            terrain=self._terrain,
         )
-        self._welds_start = {f: g for f, g in config.latched.items() if g != TERRAIN_GRIP}
-        gripped = self._gripped_at_start()
-        base_world = self._place(base_given, grasps)
-        if gripped:
-            base_world = self._set_down(base_world, gripped)
-            self._reach_down(base_world, gripped)
+        self._q0 = start.q0
+        # Legs with a gripper: a palm interface, on a terrain to grip.
+        self._grip_legs = start.grip_legs
+        self._welds_start = dict(start.welds)
+        gripped = start.gripped
+        base_world = start.base_world
         self._m: MjRobotModel = build_model(
             spec,
             base_pose_world=Pose.from_matrix(base_world),
@@ -524,112 +512,7 @@ class MujocoPlant(Plant):
     # ------------------------------------------------------------------ set-up
 
     def _frame(self, frame: str) -> str:
-        if frame not in self._tree.frames:
-            raise ValueError(
-                f"robot {self._spec.name} has no interface {frame!r}; its interfaces are "
-                f"{', '.join(self._tree.frames)}"
-            )
-        return frame
-
-    def _place(self, base_given: FloatArray, grasps: Mapping[str, FloatArray]) -> FloatArray:
-        """The base's world pose: the first starting latch's grasp point, or as given."""
-        latched = list(self._welds_start.items())
-        if not latched:
-            return base_given
-        frame, grasp = latched[0]
-        self._frame(frame)
-        if grasp not in grasps:
-            raise ValueError(
-                f"latched {frame}: no grasp point {grasp!r} in the world; the world has "
-                f"{', '.join(sorted(grasps)) or 'no grasp points'}"
-            )
-        in_base = self._tree.frame_pose(frame, self._q0)
-        goal = nearest_symmetric_goal(grasps[grasp], base_given @ in_base)
-        placed: FloatArray = goal @ _rigid_inverse(in_base)
-        return placed
-
-    def _gripped_at_start(self) -> tuple[str, ...]:
-        """The legs whose grippers start closed (``latched: {LEG.palm: terrain}``).
-
-        Raises:
-            ValueError: for ``terrain`` given to an interface that is not a gripper's palm,
-                or without a terrain.
-        """
-        legs = []
-        for frame, grasp in self._config.latched.items():
-            if grasp != TERRAIN_GRIP:
-                continue
-            leg = frame.split(".", 1)[0]
-            if self._terrain is None:
-                raise ValueError(
-                    f"latched {frame}: {TERRAIN_GRIP} needs a terrain; add one to the world"
-                )
-            if leg not in self._grip_legs or frame != f"{leg}.{PALM}":
-                palms = ", ".join(f"{g}.{PALM}" for g in self._grip_legs) or "none"
-                raise ValueError(
-                    f"latched {frame}: only a gripper's palm grips the {TERRAIN_GRIP}; the "
-                    f"palms of robot {self._spec.name} are {palms}"
-                )
-            legs.append(leg)
-        return tuple(legs)
-
-    def _set_down(self, base_world: FloatArray, gripped: Sequence[str]) -> FloatArray:
-        """The base moved along the world's z to the mean height its gripping palms need.
-
-        Each gripping palm is ``h(x, y) - z`` from the terrain under it; the base moves by
-        the mean of those, so that :meth:`_reach_down` then stretches some legs and bends
-        others by as little as it can.
-        """
-        assert self._terrain is not None
-        lifts = []
-        for leg in gripped:
-            palm = base_world @ self._tree.frame_pose(f"{leg}.{PALM}", self._q0)
-            x, y, z = palm[:3, 3].tolist()
-            lifts.append(self._terrain.height_at(x, y) - z)
-        out = base_world.copy()
-        out[2, 3] += float(np.mean(lifts))
-        return out
-
-    def _reach_down(self, base_world: FloatArray, gripped: Sequence[str]) -> None:
-        """Each gripping leg's joints in :attr:`_q0` moved so its palm stands on the terrain.
-
-        The palm keeps its ``x, y`` and goes to the terrain's height there (Newton on the
-        leg's joints with the tree's palm Jacobian): every closed gripper starts on the
-        ground, none holding on to air.
-
-        Raises:
-            ValueError: naming the leg when its palm cannot reach the ground within its
-                joint limits from this posture and base.
-        """
-        assert self._terrain is not None
-        tree, q = self._tree, self._q0.copy()
-        rotation_t, origin = base_world[:3, :3].T, base_world[:3, 3]
-        for leg in gripped:
-            frame, columns = f"{leg}.{PALM}", tree.limb_slice(leg)
-            start = base_world @ tree.frame_pose(frame, q)
-            x, y = start[0, 3], start[1, 3]
-            goal = rotation_t @ (np.array([x, y, self._terrain.height_at(x, y)]) - origin)
-            error = math.inf
-            for _ in range(50):
-                poses, jacobians = tree.frame_poses_and_jacobians((frame,), q)
-                gap = goal - poses[0][:3, 3]
-                error = float(np.linalg.norm(gap))
-                if error < 1e-10:
-                    break
-                linear = poses[0][:3, :3] @ jacobians[0][:3, 6 + columns.start : 6 + columns.stop]
-                q[columns] += np.linalg.lstsq(linear, gap, rcond=None)[0]
-            limb = self._spec.limb(leg)
-            outside = (q[columns] < np.asarray(limb.lower) - 1e-9) | (
-                q[columns] > np.asarray(limb.upper) + 1e-9
-            )
-            if error > 1e-6 or outside.any():
-                raise ValueError(
-                    f"latched {frame}: {TERRAIN_GRIP}: the palm cannot reach the ground "
-                    f"{1e3 * (start[2, 3] - self._terrain.height_at(x, y)):.0f} mm below it "
-                    "within the leg's joint limits; start the robot in another posture or "
-                    "place its base elsewhere"
-                )
-        self._q0 = q
+        return frame_of(self._spec, self._tree, frame)
 
     def _set_initial(self, base_world: FloatArray) -> None:
         m, data = self._m, self._data
@@ -1135,7 +1018,7 @@ class MujocoPlant(Plant):
         }
         if self._terrain is not None:
             shared.update(self._climbing_detail())
-        base_inverse = _rigid_inverse(self._base_matrix())
+        base_inverse = rigid_inverse(self._base_matrix())
         shared["base_frames"] = {
             frame: _pose_values(base_inverse @ self._frame_world(frame))
             for frame in m.frame_site
@@ -1156,7 +1039,7 @@ class MujocoPlant(Plant):
                     )
                 continue
             base = self._limb_base(limb)
-            inverse = _rigid_inverse(base)
+            inverse = rigid_inverse(base)
             ends = {
                 end: _pose_values(inverse @ self._frame_world(frame))
                 for end, frame in self._ends[limb].items()

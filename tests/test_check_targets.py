@@ -278,6 +278,32 @@ def test_a_latch_to_the_terrain_without_one_is_refused(tmp_path):
     assert "latched leg_0.palm: terrain needs a terrain; add world.terrain" in problems(path)
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("size_mm: 3000", "size_mm: 200",
+         "leg_0's palm at x = 140 mm, y = 140 mm is off the terrain (x -100 to 100 mm, y -100 "
+         "to 100 mm): there is no ground to grip; make the terrain larger "
+         "(world.terrain.size_mm)"),
+        ("{at_mm: [100, 0], height_mm: $rock_mm, radius_mm: 80}",
+         "{at_mm: [140, 140], height_mm: 300, radius_mm: 80}",
+         "latched leg_0.palm: terrain: the palm cannot reach the ground 190 mm above it within "
+         "the leg's joint limits; start the robot in another posture or place its base "
+         "elsewhere"),
+    ],
+)  # fmt: skip
+def test_a_start_the_plant_would_refuse_is_refused_where_the_robot_is_declared(
+    tmp_path, old, new, said
+):
+    # They passed check; the run's agent then refused to start, the reason in its log.
+    text = CLIMB.read_text()
+    assert old in text
+    path = tmp_path / "climb.yaml"
+    path.write_text(text.replace(old, new))
+    line = 1 + text[: text.index("\n  hub:\n")].count("\n") + 1
+    assert f"climb.yaml:{line}:3: robot hub (hubrobo): {said}" in problems(path)
+
+
 def test_the_shipped_mujoco_missions_start_as_declared():
     for path in (MAR, CLIMB, MAR.with_name("mar_walk_1arm.yaml")):
         assert load(path).name

@@ -27,10 +27,15 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
+from limbtree.robots.assembly import WorldModule, grasp_poses
+from limbtree.robots.floating import floating_tree
 from limbtree.robots.grippers import TERRAIN_GRIP
 from limbtree.robots.modules import load_module
+from limbtree.robots.mujoco_start import mujoco_start
 from limbtree.robots.registry import JointSpec
+from limbtree.robots.terrain import TerrainSpec
 from limbtree.transport.faults import FaultKind
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
@@ -156,7 +161,42 @@ def _robot_start(mission: Mission, robot: RobotDecl) -> list[Problem]:
                     f"{', '.join(known) or 'none (the mission has no world section)'}",
                 )
             )
+    if not problems and robot.latched:
+        problems += _placed(mission, robot)
     return problems
+
+
+def _placed(mission: Mission, robot: RobotDecl) -> list[Problem]:
+    """A ``mujoco`` robot's start refused by its plant: placed as the plant places it.
+
+    A latched palm whose leg cannot reach the ground, or off a terrain too small for the
+    robot, is refused by the run's agent at its start: here, before anything starts.
+    """
+    spec = load_robot(robot.robot)
+    postures = {}
+    if robot.posture is not None:
+        postures = {mission.limb(name).limb: robot.posture for name in robot.limbs}
+    modules = [
+        WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world
+    ]
+    try:
+        terrain = None
+        if mission.terrain is not None:
+            terrain = TerrainSpec.from_mapping(mission.terrain, "world.terrain").terrain
+        mujoco_start(
+            spec,
+            floating_tree(spec),
+            postures=postures,
+            base_given=(
+                Pose.from_array(robot.base_pose) if robot.base_pose else Pose()
+            ).as_matrix(),
+            latched=robot.latched,
+            grasps={name: pose.as_matrix() for name, pose in grasp_poses(modules).items()},
+            terrain=terrain,
+        )
+    except ValueError as exc:
+        return [Problem(robot.location, f"robot {robot.name} ({robot.robot}): {exc}")]
+    return []
 
 
 def _target(mission: Mission, node: NodeModel) -> list[Problem]:
