@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_missions import run
+from test_missions import MISSIONS, run
 
 from limbtree.trees.recorder import read_log
 
@@ -117,3 +117,28 @@ def test_touching_down_along_the_normal_lowers_ramps_peak_where_the_papers_lrst_
     assert peaks["free"] > 0.5 * peaks["baseline"], peaks  # the exception it was
     assert 0.0 < peaks["normal"] <= 0.5 * peaks["baseline"], peaks
     assert peaks["normal"] < 0.8 * peaks["free"], peaks
+
+
+@pytest.mark.timeout(300)
+def test_a_swing_past_the_terrains_edge_fails_naming_the_foothold_not_later_out_of_reach(
+    tmp_path,
+):
+    # On a 300 mm terrain the front legs' first swings went past its edge, where the plant's
+    # ground and grippers end: one cycle reported SUCCESS with two grippers holding nothing,
+    # three failed at 35 s with a foot "out of reach".
+    text = (MISSIONS / MISSION).read_text()
+    assert "size_mm: 3000" in text
+    path = tmp_path / "small.yaml"
+    path.write_text(text.replace("size_mm: 3000", "size_mm: 300"))
+    s = run(str(path), tmp_path, "--set", "rock_mm=0", "--set", "cycles=1", timeout=280)
+    assert s["outcome"] == "FAILURE", s["_out"]
+    found = re.search(
+        r"swing of (hub\.leg_\d): its next foothold \((-?\d+), (-?\d+)\) mm is past the "
+        r"terrain's edge \(x -150 to 150 mm, y -150 to 150 mm\): there is no ground there to "
+        r"grip; make the terrain larger \(world\.terrain\.size_mm\) or the climb shorter",
+        s["_out"],
+    )
+    assert found is not None, s["_out"]
+    assert found.group(1) in ("hub.leg_0", "hub.leg_3")  # (the front legs swing third, fourth)
+    assert max(abs(int(found.group(2))), abs(int(found.group(3)))) > 150
+    assert s["metrics"]["climb"]["detachments"] == 0

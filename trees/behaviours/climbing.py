@@ -43,6 +43,7 @@ from limbtree.kinematics import Pose
 from limbtree.kinematics.floating import FloatingTree
 from limbtree.robots import load_robot
 from limbtree.robots.floating import floating_tree
+from limbtree.robots.grippers import PALM
 from limbtree.robots.terrain import Terrain, TerrainSpec
 from limbtree.skills.climbing import AlphaLimits, LrstWeights, PlanarLeg
 from limbtree.skills.climbing.errors import ClimbingInputError
@@ -70,8 +71,6 @@ from limbtree.trees.limbs import LimbHandle
 
 Status = py_trees.common.Status
 
-#: The interface of a leg's gripper palm (the foot that grips the terrain).
-PALM = "palm"
 #: The grippers' holding force when the plant's settings do not say [N] (seed 004: 0.9 N).
 DEFAULT_HOLD_N = 0.9
 
@@ -426,13 +425,18 @@ class ClimbBehaviour(SkillBehaviour):
             result = core.step(observation, 0.0)
         except ClimbingInputError as exc:
             raise CannotStart(f"{self.node_type}: {exc}") from None
-        self._command(result)
         if result.foothold is not None:
             # The target frame the record keeps: the palm on its foothold.
             leg = self.handles[result.foothold.leg]
             if self._foothold is None or self._foothold[0] is not result.foothold:
+                if (off := self._off_terrain(result.foothold)) is not None:
+                    for handle in self.handles.values():
+                        handle.hold()
+                    self.feedback_message = off
+                    return Status.FAILURE
                 self._foothold = (result.foothold, foothold_pose(result.foothold, leg.pose()))
             self.set_target(leg.name, self._foothold[1])
+        self._command(result)
         self._note_tick(figures)
         self.report(_with_plant(result.telemetry, self.telemetry_class, figures))
         if result.metrics is not None:
@@ -441,6 +445,27 @@ class ClimbBehaviour(SkillBehaviour):
             )
         self.feedback_message = result.message
         return STATUS[result.outcome]
+
+    def _off_terrain(self, foothold: Foothold) -> str | None:
+        """Why a swing's foothold cannot be gripped (it is past the terrain's edge), or None.
+
+        The terrain's height goes on flat past its grid, so a plan reaches there as well, but
+        the plant's ground and its grippers end at the grid: a leg put down there holds
+        nothing, and the run failed later, at another leg, for a foot "out of reach".
+        """
+        terrain = self.context.terrain
+        x, y = (float(v) for v in foothold.position[:2])
+        if terrain is None or terrain.covers(x, y):
+            return None
+        (x0, y0), (sx, sy) = terrain.origin_m, terrain.size_m
+        x_mm, y_mm = x * 1e3, y * 1e3
+        xs_mm, ys_mm = (x0 * 1e3, (x0 + sx) * 1e3), (y0 * 1e3, (y0 + sy) * 1e3)
+        return (
+            f"swing of {self.robot.limb_of.get(foothold.leg, foothold.leg)}: its next foothold "
+            f"({x_mm:.0f}, {y_mm:.0f}) mm is past the terrain's edge (x {xs_mm[0]:.0f} to "
+            f"{xs_mm[1]:.0f} mm, y {ys_mm[0]:.0f} to {ys_mm[1]:.0f} mm): there is no ground "
+            "there to grip; make the terrain larger (world.terrain.size_mm) or the climb shorter"
+        )
 
     def _command(self, result: StepResult) -> None:
         for name in result.open_grippers:
