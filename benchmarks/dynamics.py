@@ -218,9 +218,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="mar_walk_1arm only, fewer rounds")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per case (best of)")
-    parser.add_argument("--calls", type=int, default=500, help="calls per round")
+    parser.add_argument("--calls", type=int, default=500, help="calls per round (10 or more)")
     parser.add_argument("--runs", type=int, default=1, help="runs per mission (best of)")
     args = parser.parse_args()
+    if args.calls < 10:  # (the plant substeps take a tenth of the calls)
+        parser.error(f"--calls must be 10 or more, not {args.calls}")
+    if (args.rounds is not None and args.rounds < 1) or args.runs < 1:
+        parser.error("--rounds and --runs must be 1 or more")
     rounds = args.rounds or (3 if args.quick else 7)
     rigs = [morphology_a(), morphology_c()]
 
