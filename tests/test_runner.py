@@ -195,6 +195,50 @@ def test_every_attempt_of_a_retried_move_times_out_after_the_same_ticks(tmp_path
     assert [end - first for first, end in attempts] == [10, 10, 10, 10], attempts
 
 
+def _attempt_ticks(log, node: str) -> list[int]:
+    """Each attempt of a retried node: its ticks from its first tick to its failure."""
+    attempts: list[list[int]] = []
+    previous = None
+    for entry in read_log(log):
+        status = entry["nodes"].get(node)
+        if status is not None and previous in (None, "FAILURE"):
+            attempts.append([entry["tick"]])  # this attempt's first tick
+        if status == "FAILURE":
+            attempts[-1].append(entry["tick"])
+        previous = status
+    return [end - first for first, end in attempts]
+
+
+@pytest.mark.parametrize(
+    ("leaf", "said", "faults"),
+    [
+        ("grasp: {limb: a, timeout_s: 0.2}", "gripper did not close within 0.2 s", ()),
+        ("release: {limb: a, timeout_s: 0.2}", "gripper did not open within 0.2 s", ()),
+        ("sync_move: {limbs: [a], waypoints: [{translation_mm: [0, 0, 10]}], "
+         "stale_timeout_s: 0.2}", "no state from a after 0.2 s", ("disassembly",)),
+        ("joint_move: {limb: a, posture: safe, stale_timeout_s: 0.2}",
+         "no joint state from the limbs", ("disassembly",)),
+    ],
+)  # fmt: skip
+def test_every_attempt_of_a_retried_wait_fails_after_the_same_ticks(tmp_path, leaf, said, faults):
+    # A gripper that never reports (the fake limbs have none), a limb that sends no state:
+    # 0.2 s at 50 Hz is 10 ticks from each attempt's first tick. These waits compared
+    # "now - since > timeout", one tick more than the moves' timeouts, and 11 or 12 ticks
+    # as the floats of each start tick fell.
+    tree = f"""
+    tree:
+      retry:
+        times: 4
+        child:
+          {leaf}
+    """
+    scheduled = [ScheduledFault(0.0, "a", kind, 100.0) for kind in faults]
+    outcome, runner, _, _ = run(tmp_path, tree, faults=scheduled)
+    assert outcome is RunOutcome.FAILURE
+    assert said in runner.failure_message()
+    assert _attempt_ticks(tmp_path / "rec" / "log.msgpack", "0.0") == [10, 10, 10, 10]
+
+
 def test_timeout_uses_the_mission_clock(tmp_path):
     tree = """
     tree:

@@ -66,6 +66,7 @@ from limbtree.skills.climbing.step import (
 from limbtree.skills.outcome import Outcome
 from limbtree.transport.driver import GripperAction
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
+from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 from limbtree.trees.limbs import LimbHandle
 
@@ -483,7 +484,7 @@ class ClimbBehaviour(SkillBehaviour):
         if self._stale_since is None:
             self._stale_since = now
         stale_timeout = float(self.params.get("stale_timeout", 5.0))
-        if now - self._stale_since > stale_timeout:
+        if elapsed_reached(now, self._stale_since, stale_timeout):
             self.feedback_message = (
                 f"no fresh state with a {PALM} interface from every leg of "
                 f"{', '.join(self.handles)} for {stale_timeout:g} s (a mujoco plant with "

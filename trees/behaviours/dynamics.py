@@ -37,6 +37,7 @@ from limbtree.skills.dynamics import (
     WalkTelemetry,
 )
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
+from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 from limbtree.trees.limbs import LimbHandle
 
@@ -288,7 +289,7 @@ class WalkStepBehaviour(SkillBehaviour):
         if self._stale_since is None:
             self._stale_since = now
         stale_timeout = float(self.params.get("stale_timeout", 5.0))
-        if now - self._stale_since > stale_timeout:
+        if elapsed_reached(now, self._stale_since, stale_timeout):
             self.feedback_message = (
                 f"{self.limb.name}: no fresh state with interfaces {self.end} and "
                 f"{self.anchor} for {stale_timeout:g} s (is its agent up, is it a mujoco plant?)"
@@ -358,7 +359,8 @@ class ImpedanceMoveBehaviour(SkillBehaviour):
         if any(p is None for p in poses):
             if self._stale_since is None:
                 self._stale_since = now
-            if now - self._stale_since > float(self.params.get("stale_timeout", 5.0)):
+            stale_timeout = float(self.params.get("stale_timeout", 5.0))
+            if elapsed_reached(now, self._stale_since, stale_timeout):
                 self.feedback_message = f"no fresh pose of interface {self.frame}"
                 return Status.FAILURE
             return Status.RUNNING

@@ -6,6 +6,7 @@ import py_trees
 
 from limbtree.transport.driver import GripperAction
 from limbtree.trees.behaviours.base import SkillBehaviour
+from limbtree.trees.clocks import elapsed_reached
 
 
 class GraspBehaviour(SkillBehaviour):
@@ -27,7 +28,7 @@ class GraspBehaviour(SkillBehaviour):
     def step(self) -> py_trees.common.Status:
         """Wait for the gripper to report, then check the attachment."""
         state = self.limb.state if self.limb.fresh else None
-        waited = self.context.clock() - self._since
+        now = self.context.clock()
         timeout = float(self.params.get("timeout", 2.0))
         wanted = self.params.get("module")
         if state is not None and state.gripper == "closed":
@@ -35,14 +36,14 @@ class GraspBehaviour(SkillBehaviour):
             if attached and (wanted is None or attached == wanted):
                 self.feedback_message = f"holding {attached}"
                 return py_trees.common.Status.SUCCESS
-            if waited >= 0.2:  # the gripper has had time to close and report
+            if elapsed_reached(now, self._since, 0.2):  # it had time to close and report
                 held = f"holds {attached}, not {wanted}" if attached else "closed on nothing"
                 self.feedback_message = (
                     f"{self.limb.name}: gripper {held}: the end-effector was not within the "
                     "grasp tolerance; align again without the offset, then retry"
                 )
                 return py_trees.common.Status.FAILURE
-        if waited > timeout:
+        if elapsed_reached(now, self._since, timeout):
             self.feedback_message = f"{self.limb.name}: gripper did not close within {timeout:g} s"
             return py_trees.common.Status.FAILURE
         self.feedback_message = "closing the gripper"
@@ -67,7 +68,7 @@ class ReleaseBehaviour(SkillBehaviour):
             self.feedback_message = "open"
             return py_trees.common.Status.SUCCESS
         timeout = float(self.params.get("timeout", 2.0))
-        if self.context.clock() - self._since > timeout:
+        if elapsed_reached(self.context.clock(), self._since, timeout):
             self.feedback_message = f"{self.limb.name}: gripper did not open within {timeout:g} s"
             return py_trees.common.Status.FAILURE
         self.feedback_message = "opening the gripper"

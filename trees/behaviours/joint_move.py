@@ -32,6 +32,7 @@ from limbtree.skills import (
     SyncMove,
 )
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour, observe
+from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 
 FloatArray = npt.NDArray[np.float64]
@@ -88,7 +89,8 @@ class JointSyncMoveBehaviour(SkillBehaviour):
                 self._waiting_since = (
                     self._waiting_since if self._waiting_since is not None else now
                 )
-                if now - self._waiting_since > float(self.params.get("stale_timeout", 5.0)):
+                stale_timeout = float(self.params.get("stale_timeout", 5.0))
+                if elapsed_reached(now, self._waiting_since, stale_timeout):
                     self.feedback_message = "no joint state from the limbs: are their agents up?"
                     return py_trees.common.Status.FAILURE
                 self.feedback_message = "waiting for joint states"

@@ -198,7 +198,7 @@ class PoseMoveBehaviour(SkillBehaviour):
         ]
         why_not = f" ({'; '.join(down)})" if down else ""
         timeout = float(self.params.get("stale_timeout", 5.0))
-        if now - self._waiting_since > timeout:
+        if elapsed_reached(now, self._waiting_since, timeout):
             self.feedback_message = (
                 f"no state from {', '.join(missing)} after {timeout:g} s{why_not}: "
                 + ("the move cannot start without it" if down else "is its agent running?")
