@@ -203,6 +203,14 @@ def test_a_record_a_run_is_still_writing_is_read_as_far_as_it_goes_and_says_so(t
     assert load_record(tmp_path).writing is False
 
 
+@pytest.mark.parametrize("text", ["[1, 2]", '"done"', "null", "3"])
+def test_a_summary_that_is_not_a_json_object_is_a_clear_error(tmp_path, text):
+    write_log(tmp_path, [HEADER, tick(0, {"0": "SUCCESS"})])
+    (tmp_path / "summary.json").write_text(text)
+    with pytest.raises(RunError, match=r"summary.json is not a run summary \(a JSON object"):
+        load_record(tmp_path)
+
+
 def test_bad_records_get_clear_errors(tmp_path):
     with pytest.raises(RunError, match=r"no log.msgpack here"):
         load_record(tmp_path)
@@ -214,7 +222,7 @@ def test_bad_records_get_clear_errors(tmp_path):
         load_record(tmp_path)
     write_log(tmp_path, [HEADER])
     (tmp_path / "summary.json").write_text("{")
-    with pytest.raises(RunError, match=r"summary.json is damaged"):
+    with pytest.raises(RunError, match=r"summary.json cannot be read as a run summary"):
         load_record(tmp_path)
     (tmp_path / "summary.json").unlink()
     ticks = [tick(i, {"0": "RUNNING"}) for i in range(4)]

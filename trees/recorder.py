@@ -236,6 +236,27 @@ def read_so_far(ticks: int) -> str:
     return f"its first {ticks} ticks (0 to {ticks - 1})"
 
 
+def read_summary(path: Path) -> dict[str, Any]:
+    """A record's ``summary.json`` as a map (``limbtree report`` and ``limbtree view``).
+
+    Args:
+        path: the ``summary.json`` file.
+
+    Returns:
+        Its JSON object.
+
+    Raises:
+        RunError: naming ``path``, when it cannot be read or is not a JSON object.
+    """
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RunError(f"{path} cannot be read as a run summary: {exc}") from None
+    if not isinstance(summary, dict):
+        raise RunError(f"{path} is not a run summary (a JSON object with outcome, ticks, ...)")
+    return summary
+
+
 def read_record(path: Path) -> tuple[dict[str, Any] | None, Iterator[dict[str, Any]]]:
     """A ``log.msgpack``'s header map (None for a layout 1 log) and an iterator of its ticks.
 

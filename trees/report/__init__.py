@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import being_written, read_record, read_so_far
+from limbtree.trees.recorder import being_written, read_record, read_so_far, read_summary
 from limbtree.trees.report.climbing import (
     ClimbSeries,
     ClimbStep,
@@ -67,7 +67,6 @@ from limbtree.trees.report.reading import (
     SkillSeries,
     node_labels,
     read_run,
-    read_summary,
     unique_labels,
 )
 from limbtree.trees.report.text import summary_text

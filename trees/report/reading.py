@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -515,18 +514,3 @@ def _add_skill(series: SkillSeries, t: float, internals: Mapping[str, Any]) -> N
     series.latched.append(
         tuple(str(i) for i in latched) if isinstance(latched, list | tuple) else None
     )
-
-
-def read_summary(path: Path) -> dict[str, Any]:
-    """A record's ``summary.json`` as a map.
-
-    Raises:
-        RunError: when it cannot be read or is not a JSON object.
-    """
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise RunError(f"{path} cannot be read as a run summary: {exc}") from None
-    if not isinstance(summary, dict):
-        raise RunError(f"{path} is not a run summary (a JSON object with outcome, ticks, ...)")
-    return summary

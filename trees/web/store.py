@@ -39,6 +39,7 @@ from limbtree.trees.recorder import (
     being_written,
     damage_text,
     read_so_far,
+    read_summary,
 )
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
@@ -603,10 +604,9 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
 
     Raises:
         RunError: naming the directory and what is wrong (no log, one damaged before its
-            first tick, an empty one without a summary, a layout this limbtree cannot read).
+            first tick, an empty one without a summary, a layout this limbtree cannot read,
+            a summary.json that is damaged or not a run summary).
     """
-    import json
-
     log = directory / "log.msgpack"
     if not directory.exists():
         raise RunError(f"{directory}: no such directory (give the directory --record wrote)")
@@ -618,13 +618,8 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
         )
     if not log.is_file():
         raise RunError(f"{directory}: no log.msgpack here (give the directory --record wrote)")
-    summary: dict[str, Any] | None = None
     summary_path = directory / "summary.json"
-    if summary_path.is_file():
-        try:
-            summary = json.loads(summary_path.read_text())
-        except (OSError, ValueError) as exc:
-            raise RunError(f"{summary_path} is damaged: {exc}") from None
+    summary = read_summary(summary_path) if summary_path.is_file() else None
     writing = summary is None and being_written(directory)
     data = log.read_bytes()
     view = memoryview(data)  # each tick's bytes are a slice of it, not a copy
