@@ -340,6 +340,15 @@ def test_a_damaged_summary_is_a_clear_error(tmp_path):
         make_report(tmp_path)
 
 
+@pytest.mark.parametrize("with_log", [False, True])
+def test_a_summary_json_without_an_outcome_is_not_taken_for_a_runs(tmp_path, with_log):
+    if with_log:
+        write_run(tmp_path)
+    (tmp_path / "summary.json").write_text(json.dumps({"loss": 0.1, "epochs": 3}))
+    with pytest.raises(RunError, match=r"summary\.json is not a run summary: it has no outcome"):
+        make_report(tmp_path)
+
+
 def test_a_file_that_is_not_a_limbtree_log_is_an_error(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(msgpack.packb([1, 2, 3]))
     with pytest.raises(RunError, match="not a limbtree run log"):

@@ -246,7 +246,9 @@ def read_summary(path: Path) -> dict[str, Any]:
         Its JSON object.
 
     Raises:
-        RunError: naming ``path``, when it cannot be read or is not a JSON object.
+        RunError: naming ``path``, when it cannot be read, is not a JSON object, or has no
+            ``outcome`` text (every run's summary has one, layout 1 too: another tool's
+            ``summary.json`` is not taken for a run's).
     """
     try:
         summary = json.loads(path.read_text())
@@ -254,6 +256,11 @@ def read_summary(path: Path) -> dict[str, Any]:
         raise RunError(f"{path} cannot be read as a run summary: {exc}") from None
     if not isinstance(summary, dict):
         raise RunError(f"{path} is not a run summary (a JSON object with outcome, ticks, ...)")
+    if not isinstance(summary.get("outcome"), str):
+        raise RunError(
+            f"{path} is not a run summary: it has no outcome (a run's summary says SUCCESS, "
+            "FAILURE or ABORTED there); give the directory limbtree run --record wrote"
+        )
     return summary
 
 
