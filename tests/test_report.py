@@ -54,8 +54,25 @@ def header(limbs):
     )
 
 
-def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "light")):
-    """A run of a move along x, the light limb disrupted from 3 s to 5 s (record layout 2)."""
+def along_x(index, offset):
+    """The limbs' move of :func:`write_run`: along x, 10 mm a tick [m]."""
+    return (0.01 * index, offset, 0.5)
+
+
+def write_run(
+    directory,
+    *,
+    summary=True,
+    skills_extra=None,
+    limbs=("heavy", "light"),
+    move=along_x,
+    lead=(0.015, 0.0, 0.0),
+):
+    """A run of a move (along x), the light limb disrupted from 3 s to 5 s (record layout 2).
+
+    ``move(index, offset)`` is a limb's sensed position at a tick [m]; its command leads it
+    by ``lead`` [m].
+    """
     recorder = Recorder(directory)
     recorder.on_start(header(limbs))
     for index in range(TICKS):
@@ -70,8 +87,9 @@ def write_run(directory, *, summary=True, skills_extra=None, limbs=("heavy", "li
         recovering = 50 <= index < 55
         limb_ticks = {}
         for offset, name in enumerate(limbs):
-            state = Pose((0.01 * index, offset, 0.5))
-            command = Pose((0.01 * index + 0.015, offset, 0.5 + (0.02 if recovering else 0.0)))
+            x, y, z = move(index, offset)
+            state = Pose((x, y, z))
+            command = Pose((x + lead[0], y + lead[1], z + lead[2] + (0.02 if recovering else 0.0)))
             limb_ticks[name] = LimbTick(state, command, (0.0, 0.5), None, 0, False)
         internals = {
             "mode": "recovering" if recovering else "nominal",
@@ -195,6 +213,43 @@ def test_the_text_lists_faults_limbs_skills_and_per_node_tick_counts(finished):
     assert node == ["0.0", "Square", "sync_move", str(TICKS), "12.3", "RUNNING"]
     mission = next(line for line in text.splitlines() if line.strip().startswith("0 ")).split()
     assert mission == ["0", "Mission", "sequence", str(TICKS), "-", "RUNNING"]  # from the log
+
+
+def overlapping_tick_labels(figure):
+    """Pairs of neighbouring x tick labels drawn over each other, in any of ``figure``'s axes."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    clashes = []
+    for axes in figure.axes:
+        boxes = sorted(
+            (
+                (label.get_window_extent(renderer), label.get_text())
+                for label in axes.get_xticklabels()
+                if label.get_visible() and label.get_text()
+            ),
+            key=lambda box: box[0].x0,
+        )
+        for (left, a), (right, b) in itertools.pairwise(boxes):
+            if left.x1 > right.x0:
+                clashes.append((a, b))
+    return clashes
+
+
+@pytest.mark.slow
+def test_a_path_that_holds_still_to_a_micrometre_along_an_axis_has_readable_ticks(tmp_path):
+    # out_of_range.yaml: the heavy limb goes straight up and down, x still to 0.001 mm
+    def up(index, offset):
+        return (0.5998319 + 1e-7 * math.sin(index), offset, 0.45 + 0.002 * index)
+
+    directory = write_run(tmp_path, limbs=("heavy",), move=up, lead=(0.0, 0.0, 0.0006))
+    from report_figures import report_keeping_figures
+
+    _, figures = report_keeping_figures(directory)
+    figure = figures["limb_heavy_path.png"]
+    assert overlapping_tick_labels(figure) == []
+    for axes in figure.axes:  # (x-y, x-z) still shows where the limb is, in mm
+        low, high = axes.get_xlim()
+        assert low <= 599.8319 <= high
 
 
 def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):

@@ -184,9 +184,13 @@ def _limb_path(Figure: Any, name: str, limb: LimbSeries, directory: Path) -> Pat
             (limb.command, {"color": "#ef6c00", "lw": 1.0, "ls": "--", "label": "command"})
         )
     for axes, (first, second) in zip(axes_list, ((0, 1), (0, 2)), strict=True):
+        drawn: tuple[list[float], list[float]] = ([], [])
         for points, style in lines:
             xs, ys = _mm(points, first, step), _mm(points, second, step)
             axes.plot(xs, ys, **style)
+            drawn[0].extend(xs)
+            drawn[1].extend(ys)
+        _at_least_a_span(axes, *drawn)
         known = [(p[first] * 1e3, p[second] * 1e3) for p in limb.state if not math.isnan(p[0])]
         if known:
             axes.plot(*known[0], "o", color="#1565c0", ms=6, label="start")
@@ -199,6 +203,35 @@ def _limb_path(Figure: Any, name: str, limb: LimbSeries, directory: Path) -> Pat
     axes_list[0].legend(loc="best", fontsize="small")
     figure.suptitle(f"{name}: end-effector path (x-y and x-z)")
     return _save(figure, directory / f"limb_{_file_part(name)}_path.png")
+
+
+#: The least span of a path plot's axis [mm]: a limb still along an axis to a micrometre
+#: draws a line, not its noise blown up under tick labels written over each other.
+MIN_PATH_SPAN_MM: Final = 1.0
+
+
+def _at_least_a_span(axes: Any, xs: Sequence[float], ys: Sequence[float]) -> None:
+    """Widen ``axes``'s data limits to :data:`MIN_PATH_SPAN_MM` around data spanning less.
+
+    The data limits, not the view's: the axes keep their equal aspect (fixed limits would
+    be overridden by it, with a warning).
+
+    Args:
+        axes: the path plot's axes.
+        xs: the x values drawn in it [mm] (NaN for ticks without a pose).
+        ys: the y values drawn in it [mm].
+    """
+    corners: list[tuple[float, float]] = []
+    for values in (xs, ys):
+        known = [v for v in values if not math.isnan(v)]
+        if not known:
+            return
+        low, high = min(known), max(known)
+        middle, half = (low + high) / 2, max(high - low, MIN_PATH_SPAN_MM) / 2
+        corners.append((middle - half, middle + half))
+    (x0, x1), (y0, y1) = corners
+    axes.update_datalim([(x0, y0), (x1, y1)])
+    axes.autoscale_view()
 
 
 def _tracking_mm(limb: LimbSeries) -> list[float]:
