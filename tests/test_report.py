@@ -212,7 +212,7 @@ def test_the_text_lists_faults_limbs_skills_and_per_node_tick_counts(finished):
     node = next(line for line in text.splitlines() if line.strip().startswith("0.0 ")).split()
     assert node == ["0.0", "Square", "sync_move", str(TICKS), "12.3", "RUNNING"]
     mission = next(line for line in text.splitlines() if line.strip().startswith("0 ")).split()
-    assert mission == ["0", "Mission", "sequence", str(TICKS), "-", "RUNNING"]  # from the log
+    assert mission == ["0", "Mission", "sequence", str(TICKS), "80.0", "RUNNING"]  # from the log
 
 
 def overlapping_tick_labels(figure):
@@ -573,6 +573,25 @@ def test_a_killed_runs_text_takes_the_mission_seed_clock_and_node_types_from_the
     assert line["seed, clock"].split()[-2:] == ["7,", "sim"]
     node = next(row for row in text.splitlines() if row.strip().startswith("0.0 ")).split()
     assert node[:3] == ["0.0", "Square", "sync_move"]
+
+
+def test_a_killed_runs_node_times_are_summed_from_the_ticks_busy(tmp_path):
+    from limbtree.trees.report.text import summary_text
+
+    directory = write_run(tmp_path, summary=False, limbs=("light",))
+    run = read_run(directory / "log.msgpack")
+    text = summary_text(directory, None, run, [], [])
+    rows = {row.split()[0]: row.split() for row in text.splitlines() if row[:4] in ("  0 ", "  0.")}
+    # each node was ticked TICKS times, each tick 1 ms of wall time (NodeTick's busy)
+    assert rows["0"] == ["0", "Mission", "sequence", str(TICKS), f"{TICKS * 1.0:.1f}", "RUNNING"]
+    assert rows["0.0"] == [
+        "0.0",
+        "Square",
+        "sync_move",
+        str(TICKS),
+        f"{TICKS * 1.0:.1f}",
+        "RUNNING",
+    ]
 
 
 def test_an_aborted_runs_extra_log_map_is_named_as_the_aborts(tmp_path):

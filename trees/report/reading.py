@@ -254,6 +254,8 @@ class RunLog:
         events: every event, each with its tick's ``t`` filled in.
         node_ticks: per node label, how many ticks it was ticked in.
         node_status: per node label, its status the last time it was ticked.
+        node_busy: per node label, the wall time of its ticks [s] (the ticks' ``busy``;
+            records before that field have none).
         damage: why reading stopped early, or None when the log was read to its end.
         header: the log's header map (record layout 2), or None (layout 1).
         labels: node id -> its label (layout 2): its name, with its id added when another
@@ -271,6 +273,7 @@ class RunLog:
     events: list[dict[str, Any]] = field(default_factory=list)
     node_ticks: Counter[str] = field(default_factory=Counter)
     node_status: dict[str, str] = field(default_factory=dict)
+    node_busy: dict[str, float] = field(default_factory=dict)
     damage: str | None = None
     header: dict[str, Any] | None = None
     labels: dict[str, str] = field(default_factory=dict)
@@ -452,6 +455,11 @@ def _add_tick(run: RunLog, entry: Mapping[str, Any]) -> None:
         label = run.label(str(key))
         run.node_ticks[label] += 1
         run.node_status[label] = str(status)
+    busy = entry.get("busy") or {}
+    for key, seconds in busy.items() if isinstance(busy, Mapping) else ():
+        if isinstance(seconds, int | float) and math.isfinite(seconds):
+            label = run.label(str(key))
+            run.node_busy[label] = run.node_busy.get(label, 0.0) + float(seconds)
     bases = entry.get("bases") or {}
     for robot, pose in bases.items() if isinstance(bases, Mapping) else ():
         base = run.bases.setdefault(str(robot), BaseSeries())

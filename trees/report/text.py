@@ -200,6 +200,8 @@ def summary_text(
             if count is None:
                 count = run.node_ticks.get(label, 0)
             busy = info.get("busy_s")
+            if busy is None:  # (a killed run: the ticks' own busy times)
+                busy = run.node_busy.get(label)
             status = run.node_status.get(label) or info.get("last_status") or "-"
             rows.append(
                 (
