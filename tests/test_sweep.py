@@ -682,6 +682,31 @@ class Immediate:
         pass
 
 
+class StoppedAtOnce(Immediate):
+    """A backend whose runs never end by themselves: the sweep gets SIGTERM as it waits."""
+
+    def submit(self, job):
+        self.submitted.append(job.index)
+
+    def wait(self, timeout_s):
+        os.kill(os.getpid(), signal.SIGTERM)  # (the sweep's handler takes it)
+        return []
+
+    def stop(self, grace_s, signum=signal.SIGINT):
+        return [Finished(i, -signum, "", interrupted=True) for i in self.submitted]
+
+
+def test_one_run_stopped_is_one_run_in_the_sweeps_messages(tmp_path):
+    from limbtree.trees.sweep import _closing
+
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1,0.3"]), (0,))
+    stream = io.StringIO()
+    result = run_sweep(plan, tmp_path / "out", backend=StoppedAtOnce(), stream=stream)
+    assert result.interrupted == "SIGTERM"
+    assert "SIGTERM: stopping the 1 run in progress" in stream.getvalue()
+    assert "(SIGTERM): 1 run aborted, 1 not started;" in _closing(result)
+
+
 def test_a_run_folder_another_run_is_writing_is_left_alone_and_is_an_error_row(tmp_path):
     plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1,0.3"]), (0,))
     out = tmp_path / "out"

@@ -827,7 +827,9 @@ def run_sweep(
                     results[finished.index] = result
                     progress.finished(result, len(in_flight))
             if interrupted is not None:
-                progress.message(f"{interrupted}: stopping the {len(in_flight)} runs in progress")
+                progress.message(
+                    f"{interrupted}: stopping the {_plural(len(in_flight), 'run')} in progress"
+                )
                 for finished in backend.stop(grace_s, _signal_named(interrupted)):
                     in_flight.discard(finished.index)
                     results[finished.index] = _result(plan, out, finished)
@@ -1964,7 +1966,7 @@ def _closing(result: SweepResult) -> str:
     if result.interrupted is not None:
         text += (
             f"\nsweep interrupted ({result.interrupted}): "
-            f"{result.count(RunStatus.INTERRUPTED)} runs aborted, "
+            f"{_plural(result.count(RunStatus.INTERRUPTED), 'run')} aborted, "
             f"{result.count(RunStatus.NOT_RUN)} not started; the same command resumes it"
         )
     return text
