@@ -156,6 +156,13 @@ def test_a_setting_or_value_given_twice_and_a_malformed_set_are_refused():
         plan_sweep(Path("m.yaml"), parse_settings(["seed=1,2"]))
 
 
+@pytest.mark.parametrize("text", ["00,0", "0..2,02", "7,0007"])
+def test_a_seed_written_twice_in_two_ways_is_refused(text):
+    # (two runs of one seed would share one folder: --seed 00,0 named both seed=0-b6589fc6)
+    with pytest.raises(SweepError, match=r"--seed .*: the seed \d+ is given twice; give it once"):
+        parse_seeds(text)
+
+
 def test_the_product_has_every_combination_once_named_from_its_settings():
     settings = parse_settings(["planner=baseline,ramp", "terrain_seed=0..11"])
     plan = plan_sweep(Path("m.yaml"), settings, (1, 2))

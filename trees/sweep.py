@@ -338,12 +338,16 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     """``--seed N``, ``--seed N1,N2`` or ``--seed A..B``: the runs' seeds.
 
     Raises:
-        SweepError: a seed that is not an integer >= 0, or bad values (:func:`parse_values`).
+        SweepError: a seed that is not an integer >= 0, one given twice (``00,0`` too: the
+            same seed, which would run twice into one folder), or bad values
+            (:func:`parse_values`).
     """
     seeds: list[int] = []
     for value in parse_values("--seed", text):
         if not _INTEGER.match(value):
             raise SweepError(f"--seed {text}: {value!r} is not a seed; seeds are integers >= 0")
+        if int(value) in seeds:
+            raise SweepError(f"--seed {text}: the seed {int(value)} is given twice; give it once")
         seeds.append(int(value))
     return tuple(seeds)
 
