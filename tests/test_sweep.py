@@ -194,6 +194,16 @@ def test_an_unknown_parameter_is_refused_with_the_missions_parameters(tmp_path):
     assert "has no parameter wait; its parameters: wait_s, tag, where" in str(error.value)
 
 
+@pytest.mark.parametrize("values", ["0.2,0.20", "1,1.0,2", "0.50,.5"])
+def test_two_values_the_mission_reads_as_one_are_refused_before_anything_runs(tmp_path, values):
+    # (--set up_s=10,10.0 ran one run twice, and the table counted it as two conditions)
+    plan = plan_sweep(write_mission(tmp_path), parse_settings([f"wait_s={values}"]))
+    with pytest.raises(SweepError, match=r"are the same value of wait_s \(.+\) for the mission"):
+        check_plan(plan)
+    # text the mission keeps as text is not a number: 'a' and 'A' are two tags
+    check_plan(plan_sweep(write_mission(tmp_path), parse_settings(["tag=a,A"])))
+
+
 def test_a_value_the_mission_refuses_is_refused_before_anything_runs(tmp_path):
     plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1,-1"]))
     with pytest.raises(SweepError) as error:

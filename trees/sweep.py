@@ -448,6 +448,8 @@ def check_plan(plan: SweepPlan) -> tuple[SweepPlan, Mission]:
             raise SweepError(f"{given}: the mission does not load with it:\n{exc}") from None
         for name, text in overrides.items():
             read[name][text] = loaded.parameters[name]
+    for setting in plan.settings:
+        _refuse_the_same_value_twice(setting, read[setting.name])
     if (plan.clock or mission.clock) == "real" and mission.faults:
         raise SweepError(
             f"{plan.mission}: scheduled faults need the sim clock; sweep with --clock sim"
@@ -460,6 +462,32 @@ def check_plan(plan: SweepPlan) -> tuple[SweepPlan, Mission]:
         read=read,
     )
     return checked, mission
+
+
+def _refuse_the_same_value_twice(setting: Setting, read: Mapping[str, Any]) -> None:
+    """Refuse two values of ``setting`` the mission reads as one (``10`` and ``10.0``).
+
+    They would be one run planned twice: run twice (or kept twice from one folder) and
+    counted as two groups of the table.
+
+    Args:
+        setting: the ``--set`` setting.
+        read: its values as the mission reads them, by their text.
+
+    Raises:
+        SweepError: naming both texts and the value they stand for.
+    """
+    seen: dict[str, str] = {}
+    for text in setting.values:
+        value = read[text]
+        key = json.dumps(_canonical(value), sort_keys=True)
+        if key in seen:
+            raise SweepError(
+                f"--set {setting.name}={','.join(setting.values)}: {seen[key]} and {text} are "
+                f"the same value of {setting.name} ({_shown(_canonical(value))}) for the "
+                "mission; give it once"
+            )
+        seen[key] = text
 
 
 def check_jobs(jobs: int | None) -> None:
