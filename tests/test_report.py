@@ -252,6 +252,26 @@ def test_a_path_that_holds_still_to_a_micrometre_along_an_axis_has_readable_tick
         assert low <= 599.8319 <= high
 
 
+def test_a_fault_still_in_force_when_the_run_ended_did_not_last_its_schedule():
+    from limbtree.trees.report.reading import RunLog
+    from limbtree.trees.report.text import summary_text
+
+    def fault(limb, ended_at_s, **more):
+        return {"at_s": 6.0, "limb": limb, "kind": "power_off", "duration_s": 2.0,
+                "injected_at_s": 6.02, "ended_at_s": ended_at_s, "recovered_at_s": None,
+                **more}  # fmt: skip
+
+    # aborted at 6.32 s, leg_0's power still off; leg_1's cut short by another at 7.0 s
+    summary = {"outcome": "ABORTED", "sim_time_s": 6.32, "faults": [
+        fault("leg_0", None), fault("leg_1", 7.0), {"at_s": 1.0, "limb": "leg_2",
+        "kind": "blockage", "duration_s": 3.0}]}  # fmt: skip
+    text = summary_text(Path("r"), summary, RunLog(), [], [])
+    rows = {line.split()[1]: line.split() for line in text.splitlines() if "leg_" in line}
+    assert rows["leg_0"][3:] == ["-", "NOT"]  # not 2.00: the run ended 0.30 s into it
+    assert rows["leg_1"][3] == "0.98"  # in force from 6.02 s to 7.00 s
+    assert rows["leg_2"][3] == "3.00"  # (a summary without the ticks: its schedule)
+
+
 def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):
     run = read_run(write_run(tmp_path) / "log.msgpack")
     (disruption,) = run.disruptions()

@@ -136,7 +136,7 @@ def summary_text(
                     _num(f.get("at_s")),
                     str(f.get("limb", "?")),
                     str(f.get("kind", "?")),
-                    _num(f.get("duration_s")),
+                    _lasted(f),
                     _num(f.get("recovered_at_s")) if f.get("recovered_at_s") is not None else "NOT",
                 )
                 for f in faults
@@ -218,6 +218,21 @@ def summary_text(
     if images:
         lines += ["", f"Images ({len(images)} PNG files in {directory})"]
     return "\n".join(lines)
+
+
+def _lasted(fault: Mapping[str, Any]) -> str:
+    """How long a summary's fault was in force [s], as the log-only table gives it.
+
+    From its ``fault_injected`` tick to its ``fault_ended`` tick; ``-`` while it was still
+    in force when the run ended (an aborted run's); its scheduled ``duration_s`` for a
+    summary written before those ticks were kept.
+    """
+    if "ended_at_s" not in fault:
+        return _num(fault.get("duration_s"))
+    injected, ended = fault.get("injected_at_s"), fault.get("ended_at_s")
+    if not (isinstance(injected, int | float) and isinstance(ended, int | float)):
+        return "-"
+    return _num(ended - injected)
 
 
 def _node_rows(nodes: Any, run: RunLog) -> list[tuple[str, str, Mapping[str, Any]]]:
