@@ -206,6 +206,15 @@ def test_a_page_served_on_every_address_is_named_by_the_computers_name(record):
         server.stop()
 
 
+@pytest.mark.parametrize("host", ["192.0.2.1"])
+def test_a_host_that_is_not_this_machines_is_refused_naming_host_not_port(host):
+    # (192.0.2.1 is TEST-NET-1: no machine's; binding to it fails here, nothing is sent;
+    # a name that does not resolve gets the same words, untested: resolving asks the DNS)
+    with pytest.raises(RunError, match=rf"cannot listen on {host}:0: .*give --host") as error:
+        WebServer(PageState(), host=host, port=0, token="t")
+    assert "--port" not in str(error.value)
+
+
 def test_a_taken_port_and_an_open_address_are_refused_clearly(served_record):
     with pytest.raises(RunError, match=f"cannot listen on 127.0.0.1:{served_record.port}.*--port"):
         WebServer(PageState(), port=served_record.port)

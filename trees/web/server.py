@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import ipaddress
 import json
@@ -612,7 +613,9 @@ def _bound(host: str, port: int) -> socket.socket:
     """A TCP socket bound on ``host:port``.
 
     Raises:
-        RunError: naming the address and what to do (a taken port, ...).
+        RunError: naming the address and what to do: another ``--port`` for a port taken
+            or not allowed, another ``--host`` for a host that is no address of this
+            machine (a name that does not resolve, another machine's address).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     bound = socket.socket(family, socket.SOCK_STREAM)
@@ -621,9 +624,15 @@ def _bound(host: str, port: int) -> socket.socket:
         bound.bind((host, port))
     except OSError as exc:
         bound.close()
+        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+            advice = (
+                f"{host} is no address of this machine: give --host one of its addresses, "
+                "or leave it out to serve on 127.0.0.1 (this machine only)"
+            )
+        else:
+            advice = "pick another port with --port (0 picks a free one)"
         raise RunError(
-            f"the web view cannot listen on {host}:{port}: {exc.strerror or exc}; pick "
-            "another port with --port (0 picks a free one)"
+            f"the web view cannot listen on {host}:{port}: {exc.strerror or exc}; {advice}"
         ) from None
     return bound
 
