@@ -113,6 +113,18 @@ def test_a_record_directory_another_run_is_writing_is_refused(
     Recorder(tmp_path / "rec").close({"outcome": "SUCCESS"})  # (the lock went with the close)
 
 
+def test_a_web_host_that_is_not_this_machines_is_refused_before_the_agents_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --port 0 too: the host is tried with a free port (192.0.2.1: TEST-NET-1, no machine's)
+    args = ["run", SQUARE, "--view", "web", "--host", "192.0.2.1", "--token", "t"]
+    assert main([*args, "--port", "0", "--record", str(tmp_path / "rec")]) == 1
+    printed = capsys.readouterr()
+    assert "cannot listen on 192.0.2.1:0" in printed.err and "give --host" in printed.err
+    assert "starting" not in printed.out + printed.err  # (no agent was started)
+    assert not (tmp_path / "rec").exists()
+
+
 def test_a_speed_for_a_real_clock_run_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

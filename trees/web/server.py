@@ -640,11 +640,13 @@ def _bound(host: str, port: int) -> socket.socket:
 def check_port(host: str, port: int) -> None:
     """Refuse a page address that cannot be served, before a run starts its agents.
 
+    Port 0 is tried too (a free port, let go at once): the host may be no address of this
+    machine.
+
     Raises:
         RunError: as the server itself would (the port is only tried, not kept).
     """
-    if port != 0:
-        _bound(host, port).close()
+    _bound(host, port).close()
 
 
 def page_hosts(host: str) -> tuple[str, ...] | None:
