@@ -157,3 +157,37 @@ def test_a_plain_agent_does_not_talk_to_a_curve_client(
     with pytest.raises(RequestTimeoutError):
         make_client(agent.request_endpoint, keys_dir=tmp_path).ping(timeout_s=0.3)
     assert make_client(agent.request_endpoint).ping(timeout_s=5) > 0
+
+
+@pytest.mark.parametrize(
+    ("stray", "complaint"),
+    [
+        ("notes", "not a ZeroMQ certificate file"),
+        ('public-key = "abc"\n', "is not a CURVE key"),
+        (None, "is not a file"),
+    ],
+)
+def test_a_stray_file_in_authorized_is_refused_naming_it(
+    make_agent: MakeAgent, tmp_path: Path, stray: str | None, complaint: str
+) -> None:
+    # (a reviewer's agent started with "CURVE on (2 authorised client keys)" after one
+    # garbage authorized/notes.key: zmq.auth gave up on the whole folder, and the agent then
+    # answered no client at all, its authorised one included, with no word of why)
+    generate_keys(tmp_path)
+    bad = tmp_path / "authorized" / "notes.key"
+    if stray is None:
+        bad.mkdir()
+    else:
+        bad.write_text(stray)
+    with pytest.raises(KeysError) as info:
+        make_agent(FakeDriver(), clock="real", stream_rate_hz=200, keys_dir=tmp_path)
+    assert str(bad) in str(info.value)
+    assert complaint in str(info.value)
+    assert "move it out of the folder" in str(info.value)
+    if bad.is_dir():
+        bad.rmdir()
+    else:
+        bad.unlink()
+    agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=200, keys_dir=tmp_path)
+    rtt, info_ok = ping_endpoint(agent.request_endpoint, timeout_s=5, keys_dir=tmp_path)
+    assert info_ok.curve and rtt > 0

@@ -25,6 +25,7 @@ from pathlib import Path
 import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
+from zmq.utils import z85
 
 from limbtree.transport.errors import KeysError
 
@@ -36,6 +37,8 @@ AUTHORIZED_DIR = "authorized"
 """Folder (inside the keys folder) of the client public keys an agent accepts."""
 
 _GENERATE_HINT = "make keys with `limbtree keys generate DIR`"
+_Z85_KEY_CHARS = 40
+"""Length of a CURVE key (32 bytes) in Z85 text."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]
         The agent's keys and the folder of authorised client public keys.
 
     Raises:
-        KeysError: when a file or the ``authorized`` folder is missing or unreadable.
+        KeysError: when a file or the ``authorized`` folder is missing or unreadable, or a
+            ``*.key`` file in ``authorized`` is not a client public key.
     """
     _require_curve()
     root = Path(directory)
@@ -179,7 +183,44 @@ def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]
     authorized = root / AUTHORIZED_DIR
     if not authorized.is_dir():
         raise KeysError(str(authorized), f"no folder of authorised client keys; {_GENERATE_HINT}")
+    for path in sorted(authorized.glob("*.key")):
+        _check_authorized(path)
     return CurveKeys(public=public, secret=secret), authorized
+
+
+def _check_authorized(path: Path) -> None:
+    """Refuse a ``*.key`` file of ``authorized/`` that holds no client public key.
+
+    The ZAP handler reads the folder with ``zmq.auth.load_certificates``, which gives up on
+    the whole folder at the first file it cannot read: one stray ``*.key`` file (notes, a
+    directory, a truncated copy) would lock every client out, the agent answering nobody.
+
+    Raises:
+        KeysError: naming the file, what is wrong with it and how to fix it.
+    """
+    fix = (
+        f"every *.key file in {path.parent} must be a client's public key file (client.key "
+        "of `limbtree keys generate`): replace it with one, or move it out of the folder"
+    )
+    if not path.is_file():
+        raise KeysError(str(path), f"is not a file; {fix}")
+    try:
+        public, _ = zmq.auth.load_certificate(path)
+    except (OSError, ValueError) as exc:
+        raise KeysError(str(path), f"not a ZeroMQ certificate file ({exc}); {fix}") from None
+    if len(public) != _Z85_KEY_CHARS or not _is_z85(public):
+        raise KeysError(
+            str(path),
+            f"its public-key is not a CURVE key (40 Z85 characters, got {len(public)}); {fix}",
+        )
+
+
+def _is_z85(text: bytes) -> bool:
+    try:
+        z85.decode(text)
+    except (KeyError, ValueError, TypeError):
+        return False
+    return True
 
 
 def load_client_keys(directory: str | os.PathLike[str]) -> CurveKeys:
