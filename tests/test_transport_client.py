@@ -121,6 +121,23 @@ def test_a_reply_that_comes_after_its_timeout_is_discarded(
     assert client.stale_replies == 1
 
 
+@pytest.mark.parametrize("timeout_s", [1e10, math.inf])
+def test_a_timeout_longer_than_zeromq_takes_waits_for_the_reply(
+    make_agent: MakeAgent, make_client: MakeClient, timeout_s: float
+) -> None:
+    # (a reviewer's `limbtree ping ENDPOINT --timeout 1e10` ended in a traceback,
+    # "OverflowError: Python int too large to convert to C long", from the receive timeout
+    # ZeroMQ takes in ms as a C int)
+    agent = make_agent(FakeDriver(), clock="sim")
+    rtt, info = ping_endpoint(agent.request_endpoint, timeout_s=timeout_s)
+    assert rtt > 0 and info.limb.robot == "fake_point"
+    client = make_client(agent.request_endpoint)
+    client.ping(timeout_s=5)
+    client.send_command("hold")  # its command_reply comes before the describe_reply
+    assert client.describe(timeout_s=timeout_s).limb.robot == "fake_point"
+    assert client.ping(timeout_s=timeout_s) > 0
+
+
 def test_command_refusals_show_up_in_last_error_after_poll(
     make_agent: MakeAgent, make_client: MakeClient
 ) -> None:

@@ -86,6 +86,8 @@ _EVENTS: Final = int(zmq.EVENTS)
 _POLLIN: Final = int(zmq.POLLIN)
 _NOBLOCK: Final = int(zmq.NOBLOCK)
 _RCVTIMEO: Final = int(zmq.RCVTIMEO)
+_MAX_RCVTIMEO_MS: Final = 2**31 - 1
+"""The longest receive timeout ZeroMQ takes (a C int) [ms]: a longer wait is several."""
 
 
 @dataclass(frozen=True)
@@ -856,14 +858,21 @@ class AgentClient:
     ) -> dict[str, Any]:
         """Wait for the reply to ``seq`` until ``start + timeout_s``; raise error replies."""
         dealer = self._dealer
-        timeout_ms = max(1, math.ceil((start + timeout_s - time.perf_counter()) * 1000.0))
-        if timeout_ms != self._rcvtimeo_ms:
-            self._rcvtimeo_ms = timeout_ms
-            dealer.setsockopt(_RCVTIMEO, timeout_ms)
-        try:
-            raw = dealer.recv()
-        except zmq.Again:
-            raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+        while True:
+            remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
+            if remaining_ms >= _MAX_RCVTIMEO_MS:
+                timeout_ms = _MAX_RCVTIMEO_MS
+            else:
+                timeout_ms = max(1, math.ceil(remaining_ms))
+            if timeout_ms != self._rcvtimeo_ms:
+                self._rcvtimeo_ms = timeout_ms
+                dealer.setsockopt(_RCVTIMEO, timeout_ms)
+            try:
+                raw = dealer.recv()
+                break
+            except zmq.Again:
+                if timeout_ms < _MAX_RCVTIMEO_MS:
+                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
         # Fast path: the next message is the reply (the usual case in lockstep).
         reply = _reply_to(raw, seq)
         if reply is None:
@@ -888,7 +897,7 @@ class AgentClient:
             remaining_ms = (start + timeout_s - time.perf_counter()) * 1000.0
             if remaining_ms <= 0.0:
                 raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
-            self._out_poller.poll(min(math.ceil(remaining_ms), 10))
+            self._out_poller.poll(10 if remaining_ms >= 10.0 else math.ceil(remaining_ms))
 
     def _wait_reply(
         self, raw: bytes, mtype: MessageType, seq: int, start: float, timeout_s: float
@@ -903,16 +912,25 @@ class AgentClient:
                 reply = self._reply
                 if reply is not None:
                     return reply
-                remaining_ms = math.ceil((start + timeout_s - time.perf_counter()) * 1000.0)
-                if remaining_ms <= 0:
-                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
-                if remaining_ms != self._rcvtimeo_ms:
-                    self._rcvtimeo_ms = remaining_ms
-                    dealer.setsockopt(_RCVTIMEO, remaining_ms)
-                try:
-                    raw = dealer.recv()
-                except zmq.Again:
-                    raise RequestTimeoutError(self._where(), mtype.value, timeout_s) from None
+                while True:
+                    left_ms = (start + timeout_s - time.perf_counter()) * 1000.0
+                    if left_ms >= _MAX_RCVTIMEO_MS:
+                        remaining_ms = _MAX_RCVTIMEO_MS
+                    else:
+                        remaining_ms = math.ceil(left_ms)
+                    if remaining_ms <= 0:
+                        raise RequestTimeoutError(self._where(), mtype.value, timeout_s)
+                    if remaining_ms != self._rcvtimeo_ms:
+                        self._rcvtimeo_ms = remaining_ms
+                        dealer.setsockopt(_RCVTIMEO, remaining_ms)
+                    try:
+                        raw = dealer.recv()
+                        break
+                    except zmq.Again:
+                        if remaining_ms < _MAX_RCVTIMEO_MS:
+                            raise RequestTimeoutError(
+                                self._where(), mtype.value, timeout_s
+                            ) from None
         finally:
             self._awaiting = -1
             self._reply = None
