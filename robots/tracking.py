@@ -84,12 +84,37 @@ _TWIST_SCALINGS: Final = 3
 _TWIST_NEAR: Final = 0.999
 #: A joint this close [rad or m] to a limit is named as "at its limit" in IK failures.
 NEAR_LIMIT: Final = math.radians(2.0)
+#: An ``ee_twist`` step moving farther than this in one control period [m] is not followed.
+TWIST_STEP_MAX_M: Final = 1.0e6
+#: An ``ee_twist`` step turning more than this in one control period [rad] is not followed.
+TWIST_STEP_MAX_RAD: Final = 1.0e6
 #: Why an ``ee_twist`` stopped (``detail.ik_failure`` while ``IK_FAILED`` says so).
 TWIST_STOPPED: Final = (
     "the twist leads where the limb cannot follow (no IK solution next to its joints: a joint "
     "limit, a singularity, out of reach, or a step too long for one control period): it stops "
     "where it got"
 )
+
+
+def _followable_step(twist: FloatArray, dt: float) -> bool:
+    """Whether a twist's step over ``dt`` is one a limb could follow at all.
+
+    Args:
+        twist: ``[vx, vy, vz, wx, wy, wz]`` [m/s, rad/s].
+        dt: duration of the step [s].
+
+    Returns:
+        False when the step moves more than :data:`TWIST_STEP_MAX_M` or turns more than
+        :data:`TWIST_STEP_MAX_RAD` (no limb reaches that far in one control period; and
+        beyond float range the step is no number at all).
+    """
+    move = 0.0
+    turn = 0.0
+    for i in range(3):
+        move = max(move, abs(float(twist[i])) * dt)
+        turn = max(turn, abs(float(twist[i + 3])) * dt)
+    # (Each component bounded: their norm is at most sqrt(3) times the largest, no overflow.)
+    return move <= TWIST_STEP_MAX_M and turn <= TWIST_STEP_MAX_RAD
 
 
 def _share_reached(q: FloatArray, stepped: FloatArray, target: FloatArray) -> float:
@@ -792,6 +817,13 @@ class CommandTracker:
         # cannot keep up (speed limits, limits, singularity), the target is pulled back to
         # where the limb got, so an impossible twist does not wind up.
         start = self._twist_pose if self._twist_pose is not None else self.chain.fk(reference)
+        if not _followable_step(twist, dt):
+            # (A finite twist of 1e300 m/s or rad/s overflowed into inf on its way to the
+            # IK: a math domain error, which the driver took for a failing bus.)
+            self._twist_pose = self.chain.fk(reference)
+            self._ik_failed = True
+            self._ik_reason = TWIST_STOPPED
+            return reference
         target = integrate_twist(start, twist, dt)
         result = self.chain.ik(target, reference, mask=self._mask, slimit=1)
         if not result.success or bool(np.any(np.abs(result.q - reference) > self._branch_step)):

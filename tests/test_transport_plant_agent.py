@@ -357,3 +357,36 @@ def test_limbs_reassembled_after_all_were_gone_are_read_again_at_the_same_t(
     assert set(step.states) == set(LEGS)
     # and they are new states (a larger seq): the client takes them
     assert all(client.state(leg).t == 1.0 for leg in LEGS)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "twist",
+    [
+        [0.0, 0.0, 0.0, 1e300, 1e300, 1e300],  # its rotation's norm overflowed into inf
+        [1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308],
+        [0.0, 0.0, -1e300, 0.0, 0.0, 0.0],
+    ],
+)
+def test_an_absurd_twist_stops_the_limb_with_ik_failed_not_a_bus_fault(
+    quad: Any, twist: list[float]
+) -> None:
+    # (a reviewer's raw client sent ee_twist [0, 0, 0, 1e300, 1e300, 1e300]: the agent
+    # answered command_reply, then logged a traceback, "ValueError: math domain error", and
+    # flagged the simulated leg BUS_FAULT, "its setpoint writes fail")
+    with raw(zmq.DEALER, quad.request_endpoint) as sock:
+        first = ask(sock, {"v": 2, "type": "step", "seq": 1, "t": 0.05})
+        q0 = first["limbs"]["leg_1"]["q"]
+        command = {"v": 2, "type": "command", "seq": 2, "limb": "leg_1", "mode": "ee_twist"}
+        assert ask(sock, {**command, "twist": twist, "deadline_s": 10})["type"] == "command_reply"
+        for k in range(3):
+            reply = ask(sock, {"v": 2, "type": "step", "seq": 3 + k, "t": 0.1 + 0.05 * k})
+            state = reply["limbs"]["leg_1"]
+            assert state["health"] & Health.BUS_FAULT == 0
+            assert state["health"] & Health.IK_FAILED
+            assert "cannot follow" in state["detail"]["ik_failure"]
+            assert state["q"] == q0
+        # The limb takes the next command as ever.
+        hold = {**command, "seq": 9, "mode": "hold"}
+        assert ask(sock, hold)["type"] == "command_reply"
+        reply = ask(sock, {"v": 2, "type": "step", "seq": 10, "t": 0.5})
+        assert reply["limbs"]["leg_1"]["health"] & (Health.BUS_FAULT | Health.IK_FAILED) == 0
