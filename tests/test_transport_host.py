@@ -163,6 +163,9 @@ def _agents_command(*args: str) -> subprocess.CompletedProcess[str]:
         ("--robot light_limb --bind tcp://127.0.0.1:5555 --clock sim --parent-pid 1",
          "--parent-pid"),
         ("--robot light_limb --clock sim", "not a valid limbtree agent command line"),
+        # (a reviewer's unbalanced quote ended in a traceback, "No closing quotation")
+        ("--robot 'light_limb --bind tcp://127.0.0.1:5555 --clock sim",
+         "cannot be split into arguments (no closing quotation)"),
     ],
 )  # fmt: skip
 def test_limbtree_agents_names_what_it_cannot_host(each: str, says: str) -> None:

@@ -127,7 +127,14 @@ def _agents(args: argparse.Namespace) -> int:
     each = []
     for text in args.each:
         try:
-            one = args.agent_parser.parse_args(shlex.split(text))
+            words = shlex.split(text)
+        except ValueError as exc:  # an unbalanced quote or a trailing backslash
+            raise SystemExit(
+                f"limbtree agents: --each {text!r} cannot be split into arguments "
+                f"({str(exc).lower()}): quote it as for a shell"
+            ) from None
+        try:
+            one = args.agent_parser.parse_args(words)
         except SystemExit:
             raise SystemExit(
                 f"limbtree agents: --each {text!r} is not a valid limbtree agent command line "
