@@ -1021,3 +1021,31 @@ def test_a_map_without_long_form_keys_is_the_default_itself(check):
         "{translation_mm: [0, 0, 50]}", "{default: {translation_mm: [0, 0, 50]}}"
     )
     assert check(long_form) == []
+
+
+def test_an_angle_tolerance_past_180_degrees_is_refused_with_why(check):
+    # A rotation error is at most 180 degrees: dtheta_deg: 200 accepted every orientation.
+    problems = check(
+        """\
+        tree:
+          sequence:
+            - align: {limb: left, target: wheel/grasp, dtheta_deg: 200}
+            - walk_step: {limb: left, end: E2, target: wheel/grasp, settle_angle_deg: 180.5}
+            - impedance_move: {limbs: [left], goal: {}, hold_tol_angle_deg: 360}
+        """
+    )
+    assert len(problems) == 3, problems
+    for problem, (line, key, value) in zip(
+        problems,
+        [
+            (7, "dtheta_deg", "200"),
+            (8, "settle_angle_deg", "180.5"),
+            (9, "hold_tol_angle_deg", "360"),
+        ],
+        strict=True,
+    ):
+        assert problem.startswith(f"m.yaml:{line}:")
+        assert f"{key} must be in (0, 180]; got {value}: " in problem
+        assert "at most 180 deg" in problem and "give the largest rotation error" in problem
+    edge = "tree:\n  align: {limb: left, target: wheel/grasp, dtheta_deg: 180}\n"
+    assert not [p for p in check(edge) if "dtheta_deg" in p]

@@ -146,6 +146,8 @@ class Quantity(ValueType):
         high: the upper bound, or None.
         high_open: whether ``high`` itself is excluded.
         allow_inf: whether ``inf`` (``.inf``) is allowed.
+        why: appended to the message of a value out of bounds: why they are the bounds
+            and what to write instead (empty: nothing).
     """
 
     unit: Unit = NONE
@@ -154,6 +156,7 @@ class Quantity(ValueType):
     high: float | None = None
     high_open: bool = False
     allow_inf: bool = False
+    why: str = ""
 
     def key_unit(self) -> Unit:
         """See :meth:`ValueType.key_unit`."""
@@ -190,7 +193,8 @@ class Quantity(ValueType):
                 return math.inf
             return ctx.reader.error(item, f"{key} must be {self.expected()}; got {_fmt(value)}")
         if not self.within(value):
-            return ctx.reader.error(item, f"{key} must be {self.bounds()}; got {_fmt(value)}")
+            why = f": {self.why}" if self.why else ""
+            return ctx.reader.error(item, f"{key} must be {self.bounds()}; got {_fmt(value)}{why}")
         return value * self.unit.to_si
 
     def within(self, value: float) -> bool:

@@ -21,7 +21,7 @@ from limbtree.trees.behaviours.dynamics import (
 )
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
 from limbtree.trees.mission.source import INVALID, Item
-from limbtree.trees.mission.units import DEG, DEG_S, MM, S
+from limbtree.trees.mission.units import DEG_S, MM, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     Choice,
@@ -34,7 +34,7 @@ from limbtree.trees.mission.values import (
     ValueContext,
     ValueType,
 )
-from limbtree.trees.nodes.params import LIMBS, POSITIVE_S, STALE_TIMEOUT
+from limbtree.trees.nodes.params import ANGLE_TOLERANCE, LIMBS, POSITIVE_S, STALE_TIMEOUT
 from limbtree.trees.nodes.skills import leaf
 
 #: The interfaces a node may name: a limb's ends, or its robot base's.
@@ -121,7 +121,7 @@ WALK_STEP: Final = NodeSpec(
         ),
         ParamSpec(
             "settle_angle",
-            Quantity(DEG, low=0, low_open=True),
+            ANGLE_TOLERANCE,
             1.0,
             "... and within this angle (the paper: 1 deg)",
         ),
@@ -171,7 +171,7 @@ IMPEDANCE_MOVE: Final = NodeSpec(
         ),
         ParamSpec(
             "settle_angle",
-            Quantity(DEG, low=0, low_open=True),
+            ANGLE_TOLERANCE,
             1.0,
             "... and this angle (the paper: < 1 deg)",
         ),
@@ -182,7 +182,7 @@ IMPEDANCE_MOVE: Final = NodeSpec(
             "held this long once settled; the steady-state error is measured over it",
         ),
         ParamSpec("hold_tol", Quantity(MM, low=0, low_open=True), None, "FAILURE beyond this"),
-        ParamSpec("hold_tol_angle", Quantity(DEG, low=0, low_open=True), None, "... or this"),
+        ParamSpec("hold_tol_angle", ANGLE_TOLERANCE, None, "... or this"),
         ParamSpec("gains", Gains(), None, "the frame's gains; none: the plant's"),
         ParamSpec("timeout", POSITIVE_S, 60.0, "FAILURE when it has not settled by then"),
         ParamSpec("metrics", Text(), "impedance_move", "summary.json metrics key"),

@@ -10,6 +10,20 @@ from limbtree.trees.mission.values import REQUIRED, Flag, LimbList, ParamSpec, P
 #: A duration [s] that must be positive.
 POSITIVE_S: Final = Quantity(S, low=0, low_open=True)
 
+#: A tolerance on a rotation error [rad; written in degrees]: the angle between two
+#: orientations is at most 180 degrees, so a larger tolerance would accept any orientation.
+ANGLE_TOLERANCE: Final = Quantity(
+    DEG,
+    low=0,
+    low_open=True,
+    high=180,
+    why=(
+        "the angle between two orientations is at most 180 deg, so a larger tolerance "
+        "would accept every orientation; give the largest rotation error to accept "
+        "(a few degrees)"
+    ),
+)
+
 #: The limbs a multi-limb skill moves.
 LIMBS: Final = ParamSpec("limbs", LimbList(), REQUIRED, "the limbs the node moves")
 

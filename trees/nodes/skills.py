@@ -29,7 +29,7 @@ from limbtree.trees.context import MissionContext
 from limbtree.trees.mission.controllers import ControllerParams, check_controller
 from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.nodes import NodeExport, NodeKind, NodeSpec
-from limbtree.trees.mission.units import DEG, MM, MM_S, MM_S2, NONE, S
+from limbtree.trees.mission.units import MM, MM_S, MM_S2, NONE, S
 from limbtree.trees.mission.values import (
     REQUIRED,
     Choice,
@@ -46,6 +46,7 @@ from limbtree.trees.mission.values import (
     Waypoints,
 )
 from limbtree.trees.nodes.params import (
+    ANGLE_TOLERANCE,
     LIMBS,
     POSITIVE_S,
     Q_E,
@@ -273,7 +274,7 @@ ALIGN: Final = NodeSpec(
         ),
         ParamSpec("version", Integer(1, maximum=2), 2, "1: step-and-settle; 2: adaptive clamp"),
         ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
-        ParamSpec("dtheta", Quantity(DEG, low=0, low_open=True), 2.0, "success: rotation error"),
+        ParamSpec("dtheta", ANGLE_TOLERANCE, 2.0, "success: rotation error"),
         p_e(20.0),
         r_e(10.0),
         ParamSpec(
