@@ -1049,3 +1049,30 @@ def test_an_angle_tolerance_past_180_degrees_is_refused_with_why(check):
         assert "at most 180 deg" in problem and "give the largest rotation error" in problem
     edge = "tree:\n  align: {limb: left, target: wheel/grasp, dtheta_deg: 180}\n"
     assert not [p for p in check(edge) if "dtheta_deg" in p]
+
+
+def test_a_walk_step_releasing_or_arcing_about_its_moving_end_is_refused(check):
+    # Both passed check and aborted the run at its first tick, without a place in the file.
+    problems = check(
+        """\
+        tree:
+          sequence:
+            - walk_step: {limb: left, end: E2, target: wheel/grasp, release: E2}
+            - walk_step: {limb: left, end: E1, target: wheel/grasp, anchor: E1}
+        """
+    )
+    assert len(problems) == 2, problems
+    release, anchor = problems
+    assert release.startswith("m.yaml:7:")
+    assert "release E2 is the end that moves (end: E2)" in release
+    assert "give release: E1" in release and "leave release out" in release
+    assert anchor.startswith("m.yaml:8:")
+    assert "anchor E1 is the end that moves (end: E1)" in anchor
+    assert "give anchor: E2" in anchor
+    # Only the arc turns about the anchor; the other ends are fine.
+    fine = (
+        "tree:\n  sequence:\n"
+        "    - walk_step: {limb: left, end: E2, target: t/si, release: E1, anchor: E1}\n"
+        "    - walk_step: {limb: left, end: E2, target: t/si, anchor: E2, via: none}\n"
+    )
+    assert not [p for p in check(fine) if "anchor" in p or "release" in p]

@@ -8,6 +8,7 @@ gains and latches (docs/dynamics.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
@@ -19,6 +20,7 @@ from limbtree.trees.behaviours.dynamics import (
     UnlatchBehaviour,
     WalkStepBehaviour,
 )
+from limbtree.trees.mission.model import NodeModel
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
 from limbtree.trees.mission.source import INVALID, Item
 from limbtree.trees.mission.units import DEG_S, MM, S
@@ -86,6 +88,31 @@ def _settle_speed() -> ParamSpec:
     )
 
 
+def _check_walk_step(
+    params: Mapping[str, Any], children: tuple[NodeModel, ...], report: Callable[[str, str], None]
+) -> Mapping[str, Any]:
+    """A step's ``release`` (and an arc's ``anchor``) name an end other than the moving one."""
+    end = params.get("end")
+    if end is None:
+        return params
+    other = next((e for e in INTERFACES[:2] if e != end), end)
+    if params.get("anchor") == end and params.get("via") == "arc":
+        report(
+            "anchor",
+            f"anchor {end} is the end that moves (end: {end}): the arc turns about a latched "
+            f"end, not the moving one; give anchor: {other}, or leave anchor out (the "
+            "limb's other end)",
+        )
+    if params.get("release") == end:
+        report(
+            "release",
+            f"release {end} is the end that moves (end: {end}): the step would let go of the "
+            f"end it has just latched; give release: {other} (a 1-arm walk), or leave "
+            "release out to keep both ends latched",
+        )
+    return params
+
+
 WALK_STEP: Final = NodeSpec(
     "walk_step",
     NodeKind.LEAF,
@@ -139,6 +166,7 @@ WALK_STEP: Final = NodeSpec(
     ),
     (0, 0),
     "step a limb's end from one standard interface to another (seed 003 Sec. 5-A, 5-C)",
+    check=_check_walk_step,
     build=leaf(WalkStepBehaviour),
     commands=("limb",),
 )
