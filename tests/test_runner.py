@@ -380,3 +380,24 @@ def test_recover_to_last_valid_needs_a_previous_move(tmp_path):
     outcome, runner, _, _ = run(tmp_path, tree, record=False)
     assert outcome is RunOutcome.FAILURE
     assert "no last valid command for a" in runner.failure_message()
+
+
+def test_the_failure_named_is_the_one_that_failed_the_run_not_one_absorbed_before(tmp_path):
+    # The timeout under force_success and the fallback's first child failed first and kept
+    # their FAILURE; the run's failure was named after the first of them ("Timeout: timed
+    # out after 0.1 s"), not after the refused gate that failed the run.
+    tree = """
+    tree:
+      sequence:
+        - force_success:
+            child: {timeout: {duration_s: 0.1, child: {wait: {duration_s: 1}}}}
+        - fallback:
+            memory: false
+            children:
+              - recover_to_last_valid: {limbs: [a]}  # fails at once: no move before it
+              - wait: {duration_s: 0.1}
+        - operator_gate: {prompt: "go on?"}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, operator=Refuse(), record=False)
+    assert outcome is RunOutcome.FAILURE
+    assert runner.failure_message() == "Operator gate: refused by the operator"

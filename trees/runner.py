@@ -143,6 +143,34 @@ HOLD_RENEW_S: Final = 0.25
 CLAIM_TIMEOUT_S: Final = 2.0
 
 
+def failed_leaf(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour | None:
+    """The deepest node with a message on the path of the failure that ended ``root``.
+
+    From the root, each step goes to the child whose FAILURE failed its parent (of several,
+    the last: a fallback's last resort). A node that failed earlier and was absorbed on the
+    way up (under ``force_success`` or ``inverter``, or before a fallback's next child
+    succeeded) keeps its FAILURE status, but is on no such path, so it is never the reason.
+
+    Args:
+        root: the tree's root, in FAILURE.
+
+    Returns:
+        The deepest node of that path that says why (its ``feedback_message``), or None when
+        the root did not fail or no node of the path says anything.
+    """
+    failure = py_trees.common.Status.FAILURE
+    if root.status != failure:
+        return None
+    node, reason = root, root if root.feedback_message else None
+    while True:
+        failed = [child for child in node.children if child.status == failure]
+        if not failed:
+            return reason
+        node = failed[-1]
+        if node.feedback_message:
+            reason = node
+
+
 class Runner:
     """Ticks one mission tree over its agents until the root ends or the operator aborts.
 
@@ -1015,14 +1043,9 @@ class Runner:
             return self._abort_reason
         if self.outcome is not RunOutcome.FAILURE:
             return None
-        failed = [
-            node
-            for node in self.root.iterate()
-            if node.status == py_trees.common.Status.FAILURE and node.feedback_message
-        ]
-        if not failed:
+        node = failed_leaf(self.root)
+        if node is None:
             return "the tree failed"
-        node = failed[0]
         return f"{node.name}: {node.feedback_message}"
 
     # -- the tick limits (issue 19) ------------------------------------------------------------
