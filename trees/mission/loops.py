@@ -26,6 +26,7 @@ from limbtree.kinematics import Pose, SE3Metric, stacked_distance
 from limbtree.skills.sync import offset_pose
 from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import Mission, NodeModel
+from limbtree.trees.mission.unread import UnreadWarning, unread_warnings
 
 #: Node types whose ``loop`` parameter makes them go round their waypoints.
 LOOPING_TYPES = ("sync_move",)
@@ -92,15 +93,16 @@ class SkipWarning:
         )
 
 
-def mission_warnings(mission: Mission) -> list[LoopWarning | SkipWarning]:
+def mission_warnings(mission: Mission) -> list[LoopWarning | SkipWarning | UnreadWarning]:
     """What ``check`` and ``run`` warn about, one warning per node, loops first.
 
-    Looping moves inside their hypersphere, and moves that pass over a segment.
+    Looping moves inside their hypersphere, moves that pass over a segment, and nodes
+    given parameters they do not read (:mod:`~limbtree.trees.mission.unread`).
     """
     looping = loop_warnings(mission)
     warned = {w.node_id for w in looping}
     skips = [w for w in skip_warnings(mission) if w.node_id not in warned]
-    return [*looping, *skips]
+    return [*looping, *skips, *unread_warnings(mission)]
 
 
 def skip_warnings(mission: Mission) -> list[SkipWarning]:

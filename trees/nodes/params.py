@@ -46,23 +46,33 @@ MEMORY: Final = ParamSpec(
 )
 
 
-def p_e(default_mm: float) -> ParamSpec:
-    """The hypersphere radius on position [m; written in mm] (seed 000 eq. 7)."""
+def p_e(default_mm: float, doc: str = "") -> ParamSpec:
+    """The hypersphere radius on position [m; written in mm] (seed 000 eq. 7).
+
+    Args:
+        default_mm: the default [mm].
+        doc: the reference's text, when not the moves' own.
+    """
     return ParamSpec(
         "p_e",
         PerLimb(Quantity(MM, low=0, low_open=True, allow_inf=True)),
         default_mm,
-        "hypersphere radius on position, one number or per limb (seed 000 eq. 7)",
+        doc or "hypersphere radius on position, one number or per limb (seed 000 eq. 7)",
     )
 
 
-def r_e(default_deg: float) -> ParamSpec:
-    """The hypersphere radius on rotation [rad; written in degrees]; inf ignores rotation."""
+def r_e(default_deg: float, doc: str = "") -> ParamSpec:
+    """The hypersphere radius on rotation [rad; written in degrees]; inf ignores rotation.
+
+    Args:
+        default_deg: the default [deg].
+        doc: the reference's text, when not the moves' own.
+    """
     return ParamSpec(
         "r_e",
         PerLimb(Quantity(DEG, low=0, low_open=True, allow_inf=True)),
         default_deg,
-        "hypersphere radius on rotation, one number or per limb; inf ignores rotation",
+        doc or "hypersphere radius on rotation, one number or per limb; inf ignores rotation",
     )
 
 

@@ -275,21 +275,30 @@ ALIGN: Final = NodeSpec(
         ParamSpec("version", Integer(1, maximum=2), 2, "1: step-and-settle; 2: adaptive clamp"),
         ParamSpec("dd", Quantity(MM, low=0, low_open=True), 10.0, "success: position error"),
         ParamSpec("dtheta", ANGLE_TOLERANCE, 2.0, "success: rotation error"),
-        p_e(20.0),
-        r_e(10.0),
+        p_e(
+            20.0,
+            "version 1: the hypersphere its steps are clamped to, on position (seed 000 eq. "
+            "7); version 2 does not read it",
+        ),
+        r_e(
+            10.0,
+            "version 1: the hypersphere its steps are clamped to, on rotation; inf ignores "
+            "rotation; version 2 does not read it",
+        ),
         ParamSpec(
             "max_speed",
             Quantity(MM_S, low=0, low_open=True),
             50.0,
             "version 1: the peak speed of each step's interpolation (the synchronizer's "
-            "LERP, easing in and out; version 2's t_max)",
+            "LERP, easing in and out); version 2 does not read it (its own: v2's t_max_mm_s)",
         ),
         ParamSpec(
             "max_accel",
             Quantity(MM_S2, low=0, low_open=True),
             150.0,
             "version 1: the peak acceleration of each step's interpolation (version 2's "
-            "largest: its filter taking t_max from rest, t_max / (tau_lin + 1/30 s))",
+            "largest: its filter taking t_max from rest, t_max / (tau_lin + 1/30 s)); "
+            "version 2 does not read it",
         ),
         ParamSpec("timeout", POSITIVE_S, None, "FAILURE after this long; none: never"),
         ParamSpec(
@@ -303,8 +312,18 @@ ALIGN: Final = NodeSpec(
         ParamSpec(
             "metrics", Text(), "align", "summary.json metrics key for this alignment's figures"
         ),
-        ParamSpec("v1", ControllerParams(1), None, "Version 1's parameters, e.g. {s_max_mm: 20}"),
-        ParamSpec("v2", ControllerParams(2), None, "Version 2's parameters, e.g. {t_max_mm_s: 30}"),
+        ParamSpec(
+            "v1",
+            ControllerParams(1),
+            None,
+            "Version 1's parameters, e.g. {s_max_mm: 20}; version 2 does not read them",
+        ),
+        ParamSpec(
+            "v2",
+            ControllerParams(2),
+            None,
+            "Version 2's parameters, e.g. {t_max_mm_s: 30}; version 1 does not read them",
+        ),
         STALE_TIMEOUT,
     ),
     (0, 0),

@@ -1,0 +1,70 @@
+"""``limbtree check`` warns about an align node given keys its controller version does not read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from limbtree.trees.app import robot_catalogue
+from limbtree.trees.cli import main
+from limbtree.trees.mission import load_mission
+from limbtree.trees.mission.loops import mission_warnings
+
+MISSION = """\
+mission: unread
+rate_hz: 30
+parameters:
+  version: 2
+limbs:
+  arm: {robot: moonbot_limb_v2}
+world:
+  wheel: {module: moonbot_wheel_v2, pose: {translation_mm: [871, -459, 121]}}
+tree:
+  sequence:
+    - align: {limb: arm, target: wheel/grasp, version: $version, dd_mm: 5, max_speed_mm_s: 5,
+              v1: {s_max_mm: 20}}
+    - align: {limb: arm, target: wheel/grasp, version: $version, v2: {t_max_mm_s: 30}}
+"""
+
+
+def _warnings(tmp_path: Path, **overrides: str) -> list[str]:
+    path = tmp_path / "unread.yaml"
+    path.write_text(MISSION)
+    mission = load_mission(path, robots=robot_catalogue(), overrides=overrides)
+    return [str(w) for w in mission_warnings(mission)]
+
+
+def test_version_2_given_version_1_keys_is_warned_at_the_first_of_them(tmp_path: Path) -> None:
+    # max_speed_mm_s: 5 under Version 2 (the default) moved as fast as without it, silently.
+    (warning,) = _warnings(tmp_path)
+    assert warning.startswith(f"{tmp_path / 'unread.yaml'}:11:92: warning: node 0.0: ")
+    assert "align version 2 does not read max_speed_mm_s, v1 (Version 1's)" in warning
+    assert "they change nothing" in warning
+    assert "v2: {t_max_mm_s: 50, r_max_deg_s: 8}" in warning and "set version: 1" in warning
+
+
+def test_version_1_given_version_2_keys_is_warned_at_them(tmp_path: Path) -> None:
+    (warning,) = _warnings(tmp_path, version="1")
+    assert warning.startswith(f"{tmp_path / 'unread.yaml'}:13:70: warning: node 0.1: ")
+    assert "align version 1 does not read v2 (Version 2's): it changes nothing" in warning
+
+
+def test_check_prints_the_warning_and_still_succeeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "unread.yaml"
+    path.write_text(MISSION)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "OK: mission unread" in out
+    assert "warning: node 0.0: align version 2 does not read max_speed_mm_s, v1" in out
+
+
+def test_keys_of_the_version_that_runs_get_no_warning(tmp_path: Path) -> None:
+    path = tmp_path / "read.yaml"
+    given = "dd_mm: 5, max_speed_mm_s: 5,\n              v1: {s_max_mm: 20}"
+    assert given in MISSION
+    path.write_text(MISSION.replace(given, "dd_mm: 5"))
+    mission = load_mission(path, robots=robot_catalogue())
+    assert [str(w) for w in mission_warnings(mission)] == []
