@@ -68,3 +68,34 @@ def test_keys_of_the_version_that_runs_get_no_warning(tmp_path: Path) -> None:
     path.write_text(MISSION.replace(given, "dd_mm: 5"))
     mission = load_mission(path, robots=robot_catalogue())
     assert [str(w) for w in mission_warnings(mission)] == []
+
+
+TURN = """\
+mission: turn
+rate_hz: 50
+limbs:
+  arm: {robot: heavy_limb}
+  light: {robot: light_limb, base: {translation_mm: [0, 1500, 0]}}
+tree:
+  sequence:
+    - sync_move: {name: turn, limbs: [arm, light], waypoints: [{translation_mm: [0, 0, 20]},
+                  {rotation_deg: [0, 0, 60]}], r_e_deg: {arm: 30, light: inf}}
+    - sync_move: {name: up, limbs: [arm], waypoints: [{translation_mm: [0, 0, 50]}]}
+"""
+
+
+def test_a_turn_a_move_does_not_wait_for_is_warned_at_its_waypoint(tmp_path: Path) -> None:
+    # With r_e_deg inf (the default) the turn was commanded, the move succeeded as soon as
+    # the positions settled, and the next relative move kept the unturned orientation.
+    path = tmp_path / "turn.yaml"
+    path.write_text(TURN)
+    mission = load_mission(path, robots=robot_catalogue())
+    (warning,) = [str(w) for w in mission_warnings(mission)]
+    assert warning.startswith(f"{path}:9:19: warning: node 0.0: waypoint 2 turns limb light ")
+    assert "by 60 deg, but its r_e_deg is inf" in warning
+    assert "succeeds once the positions settle, before the turn is done" in warning
+    assert "give r_e_deg (e.g. 30)" in warning
+    # Every limb turned with r_e_deg given: the move waits for the turn, no warning.
+    path.write_text(TURN.replace("light: inf", "light: 30"))
+    mission = load_mission(path, robots=robot_catalogue())
+    assert [str(w) for w in mission_warnings(mission)] == []

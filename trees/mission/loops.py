@@ -26,7 +26,12 @@ from limbtree.kinematics import Pose, SE3Metric, stacked_distance
 from limbtree.skills.sync import offset_pose
 from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import Mission, NodeModel
-from limbtree.trees.mission.unread import UnreadWarning, unread_warnings
+from limbtree.trees.mission.unread import (
+    UnreadWarning,
+    UnwaitedTurnWarning,
+    unread_warnings,
+    unwaited_turn_warnings,
+)
 
 #: Node types whose ``loop`` parameter makes them go round their waypoints.
 LOOPING_TYPES = ("sync_move",)
@@ -93,16 +98,19 @@ class SkipWarning:
         )
 
 
-def mission_warnings(mission: Mission) -> list[LoopWarning | SkipWarning | UnreadWarning]:
+def mission_warnings(
+    mission: Mission,
+) -> list[LoopWarning | SkipWarning | UnreadWarning | UnwaitedTurnWarning]:
     """What ``check`` and ``run`` warn about, one warning per node, loops first.
 
-    Looping moves inside their hypersphere, moves that pass over a segment, and nodes
-    given parameters they do not read (:mod:`~limbtree.trees.mission.unread`).
+    Looping moves inside their hypersphere, moves that pass over a segment, nodes given
+    parameters they do not read, and moves that do not wait for the turn they command
+    (:mod:`~limbtree.trees.mission.unread`).
     """
     looping = loop_warnings(mission)
     warned = {w.node_id for w in looping}
     skips = [w for w in skip_warnings(mission) if w.node_id not in warned]
-    return [*looping, *skips, *unread_warnings(mission)]
+    return [*looping, *skips, *unread_warnings(mission), *unwaited_turn_warnings(mission)]
 
 
 def skip_warnings(mission: Mission) -> list[SkipWarning]:

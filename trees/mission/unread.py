@@ -9,13 +9,21 @@ controller is read as valid and changes nothing: ``align: {..., max_speed_mm_s: 
 Version 2 moves as fast as without it. A mission may set both controllers' keys and choose
 the version by a parameter (``--set controller_version=1``), so ``check`` and ``run`` warn
 instead of refusing it.
+
+A ``sync_move`` with ``r_e_deg: inf`` (its default) neither paces nor checks rotation, yet
+commands each waypoint's orientation: a relative waypoint that turns a limb
+(``rotation_deg: [0, 0, 60]``) is commanded at once, and the move succeeds as soon as the
+positions settle, the turn not done; the next node then starts from the limb mid-turn (a
+relative move keeps that orientation, and the turn never happens). ``check`` and ``run``
+warn about it too.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import Mission, NodeModel
@@ -72,6 +80,73 @@ class UnreadWarning:
         )
 
 
+@dataclass(frozen=True)
+class UnwaitedTurnWarning:
+    """A ``sync_move`` whose waypoint turns a limb for which rotation is ignored (``r_e`` inf).
+
+    Attributes:
+        node_id: the node's id (path of child indices from the root ``0``).
+        location: where the waypoint is written.
+        waypoint: the waypoint's number (from 1).
+        limb: the first limb it turns with ``r_e`` inf.
+        angle_deg: by how much it turns that limb [deg].
+    """
+
+    node_id: str
+    location: Location
+    waypoint: int
+    limb: str
+    angle_deg: float
+
+    def __str__(self) -> str:
+        where = self.location
+        return (
+            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"waypoint {self.waypoint} turns limb {self.limb} by {self.angle_deg:.0f} deg, "
+            f"but its r_e_deg is inf: the move neither paces nor waits for the rotation, so "
+            f"it succeeds once the positions settle, before the turn is done (and a move "
+            f"after it starts from the limb mid-turn); give r_e_deg (e.g. 30) to move and "
+            f"arrive in rotation too"
+        )
+
+
+#: A relative waypoint turning a limb by less than this [rad] asks for no turn.
+_NO_TURN = math.radians(0.01)
+
+
+def unwaited_turn_warnings(mission: Mission) -> list[UnwaitedTurnWarning]:
+    """Every ``sync_move`` of ``mission`` whose relative waypoint turns a limb of ``r_e`` inf.
+
+    One warning per node: its first such waypoint, and the first such limb of it.
+    """
+    warnings = []
+    for node_id, node in _with_ids(mission.root, "0"):
+        if node.type != "sync_move" or node.params.get("frame", "relative") != "relative":
+            continue
+        found = _first_unwaited_turn(node.params)
+        if found is not None:
+            number, limb, angle = found
+            location = node.value_at(f"waypoints.{number}")
+            warnings.append(
+                UnwaitedTurnWarning(node_id, location, number, limb, math.degrees(angle))
+            )
+    return warnings
+
+
+def _first_unwaited_turn(params: Mapping[str, Any]) -> tuple[int, str, float] | None:
+    r_e = params.get("r_e", math.inf)
+    for number, waypoint in enumerate(params.get("waypoints") or (), start=1):
+        for limb in params.get("limbs") or ():
+            radius = r_e.get(limb, math.inf) if isinstance(r_e, Mapping) else r_e
+            if radius is not None and not math.isinf(float(radius)):
+                continue
+            qw = float(waypoint[limb][6])
+            angle = 2.0 * math.acos(min(1.0, abs(qw)))
+            if angle > _NO_TURN:
+                return number, limb, angle
+    return None
+
+
 def unread_warnings(mission: Mission) -> list[UnreadWarning]:
     """Every ``align`` node of ``mission`` given keys its version does not read."""
     warnings = []
@@ -96,4 +171,10 @@ def _with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
     return out
 
 
-__all__ = ["ALIGN_UNREAD", "UnreadWarning", "unread_warnings"]
+__all__ = [
+    "ALIGN_UNREAD",
+    "UnreadWarning",
+    "UnwaitedTurnWarning",
+    "unread_warnings",
+    "unwaited_turn_warnings",
+]
