@@ -599,3 +599,36 @@ def test_the_docs_absolute_waypoint_example_runs_to_success(tmp_path):
     record = tmp_path / "record"
     assert main(["run", str(path), "--headless", "--record", str(record)]) == 0
     assert json.loads((record / "summary.json").read_text())["outcome"] == "SUCCESS"
+
+
+RECOVER = """\
+mission: recover
+clock: sim
+limbs:
+  arm: {robot: light_limb}
+  heavy: {robot: heavy_limb, base: {translation_mm: [0, 1500, 0]}}
+tree:
+  sequence:
+    - joint_move: {limb: arm, posture: safe}
+    - sync_move: {limbs: [heavy], waypoints: [{translation_mm: [0, 0, 20]}]}
+    - recover_to_last_valid: {limbs: [arm, heavy]}
+"""
+
+
+def test_a_recover_to_last_valid_no_move_came_before_is_refused_naming_the_limb(tmp_path):
+    # It passed check and failed at run time ("no last valid command for arm"): a joint
+    # move leaves no last valid command, and nothing else moved the arm before it.
+    message = only_problem(write(tmp_path, RECOVER))
+    assert message.startswith(f"{tmp_path / 'reach.yaml'}:10:7: ")
+    assert 'recover_to_last_valid "Recover to last valid": no move before it leaves arm ' in message
+    assert "so it always fails; place it after a sync_move over these limbs" in message
+
+
+def test_a_recover_to_last_valid_after_a_move_or_run_again_passes(tmp_path):
+    moved = RECOVER.replace("sync_move: {limbs: [heavy]", "sync_move: {limbs: [heavy, arm]")
+    assert load(write(tmp_path, moved)).name == "recover"
+    # Under a repeat, a later move may have run before it: not certain, not refused.
+    again = RECOVER.replace(
+        "  sequence:\n", "  repeat:\n    times: 2\n    child:\n     sequence:\n"
+    ).replace("    - ", "      - ")
+    assert load(write(tmp_path, again)).name == "recover"

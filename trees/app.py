@@ -52,7 +52,7 @@ from limbtree.trees.mission.errors import MissionError, Problem
 from limbtree.trees.mission.loops import mission_warnings
 from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
-from limbtree.trees.reach import reach_problems
+from limbtree.trees.reach import reach_problems, recover_problems
 from limbtree.trees.recorder import BEING_WRITTEN, being_written
 from limbtree.trees.runner import (
     RunInfo,
@@ -111,7 +111,11 @@ def load(
         modules=module_names(),
         registry=registry,
     )
-    problems = reach_problems(mission, registry) + target_problems(mission)
+    problems = (
+        reach_problems(mission, registry)
+        + recover_problems(mission, registry)
+        + target_problems(mission)
+    )
     if problems:  # (in file order, as the file's own problems are)
         problems.sort(key=_place)
         raise MissionError(problems)

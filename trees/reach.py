@@ -69,7 +69,7 @@ from limbtree.robots.sim import SimConfig
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, merge_uses, value_problem
 from limbtree.trees.mission.model import FaultKind, NodeModel, PlantKind
-from limbtree.trees.mission.nodes import NodeRegistry
+from limbtree.trees.mission.nodes import BUILT_IN, NodeRegistry
 
 #: Slack on the reach bound [m]: rounding in the description, never a real margin.
 REACH_SLACK_M = 1e-3
@@ -432,6 +432,52 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
     return merge_uses(problems)
 
 
+#: The built-in node types that leave a limb a last valid command (their commands on their
+#: trajectory), for ``recover_to_last_valid`` to bring it back to.
+LAST_VALID_TYPES: Final = ("sync_move", "velocity_move", "recover_to_last_valid")
+
+
+def recover_problems(mission: Mission, registry: NodeRegistry | None = None) -> list[Problem]:
+    """Every ``recover_to_last_valid`` that certainly finds a limb without a last valid command.
+
+    It brings each of its limbs back to the last command a move on a trajectory sent it
+    (:data:`LAST_VALID_TYPES`), and fails at once for a limb without one. That is certain
+    when no node before it, depth first, can leave the limb one (a node type of a package
+    is taken to, when it commands the limb) and no node above it starts it more than once
+    (under ``repeat``, ``retry`` or a reactive composite, a later move may run first).
+
+    Args:
+        mission: the mission.
+        registry: the node types the mission was loaded with; None: the default.
+    """
+    if registry is None:
+        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
+
+        registry = default_registry()
+    problems: list[Problem] = []
+    moved: set[str] = set()  # the limbs a node before may have left a last valid command
+    for node, again, use in _visits(mission.root):
+        if node.type == "recover_to_last_valid" and not again:
+            limbs = [name for name in node.params.get("limbs") or () if name not in moved]
+            if limbs:
+                message = (
+                    f'recover_to_last_valid "{node.name}": no move before it leaves '
+                    f"{', '.join(limbs)} a last valid command to go back to (only "
+                    f"{', '.join(LAST_VALID_TYPES)} do), so it always fails; place it after "
+                    "a sync_move over these limbs (in a fallback after the move, seed 000 "
+                    "Sec. II-B)"
+                )
+                if use is not None:
+                    message += f" ({use.origin} given at {use.location})"
+                problems.append(Problem(node.location, message))
+        spec = registry.resolve(node.type)
+        if node.type in LAST_VALID_TYPES or (
+            spec is None or registry.source(spec.type) != BUILT_IN
+        ):
+            moved |= _commanded(mission, registry, node)
+    return merge_uses(problems)
+
+
 def _sync_move_problems(
     mission: Mission, node: NodeModel, first: set[str], defaults: Mapping[str, float]
 ) -> list[Problem]:
@@ -459,4 +505,11 @@ def _sync_move_problems(
     return problems
 
 
-__all__ = ["REACH_SLACK_M", "limb_reach", "reach_bound", "reach_problems"]
+__all__ = [
+    "LAST_VALID_TYPES",
+    "REACH_SLACK_M",
+    "limb_reach",
+    "reach_bound",
+    "reach_problems",
+    "recover_problems",
+]
