@@ -459,11 +459,17 @@ CUT_BADGES = """() => [...document.querySelectorAll('#limbs tbody .badge')].filt
 }).map((b) => b.textContent)"""
 
 
-@pytest.mark.parametrize("width", [960, 1400])
+#: The limbs table's column headers that do not show whole (cut to an ellipsis).
+CUT_HEADERS = """() => [...document.querySelectorAll('#limbs th')]
+  .filter((th) => th.scrollWidth > th.clientWidth).map((th) => th.textContent)"""
+
+
+@pytest.mark.parametrize("width", [960, 1280, 1400])
 def test_the_limbs_table_shows_every_health_flag_and_fault_whole(tmp_path, page, width):
     # Each fault's badge ("power_off since 6.1 s") was wider than the faults column, whose
     # cell clips what overflows it: in a 1400 px window its time was cut off
     # ("power_off since 6."), and in one of 960 px so were the stale badge and POWER_OFF.
+    # The headers of the distances read "dist …" and "to targ…" in 1280 and 960 px.
     page.set_viewport_size({"width": width, "height": 800})
     server = serve(legs_with_faults(tmp_path / "legs"))
     try:
@@ -476,6 +482,7 @@ def test_the_limbs_table_shows_every_health_flag_and_fault_whole(tmp_path, page,
         assert texts == ["slowdown since 6.1 s", "blockage since 6.1 s"]
         assert page.locator('#limbs tr[data-limb="leg_0"] td.stale .badge').inner_text() == "stale"
         assert page.evaluate(CUT_BADGES) == []
+        assert page.evaluate(CUT_HEADERS) == []
     finally:
         leave(page, server)
 
