@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import socket
 import time
 from collections.abc import Callable
 
@@ -272,3 +273,27 @@ def test_a_plain_pose_command_is_the_message_the_checked_path_builds() -> None:
             with pytest.raises(ProtocolError, match="pose"):
                 link.send_command(CommandMode.EE_POSE, ee="tip", pose=bad)
         assert len(sent) == 3
+
+
+def test_limbtree_ping_of_another_program_says_something_listens_but_is_no_agent(
+    free_port: Callable[[], int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (a reviewer's `limbtree ping` of a plain TCP server said only "no limb agent answered
+    # ... check that `limbtree agent` runs there", as for a dead port; `limbtree run` told
+    # them apart)
+    from limbtree.trees.cli import main
+
+    listener = socket.socket()
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        endpoint = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        assert main(["ping", endpoint, "--timeout", "0.3"]) == 1
+        err = capsys.readouterr().err
+        assert f"no limb agent answered at {endpoint}" in err
+        assert "accepts TCP connections, but no limbtree agent answered there" in err
+    finally:
+        listener.close()
+    dead = f"tcp://127.0.0.1:{free_port()}"
+    assert main(["ping", dead, "--timeout", "0.3"]) == 1
+    assert "nothing listens on port" in capsys.readouterr().err

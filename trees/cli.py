@@ -215,9 +215,14 @@ def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
 
 
 def _ping(args: argparse.Namespace) -> int:
-    from limbtree.transport import ping_endpoint
+    from limbtree.transport import AgentUnreachableError, ping_endpoint
+    from limbtree.trees.connection import probe
 
-    rtt, description = ping_endpoint(args.endpoint, timeout_s=args.timeout, keys_dir=args.keys)
+    try:
+        rtt, description = ping_endpoint(args.endpoint, timeout_s=args.timeout, keys_dir=args.keys)
+    except AgentUnreachableError as exc:
+        # What a plain connection finds tells a dead port from another program on it.
+        raise LimbtreeError(f"{exc}\n  found: {probe(args.endpoint)}") from None
     plant = description.plant
     versions = ", ".join(str(v) for v in description.versions)
     print(f"{args.endpoint}: round trip {rtt * 1e3:.3f} ms (protocol version {versions})")
