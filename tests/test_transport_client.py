@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import math
 import socket
+import threading
 import time
 from collections.abc import Callable
 
 import msgpack
 import numpy as np
 import pytest
+import zmq
 from fake_driver import FakeDriver, wait_until
 
 from limbtree.transport import (
@@ -297,3 +299,43 @@ def test_limbtree_ping_of_another_program_says_something_listens_but_is_no_agent
     dead = f"tcp://127.0.0.1:{free_port()}"
     assert main(["ping", dead, "--timeout", "0.3"]) == 1
     assert "nothing listens on port" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({}, "errors_received is not a map of ints"),
+        ({"errors_received": {}}, "clock is None, not one of 'real', 'sim'"),
+    ],
+)
+def test_a_malformed_describe_reply_is_named_with_the_endpoint(
+    fields: dict[str, object], says: str
+) -> None:
+    # (a reviewer's `limbtree ping` of a server answering describe_reply without the
+    # protocol's fields said only "errors_received must be a map of ints", or
+    # "malformed describe_reply: ValueError(\"'None' is not a valid ClockMode\")")
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    router = context.socket(zmq.ROUTER)
+    router.linger = 0
+    router.rcvtimeo = 5000
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    endpoint = f"tcp://127.0.0.1:{port}"
+
+    def answer() -> None:
+        *envelope, frame = router.recv_multipart()
+        seq = msgpack.unpackb(frame)["seq"]
+        reply = {"v": 2, "type": "describe_reply", "seq": seq, **fields}
+        router.send_multipart([*envelope, msgpack.packb(reply)])
+
+    server = threading.Thread(target=answer)
+    server.start()
+    try:
+        with AgentClient(endpoint, subscribe=False) as client, pytest.raises(ProtocolError) as info:
+            client.describe(timeout_s=5)
+    finally:
+        server.join()
+        router.close()
+        context.term()
+    message = str(info.value)
+    assert f"{endpoint} answered describe with a malformed describe_reply: {says}" in message
+    assert "limbtree agent speaking protocol version 2" in message

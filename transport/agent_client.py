@@ -470,11 +470,16 @@ class AgentClient:
         seq: int = reply["seq"]
         errors = reply.get("errors_received")
         if type(errors) is not dict or any(type(n) is not int for n in errors.values()):
-            raise ProtocolError(
-                ErrorCode.BAD_FIELD, "errors_received must be a map of ints", seq=seq
+            raise self._malformed_describe("errors_received is not a map of ints", seq)
+        clock_name = reply.get("clock")
+        if clock_name not in {mode.value for mode in ClockMode}:
+            raise self._malformed_describe(
+                f"clock is {clock_name!r}, not one of "
+                f"{', '.join(repr(mode.value) for mode in ClockMode)}",
+                seq,
             )
         try:
-            clock = ClockMode(str(reply.get("clock")))
+            clock = ClockMode(clock_name)
             description = AgentDescription(
                 plant=plant_description_from_map(reply, seq),
                 clock=clock,
@@ -487,13 +492,23 @@ class AgentClient:
                 session=int(reply["session"]),
                 versions=tuple(int(v) for v in reply.get("versions", (PROTOCOL_VERSION,))),
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(
-                ErrorCode.BAD_FIELD, f"malformed describe_reply: {exc!r}", seq=seq
-            ) from None
+        except KeyError as exc:
+            raise self._malformed_describe(f"it has no field {exc}", seq) from None
+        except (TypeError, ValueError) as exc:
+            raise self._malformed_describe(str(exc), seq) from None
         if not self._limbs:
             self._limbs = description.plant.limb_names
         return description
+
+    def _malformed_describe(self, what: str, seq: int) -> ProtocolError:
+        """The error of a ``describe_reply`` that is not the protocol's, naming the endpoint."""
+        return ProtocolError(
+            ErrorCode.BAD_FIELD,
+            f"{self._where()} answered describe with a malformed describe_reply: {what}; is it "
+            f"a limbtree agent speaking protocol version {PROTOCOL_VERSION} (docs/protocol.md, "
+            "section 5.1)?",
+            seq=seq,
+        )
 
     def ping(self, timeout_s: float = 1.0) -> float:
         """Measure the round trip to the agent.
