@@ -191,3 +191,17 @@ def test_a_stray_file_in_authorized_is_refused_naming_it(
     agent = make_agent(FakeDriver(), clock="real", stream_rate_hz=200, keys_dir=tmp_path)
     rtt, info_ok = ping_endpoint(agent.request_endpoint, timeout_s=5, keys_dir=tmp_path)
     assert info_ok.curve and rtt > 0
+
+
+def test_an_authorized_folder_without_keys_is_refused_saying_what_to_copy(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    # (a reviewer's agent on an empty authorized/ started, "CURVE on (0 authorised client
+    # keys)", and answered nobody until restarted with a key there)
+    generate_keys(tmp_path)
+    (tmp_path / "authorized" / "client.key").rename(tmp_path / "authorized" / "client.pub")
+    with pytest.raises(KeysError) as info:
+        make_agent(FakeDriver(), clock="real", stream_rate_hz=200, keys_dir=tmp_path)
+    message = str(info.value)
+    assert f"{tmp_path / 'authorized'}: holds no client public key (no *.key file)" in message
+    assert "named NAME.key" in message

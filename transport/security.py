@@ -174,8 +174,8 @@ def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]
         The agent's keys and the folder of authorised client public keys.
 
     Raises:
-        KeysError: when a file or the ``authorized`` folder is missing or unreadable, or a
-            ``*.key`` file in ``authorized`` is not a client public key.
+        KeysError: when a file or the ``authorized`` folder is missing or unreadable, holds
+            no ``*.key`` file, or a ``*.key`` file in it is not a client public key.
     """
     _require_curve()
     root = Path(directory)
@@ -183,7 +183,15 @@ def load_agent_keys(directory: str | os.PathLike[str]) -> tuple[CurveKeys, Path]
     authorized = root / AUTHORIZED_DIR
     if not authorized.is_dir():
         raise KeysError(str(authorized), f"no folder of authorised client keys; {_GENERATE_HINT}")
-    for path in sorted(authorized.glob("*.key")):
+    keys = sorted(authorized.glob("*.key"))
+    if not keys:
+        raise KeysError(
+            str(authorized),
+            "holds no client public key (no *.key file): the agent would let no client in; "
+            "copy a client's public key file there (`limbtree keys generate DIR` puts "
+            "client.key in DIR/authorized), named NAME.key",
+        )
+    for path in keys:
         _check_authorized(path)
     return CurveKeys(public=public, secret=secret), authorized
 
