@@ -205,3 +205,21 @@ def test_an_authorized_folder_without_keys_is_refused_saying_what_to_copy(
     message = str(info.value)
     assert f"{tmp_path / 'authorized'}: holds no client public key (no *.key file)" in message
     assert "named NAME.key" in message
+
+
+@pytest.mark.parametrize("inside", ["", "k"])
+def test_limbtree_keys_generate_into_a_file_says_so_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inside: str
+) -> None:
+    # (a reviewer's `limbtree keys generate afile` and `... afile/k` ended in tracebacks,
+    # FileExistsError and NotADirectoryError)
+    from limbtree.trees.cli import main
+
+    a_file = tmp_path / "afile"
+    a_file.write_text("not a folder")
+    target = a_file / inside if inside else a_file
+    assert main(["keys", "generate", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"limbtree keys: {a_file if not inside else target}: cannot write")
+    assert "give a folder this user may create or write, not a file" in err
+    assert "Traceback" not in err

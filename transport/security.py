@@ -96,8 +96,8 @@ def generate_keys(directory: str | os.PathLike[str], *, overwrite: bool = False)
         Where the files are.
 
     Raises:
-        KeysError: when key files already exist and ``overwrite`` is False, or CURVE is not
-            available.
+        KeysError: when key files already exist and ``overwrite`` is False, the folder cannot
+            be made or written (naming the path and why), or CURVE is not available.
     """
     _require_curve()
     root = Path(directory)
@@ -111,14 +111,22 @@ def generate_keys(directory: str | os.PathLike[str], *, overwrite: bool = False)
             "key file exists; limbtree keys generate --overwrite replaces "
             "every key here, and the agents and clients then need the new ones",
         )
-    root.mkdir(parents=True, exist_ok=True)
     authorized = root / AUTHORIZED_DIR
-    authorized.mkdir(exist_ok=True)
-    agent_public, agent_secret = zmq.auth.create_certificates(root, AGENT_KEY_NAME)
-    client_public, client_secret = zmq.auth.create_certificates(root, CLIENT_KEY_NAME)
-    for secret in (agent_secret, client_secret):
-        os.chmod(secret, 0o600)
-    shutil.copyfile(client_public, authorized / Path(client_public).name)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        authorized.mkdir(exist_ok=True)
+        agent_public, agent_secret = zmq.auth.create_certificates(root, AGENT_KEY_NAME)
+        client_public, client_secret = zmq.auth.create_certificates(root, CLIENT_KEY_NAME)
+        for secret in (agent_secret, client_secret):
+            os.chmod(secret, 0o600)
+        shutil.copyfile(client_public, authorized / Path(client_public).name)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else root
+        raise KeysError(
+            str(where),
+            f"cannot write the keys there ({exc.strerror or exc}); give a folder this user "
+            "may create or write, not a file",
+        ) from None
     return KeyFiles(
         directory=root,
         agent_public=Path(agent_public),
