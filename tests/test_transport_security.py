@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -223,3 +224,35 @@ def test_limbtree_keys_generate_into_a_file_says_so_without_a_traceback(
     assert err.startswith(f"limbtree keys: {a_file if not inside else target}: cannot write")
     assert "give a folder this user may create or write, not a file" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_generated_secret_key_is_private_from_its_creation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overwrite: bool
+) -> None:
+    # (zmq.auth wrote each secret key file with the default mode, 0644 under the usual umask,
+    # and limbtree chmod-ed it to 0600 after: the secret was readable by every user in
+    # between; with --overwrite over a copied 0644 file, too)
+    import limbtree.transport.security as security
+
+    if overwrite:
+        generate_keys(tmp_path)
+        for name in ("agent.key_secret", "client.key_secret"):
+            (tmp_path / name).chmod(0o644)
+
+    def no_chmod(path: object, mode: int) -> None:
+        raise AssertionError(f"the secret key file {path} was made private only after")
+
+    monkeypatch.setattr(security.os, "chmod", no_chmod)
+    old_umask = os.umask(0o022)
+    try:
+        files = generate_keys(tmp_path, overwrite=overwrite)
+    finally:
+        os.umask(old_umask)
+    monkeypatch.undo()
+    for secret in (files.agent_secret, files.client_secret):
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert stat.S_IMODE(files.agent_public.stat().st_mode) == 0o644
+    keys, _ = load_agent_keys(tmp_path)
+    assert keys.public == load_client_keys(tmp_path).server_public
+    assert zmq.auth.load_certificate(files.client_secret)[1] == load_client_keys(tmp_path).secret
