@@ -390,3 +390,27 @@ def test_an_absurd_twist_stops_the_limb_with_ik_failed_not_a_bus_fault(
         assert ask(sock, hold)["type"] == "command_reply"
         reply = ask(sock, {"v": 2, "type": "step", "seq": 10, "t": 0.5})
         assert reply["limbs"]["leg_1"]["health"] & (Health.BUS_FAULT | Health.IK_FAILED) == 0
+
+
+def test_a_carried_command_of_another_version_is_refused_with_the_versions_spoken(
+    quad: Any,
+) -> None:
+    # (docs/protocol.md 5.4: each refused carried command is listed as "the error reply it
+    # would have had on its own"; a bad_version reply on its own has `versions`, the one in
+    # a step's command_errors had not)
+    command = {"type": "command", "limb": "leg_0", "mode": "hold"}
+    with raw(zmq.DEALER, quad.request_endpoint) as sock:
+        alone = ask(sock, {**command, "v": 1, "seq": 1})
+        reply = ask(
+            sock,
+            {
+                "v": 2,
+                "type": "step",
+                "seq": 2,
+                "t": 0.1,
+                "commands": [{**command, "v": 1, "seq": 3}],
+            },
+        )
+    assert alone["code"] == "bad_version" and alone["versions"] == [2]
+    (carried,) = reply["command_errors"]
+    assert carried == {**alone, "seq": 3}

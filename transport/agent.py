@@ -708,8 +708,6 @@ class PlantAgent:
             reply = self._bad_request(exc)
             if self._real and self._all_gone():
                 return None
-            if exc.code == ErrorCode.BAD_VERSION:
-                reply["versions"] = list(SUPPORTED_VERSIONS)
             return self._pack(reply)
         except DriverError as exc:
             return self._pack(error_reply(seq, exc.code, str(exc), exc.field))
@@ -962,11 +960,18 @@ class PlantAgent:
         return self._packb(errors) if errors else None
 
     def _bad_request(self, exc: ProtocolError) -> dict[str, Any]:
-        """A refused request's error map; a malformed one is counted (``describe`` reports it)."""
+        """A refused request's error map; a malformed one is counted (``describe`` reports it).
+
+        A ``bad_version`` one lists the versions the agent speaks (``versions``), alone or
+        among a step's ``command_errors``.
+        """
         if exc.code in COUNTED_ERRORS:
             self._errors[exc.code] = self._errors.get(exc.code, 0) + 1
             self._extra_health = Health.BAD_INPUT
-        return error_reply(exc.seq, exc.code, str(exc), exc.field)
+        reply = error_reply(exc.seq, exc.code, str(exc), exc.field)
+        if exc.code == ErrorCode.BAD_VERSION:
+            reply["versions"] = list(SUPPORTED_VERSIONS)
+        return reply
 
     def _on_step(self, request: Request) -> bytes | None:
         if self._clock is not ClockMode.SIM:
