@@ -1076,3 +1076,31 @@ def test_a_walk_step_releasing_or_arcing_about_its_moving_end_is_refused(check):
         "    - walk_step: {limb: left, end: E2, target: t/si, anchor: E2, via: none}\n"
     )
     assert not [p for p in check(fine) if "anchor" in p or "release" in p]
+
+
+def test_two_entries_on_one_running_agent_are_refused_naming_both(check):
+    # (a reviewer's mission named one agent's address for two limbs: `limbtree check` said
+    # OK, and `limbtree run` stopped with "another client commands it ... stop the other
+    # (another runner?)", the other client being the run itself)
+    text = (
+        "mission: m\n"
+        "robots:\n"
+        '  quad: {robot: moonbot_zero, agent: "tcp://10.0.0.2:7000"}\n'
+        "limbs:\n"
+        '  a: {robot: light_limb, agent: "tcp://10.0.0.3:7000"}\n'
+        '  b: {robot: light_limb, agent: "tcp://10.0.0.3:7000"}\n'
+        '  c: {robot: moonbot_zero, limb: leg_1, agent: "tcp://10.0.0.2:7000"}\n'
+        "  d: {robot: light_limb}\n"
+        "  e: {robot: light_limb}\n"
+        "tree: {wait: {duration_s: 1}}\n"
+    )
+    assert check(text, header=False) == [
+        "m.yaml:6:3: limb b: agent tcp://10.0.0.3:7000 is also limb a (declared at m.yaml:5:3)'s: "
+        "an agent serves one plant to one run, and the run would be two clients of it (the "
+        "second refused as another commander); give each its own agent, or declare the limbs "
+        "once, as one robot under robots:",
+        "m.yaml:7:3: limb c: agent tcp://10.0.0.2:7000 is also robot quad (declared at "
+        "m.yaml:3:3)'s: an agent serves one plant to one run, and the run would be two clients "
+        "of it (the second refused as another commander); give each its own agent, or declare "
+        "the limbs once, as one robot under robots:",
+    ]

@@ -424,8 +424,38 @@ class Declarations:
                     f"{taken[limb.name].location}) already has that name; rename one of them",
                 )
                 ok = False
+        ok = self._one_plant_per_agent(robots, lone) and ok
         grouped = [limb for robot in robots for limb in self.robot_limbs[robot.name]]
         return (*grouped, *lone) if ok else None
+
+    def _one_plant_per_agent(
+        self, robots: tuple[RobotDecl, ...], lone: tuple[LimbDecl, ...]
+    ) -> bool:
+        """Whether every running agent (an address, not ``sim``) is named by one entry only.
+
+        Two entries on one address would be two clients of one agent: its second commander
+        is refused (one commander per limb), which the run could only report as another
+        client's.
+        """
+        first: dict[str, str] = {}
+        ok = True
+        declared = [("robot", r.name, r.agent, r.location) for r in robots]
+        declared += [("limb", limb.name, limb.agent, limb.location) for limb in lone]
+        for noun, name, agent, location in declared:
+            if not isinstance(agent, str) or agent == SIM_AGENT:
+                continue
+            if agent not in first:
+                first[agent] = f"{noun} {name} (declared at {location})"
+                continue
+            self.reader.report(
+                location,
+                f"{noun} {name}: agent {agent} is also {first[agent]}'s: an agent serves one "
+                "plant to one run, and the run would be two clients of it (the second refused "
+                "as another commander); give each its own agent, or declare the limbs once, "
+                "as one robot under robots:",
+            )
+            ok = False
+        return ok
 
     @staticmethod
     def plants(robots: tuple[RobotDecl, ...], limbs: tuple[LimbDecl, ...]) -> tuple[RobotDecl, ...]:
