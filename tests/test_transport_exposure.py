@@ -120,6 +120,23 @@ def test_limbtree_agent_refuses_flags_that_would_do_nothing(
     assert f"limbtree agent: {says}" in err and err.rstrip().endswith(": drop it")
 
 
+@pytest.mark.parametrize("rate", ["0.5", "19.9"])
+def test_limbtree_agent_refuses_a_hardware_driver_updated_too_slowly(
+    rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each update sends a setpoint up to max_speed / rate from the last: at 0.5 Hz a 2 s
+    # jump, which a position servo covers at its own speed, faster than the limit.
+    bind = f"tcp://127.0.0.1:{free_port_pair()}"
+    argv = ["agent", "--robot", "no_such_robot", "--bind", bind, "--driver", "my.bus:Driver"]
+    status = main([*argv, "--rate", rate])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert f"limbtree agent: --rate {rate} Hz is too slow for a hardware driver" in err
+    assert "give --rate 20 or more (the default is 100)" in err
+    status = main([*argv, "--rate", "20"])  # (gets as far as the robot)
+    assert "no_such_robot" in capsys.readouterr().err
+
+
 # --- shutdown -----------------------------------------------------------------------------
 
 

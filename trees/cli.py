@@ -61,6 +61,10 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
 
 #: ``limbtree agent --rate``'s default [Hz].
 DEFAULT_STREAM_RATE_HZ = 100.0
+#: The slowest real-clock update a hardware driver's agent takes [Hz]: each update sends a
+#: setpoint up to ``max_speed / rate`` from the last, and a position servo covers that jump
+#: at its own speed, so slow updates would let a joint outrun its limit.
+MIN_HARDWARE_RATE_HZ = 20.0
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -202,6 +206,14 @@ def _check_exposure(args: argparse.Namespace) -> None:
             raise LimbtreeError(f"{why}: drop it")
     if args.rate is None:
         args.rate = DEFAULT_STREAM_RATE_HZ
+    if args.driver != "sim" and args.rate < MIN_HARDWARE_RATE_HZ:
+        raise LimbtreeError(
+            f"--rate {args.rate:g} Hz is too slow for a hardware driver: each update moves a "
+            "joint's setpoint by up to its speed limit times the period "
+            f"({1.0 / args.rate:.3g} s), a jump a position servo covers at its own speed, "
+            f"faster than the limit; give --rate {MIN_HARDWARE_RATE_HZ:g} or more (the default "
+            f"is {DEFAULT_STREAM_RATE_HZ:g})"
+        )
     check_exposure(args.bind, curve=args.keys is not None, insecure=args.insecure)
 
 
