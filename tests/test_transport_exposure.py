@@ -120,6 +120,23 @@ def test_limbtree_agent_refuses_flags_that_would_do_nothing(
     assert f"limbtree agent: {says}" in err and err.rstrip().endswith(": drop it")
 
 
+@pytest.mark.parametrize(
+    ("rate", "says"),
+    [
+        ("-5", "--rate must be a finite number > 0, got '-5'"),
+        ("nan", "--rate must be a finite number > 0, got 'nan'"),
+        ("fast", "--rate wants a number of updates a second, got 'fast'"),
+        ("1e9", "--rate must be at most 10000 Hz (faster, the agent's loop only spins), got '1e9'"),
+    ],
+)
+def test_limbtree_agent_names_a_bad_rate_by_its_flag(rate: str, says: str, capsys) -> None:
+    # -5 and nan were named as the Python parameter stream_rate_hz; 1e9 spun a core.
+    bind = f"tcp://127.0.0.1:{free_port_pair()}"
+    with pytest.raises(SystemExit):
+        main(["agent", "--robot", "light_limb", "--bind", bind, "--rate", rate])
+    assert f"argument --rate: {says}" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("rate", ["0.5", "19.9"])
 def test_limbtree_agent_refuses_a_hardware_driver_updated_too_slowly(
     rate: str, capsys: pytest.CaptureFixture[str]

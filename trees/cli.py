@@ -65,6 +65,9 @@ DEFAULT_STREAM_RATE_HZ = 100.0
 #: setpoint up to ``max_speed / rate`` from the last, and a position servo covers that jump
 #: at its own speed, so slow updates would let a joint outrun its limit.
 MIN_HARDWARE_RATE_HZ = 20.0
+#: The fastest real-clock update an agent takes [Hz] (its loop polls without sleeping above
+#: about 1000 Hz already).
+MAX_STREAM_RATE_HZ = 10_000.0
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -286,6 +289,19 @@ def _positive(flag: str, wants: str, finite: bool = True) -> Callable[[str], flo
 
 
 _timeout = _positive("--timeout", "a number of seconds")
+_rate_number = _positive("--rate", "a number of updates a second")
+
+
+def _rate(text: str) -> float:
+    value = _rate_number(text)
+    if value > MAX_STREAM_RATE_HZ:
+        raise argparse.ArgumentTypeError(
+            f"--rate must be at most {MAX_STREAM_RATE_HZ:g} Hz (faster, the agent's loop only "
+            f"spins), got {text!r}"
+        )
+    return value
+
+
 _speed_number = _positive("--speed", "a number or 'max'", finite=False)
 
 
@@ -677,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     agent.add_argument("--clock", choices=["real", "sim"], default="real")
     agent.add_argument(
-        "--rate", type=float, default=None,
+        "--rate", type=_rate, default=None,
         help=f"real clock: state stream rate [Hz] (default {DEFAULT_STREAM_RATE_HZ:g})",
     )  # fmt: skip
     agent.add_argument("--seed", type=_seed, default=0, help="seed of simulated noise (0 or more)")
