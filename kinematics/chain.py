@@ -606,7 +606,8 @@ class KinematicChain:
         if best is not None:
             return IKResult(best[1], True, best[2], iterations, slimit)
         held = np.clip(q_start, lower, upper)
-        residual = self._residual(held, T_target, weights)
+        with np.errstate(over="ignore"):  # (a target a world away: its residual is inf)
+            residual = self._residual(held, T_target, weights)
         return IKResult(held, False, residual, iterations, slimit, beyond)
 
     def residual(

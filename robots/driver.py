@@ -509,7 +509,16 @@ class HardwareDriver(LimbDriver):
 
 
 def _pose_text(pose: Pose) -> str:
-    """A pose for a person: ``at (199.8, 0.0, 249.4) mm, quaternion (x, y, z, w) (...)``."""
-    x, y, z = (1000.0 * v for v in pose.position.tolist())
+    """A pose for a person: ``at (199.8, 0.0, 249.4) mm, quaternion (x, y, z, w) (...)``.
+
+    A coordinate of a kilometre or more is written in powers of ten (``1e+303``), not in
+    hundreds of digits.
+    """
+    x, y, z = (_millimetres(1000.0 * v) for v in pose.position.tolist())
     quaternion = ", ".join(f"{v:.3f}" for v in pose.quaternion.tolist())
-    return f"at ({x:.1f}, {y:.1f}, {z:.1f}) mm, quaternion (x, y, z, w) ({quaternion})"
+    return f"at ({x}, {y}, {z}) mm, quaternion (x, y, z, w) ({quaternion})"
+
+
+def _millimetres(value: float) -> str:
+    """``value`` [mm] to 0.1 mm, or to 4 digits from a kilometre on."""
+    return f"{value:.1f}" if abs(value) < 1e6 else f"{value:.4g}"

@@ -414,3 +414,19 @@ def test_a_carried_command_of_another_version_is_refused_with_the_versions_spoke
     assert alone["code"] == "bad_version" and alone["versions"] == [2]
     (carried,) = reply["command_errors"]
     assert carried == {**alone, "seq": 3}
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_an_ee_pose_a_world_away_is_refused_in_powers_of_ten_not_hundreds_of_digits(
+    quad: Any,
+) -> None:
+    # (the limb-computer review's raw client: ee_pose at x = 1e300 m was refused naming
+    # "(1000000000000000000161765076786456438212668646231659438295495017101117...0, 0.0,
+    # 0.0) mm", 300 digits, and the agent's log got numpy's "overflow encountered in matmul")
+    with raw(zmq.DEALER, quad.request_endpoint) as sock:
+        ask(sock, {"v": 2, "type": "step", "seq": 1, "t": 0.05})
+        command = {"v": 2, "type": "command", "seq": 2, "limb": "leg_1", "mode": "ee_pose"}
+        reply = ask(sock, {**command, "pose": [1e300, 0.0, -0.25, 0.0, 0.0, 0.0, 1.0]})
+    assert reply["type"] == "error" and reply["code"] == "ik_failed", reply
+    assert "at (1e+303, 0.0, -250.0) mm" in reply["message"], reply["message"]
+    assert len(reply["message"]) < 600
