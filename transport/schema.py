@@ -256,9 +256,10 @@ def decode(frame: bytes, *, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any
         lenient = _read_leniently(frame)
         if lenient is not None:  # a map, refused for a key or an extension type inside:
             check_plain(lenient)  # named there, with the message's seq and field
-        raise ProtocolError(
-            ErrorCode.UNDECODABLE, f"not valid msgpack: {str(exc) or type(exc).__name__}"
-        ) from None
+        why = str(exc) or type(exc).__name__
+        if isinstance(exc, msgpack.FormatError):  # (its text is empty)
+            why = "a value starts with 0xc1, a byte msgpack never uses (is it msgpack at all?)"
+        raise ProtocolError(ErrorCode.UNDECODABLE, f"not valid msgpack: {why}") from None
     if type(obj) is not dict:
         raise ProtocolError(
             ErrorCode.UNDECODABLE,
