@@ -230,6 +230,20 @@ def test_the_command_line_refuses_bad_jobs_and_a_missing_ray_with_one_line(
     assert not Path(out).exists()
 
 
+@pytest.mark.parametrize(
+    ("by", "says"),
+    [("tag,tag", "--by tag,tag: tag is given twice; give it once"),
+     ("tag,,seed", "--by tag,,seed: an empty name between two commas; remove it"),
+     (",", "--by ,: an empty name between two commas")],
+)  # fmt: skip
+def test_a_by_name_given_twice_or_empty_is_refused_before_anything_runs(tmp_path, capsys, by, says):
+    # (--by up_s,up_s printed the table with two up_s columns; --by , pooled every run)
+    mission, out = str(write_mission(tmp_path)), tmp_path / "out"
+    assert main(["sweep", mission, "--set", "tag=a,b", "--by", by, "--out", str(out)]) == 1
+    assert says in capsys.readouterr().err
+    assert not out.exists()
+
+
 # Tables ---------------------------------------------------------------------------------
 
 

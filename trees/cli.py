@@ -510,7 +510,7 @@ def _sweep(args: argparse.Namespace) -> int:
             ray=args.ray,
             clock=args.clock,
             metric=args.metric,
-            by=[n.strip() for n in args.by.split(",") if n.strip()] if args.by else None,
+            by=[n.strip() for n in args.by.split(",")] if args.by else None,
         )
     )
     return report.result.exit_code

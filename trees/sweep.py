@@ -1363,12 +1363,18 @@ class Group:
 
 
 def check_by(by: Sequence[str], plan: SweepPlan) -> tuple[str, ...]:
-    """The ``--by`` names, each a setting of the sweep.
+    """The ``--by`` names, each a setting of the sweep, each once.
 
     Raises:
-        SweepError: a name that is not a setting (the settings listed).
+        SweepError: an empty name (``--by a,,b``), a name given twice, or a name that is
+            not a setting (the settings listed).
     """
-    for name in by:
+    given = ",".join(by)
+    for index, name in enumerate(by):
+        if not name:
+            raise SweepError(f"--by {given}: an empty name between two commas; remove it")
+        if name in by[:index]:
+            raise SweepError(f"--by {given}: {name} is given twice; give it once")
         if name not in plan.names:
             raise SweepError(
                 f"--by {name}: not a setting of this sweep; its settings: {', '.join(plan.names)}"
