@@ -272,6 +272,17 @@ def test_a_fault_still_in_force_when_the_run_ended_did_not_last_its_schedule():
     assert rows["leg_2"][3] == "3.00"  # (a summary without the ticks: its schedule)
 
 
+def test_one_image_is_one_png_file_in_the_text():
+    from limbtree.trees.report.reading import RunLog
+    from limbtree.trees.report.text import summary_text
+
+    summary = {"outcome": "SUCCESS"}
+    one = summary_text(Path("r"), summary, RunLog(), [Path("r/skills.png")], [])
+    assert "Images (1 PNG file in r)" in one
+    two = summary_text(Path("r"), summary, RunLog(), [Path("r/a.png"), Path("r/b.png")], [])
+    assert "Images (2 PNG files in r)" in two
+
+
 def test_disruptions_pair_each_fault_with_its_end_and_recovery(tmp_path):
     run = read_run(write_run(tmp_path) / "log.msgpack")
     (disruption,) = run.disruptions()

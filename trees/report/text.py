@@ -216,7 +216,8 @@ def summary_text(
         lines += _table(rows if with_ids else [row[1:] for row in rows])
 
     if images:
-        lines += ["", f"Images ({len(images)} PNG files in {directory})"]
+        files = "1 PNG file" if len(images) == 1 else f"{len(images)} PNG files"
+        lines += ["", f"Images ({files} in {directory})"]
     return "\n".join(lines)
 
 
