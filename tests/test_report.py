@@ -419,6 +419,19 @@ def test_a_directory_that_is_not_a_run_record_is_a_clear_error(tmp_path, make):
     assert "--record DIR" in str(error.value)
 
 
+def test_a_sweeps_folder_is_refused_naming_a_run_record_it_holds(tmp_path):
+    sweep = tmp_path / "sweep"
+    for name in ("k=1,seed=0", "k=2,seed=0"):
+        (sweep / name).mkdir(parents=True)
+        (sweep / name / "summary.json").write_text(json.dumps({"outcome": "SUCCESS"}))
+    (sweep / "sweep.csv").write_text("run,k,seed\n")
+    with pytest.raises(RunError, match="is not a run record") as error:
+        make_report(sweep)
+    assert f"it holds 2 run records (a sweep's folder?): give one of them, e.g. {sweep}/k=1," in (
+        str(error.value)
+    )
+
+
 def test_a_damaged_summary_is_a_clear_error(tmp_path):
     write_run(tmp_path)
     (tmp_path / "summary.json").write_text("{not json")

@@ -211,6 +211,16 @@ def test_a_summary_that_is_not_a_json_object_is_a_clear_error(tmp_path, text):
         load_record(tmp_path)
 
 
+def test_a_folder_of_records_is_refused_naming_one_of_them(tmp_path):
+    write_log(tmp_path / "seed=0", [HEADER, tick(0, {"0": "SUCCESS"})])
+    with pytest.raises(RunError, match=r"no log\.msgpack here") as error:
+        load_record(tmp_path)
+    assert (
+        f"it holds 1 run record (a sweep's folder?): give one of them, e.g. {tmp_path}/seed=0"
+        in (str(error.value))
+    )
+
+
 def test_bad_records_get_clear_errors(tmp_path):
     with pytest.raises(RunError, match=r"no log.msgpack here"):
         load_record(tmp_path)

@@ -236,6 +236,35 @@ def read_so_far(ticks: int) -> str:
     return f"its first {ticks} ticks (0 to {ticks - 1})"
 
 
+def records_in(directory: Path) -> list[Path]:
+    """The run records right under ``directory`` (a sweep's folder holds one per run).
+
+    Args:
+        directory: a folder that is not itself a record.
+
+    Returns:
+        Its subfolders holding ``summary.json`` or ``log.msgpack``, sorted by name.
+    """
+    try:
+        folders = sorted(p for p in directory.iterdir() if p.is_dir())
+    except OSError:
+        return []
+    return [p for p in folders if (p / "summary.json").is_file() or (p / "log.msgpack").is_file()]
+
+
+def not_a_record_hint(directory: Path) -> str:
+    """What to give instead of ``directory``, which holds no record: one it holds, if any.
+
+    ``""`` when it holds none; else ``"; it holds 4 run records (a sweep's folder?): give one
+    of them, e.g. DIR/RUN"``.
+    """
+    inside = records_in(directory)
+    if not inside:
+        return ""
+    count = "1 run record" if len(inside) == 1 else f"{len(inside)} run records"
+    return f"; it holds {count} (a sweep's folder?): give one of them, e.g. {inside[0]}"
+
+
 def read_summary(path: Path) -> dict[str, Any]:
     """A record's ``summary.json`` as a map (``limbtree report`` and ``limbtree view``).
 

@@ -44,7 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from limbtree.trees.errors import RunError
-from limbtree.trees.recorder import being_written, read_record, read_so_far, read_summary
+from limbtree.trees.recorder import (
+    being_written,
+    not_a_record_hint,
+    read_record,
+    read_so_far,
+    read_summary,
+)
 from limbtree.trees.report.climbing import (
     ClimbSeries,
     ClimbStep,
@@ -139,7 +145,7 @@ def make_report(directory: Path) -> ReportResult:
     if not summary_path.exists() and not log_path.exists():
         raise RunError(
             f"{directory} is not a run record: it has neither summary.json nor log.msgpack "
-            "(limbtree run MISSION --record DIR writes them)"
+            f"(limbtree run MISSION --record DIR writes them){not_a_record_hint(directory)}"
         )
     summary = read_summary(summary_path) if summary_path.exists() else None
     notes: list[str] = []

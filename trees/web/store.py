@@ -38,6 +38,7 @@ from limbtree.trees.recorder import (
     READABLE_VERSIONS,
     being_written,
     damage_text,
+    not_a_record_hint,
     read_so_far,
     read_summary,
 )
@@ -617,7 +618,10 @@ def load_record(directory: Path, skeletons: Skeletons | SkeletonLoader | None = 
             f"(limbtree run MISSION --record DIR){hint}"
         )
     if not log.is_file():
-        raise RunError(f"{directory}: no log.msgpack here (give the directory --record wrote)")
+        raise RunError(
+            f"{directory}: no log.msgpack here (give the directory --record wrote)"
+            f"{not_a_record_hint(directory)}"
+        )
     summary_path = directory / "summary.json"
     summary = read_summary(summary_path) if summary_path.is_file() else None
     writing = summary is None and being_written(directory)
