@@ -555,6 +555,23 @@ def test_a_power_off_gap_is_hatched_and_labelled_on_the_plot():
     assert any("power off" in text.get_text() for text in axes.texts)
 
 
+def test_a_power_off_label_late_in_the_run_stays_inside_the_plot():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from limbtree.trees.report import Disruption
+
+    # (an aborted run: power lost at 9.5 s of a 10 s run, the label ran past the right edge)
+    axes, _ = _legend_and_patches([Disruption("a", "power_off", 9.5, None, None)])
+    axes.set_xlim(0.0, 10.0)  # (the run's ticks, drawn from 0)
+    canvas = FigureCanvasAgg(axes.figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    inside = axes.get_window_extent(renderer)
+    (label,) = [t for t in axes.texts if "power off" in t.get_text()]
+    box = label.get_window_extent(renderer)
+    assert inside.x0 <= box.x0 and box.x1 <= inside.x1
+
+
 def test_power_off_labels_close_together_are_written_once_not_over_each_other():
     from limbtree.trees.report import Disruption
 

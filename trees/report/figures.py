@@ -60,6 +60,9 @@ _OTHER_FAULT: Final = "#00897b"
 #: The least distance between two "power off" labels, as a fraction of the run [-]: about
 #: one label's width on the report's figures.
 LABEL_GAP: Final = 0.1
+#: The last part of a run (a fraction of it) where a label written from its start would
+#: run past the plot's right edge: there it is written ending at the edge.
+LATE_LABEL: Final = 0.2
 
 
 def fault_colour(kind: str) -> str:
@@ -91,9 +94,14 @@ def _mark_disruptions(axes: Axes, disruptions: Sequence[Disruption], t_end: floa
                              edgecolor=colour, lw=0, label=label)  # fmt: skip
                 if all(abs(span[1] - x) >= LABEL_GAP * max(t_end, 1e-9) for x in labels):
                     labels.append(span[1])
+                    # One that starts late in the run (the run ended during it) would run
+                    # past the plot's right edge: it ends at the edge instead.
+                    late = span[1] > (1.0 - LATE_LABEL) * t_end
                     axes.annotate(
-                        "power off: no state", xy=(span[1], 1.0),
-                        xycoords=("data", "axes fraction"), xytext=(2, -2),
+                        "power off: no state",
+                        xy=(1.0, 1.0) if late else (span[1], 1.0),
+                        xycoords="axes fraction" if late else ("data", "axes fraction"),
+                        xytext=(-2, -2) if late else (2, -2), ha="right" if late else "left",
                         textcoords="offset points", va="top", fontsize="x-small", color=colour,
                     )  # fmt: skip
             else:
