@@ -432,6 +432,14 @@ def test_a_sweeps_folder_is_refused_naming_a_run_record_it_holds(tmp_path):
     )
 
 
+@pytest.mark.parametrize("name", ["log.msgpack", "summary.json"])
+def test_a_records_own_file_given_instead_of_its_directory_names_the_directory(tmp_path, name):
+    directory = write_run(tmp_path / "rec")
+    with pytest.raises(RunError, match="is not a directory") as error:
+        make_report(directory / name)
+    assert str(error.value).endswith(f"(limbtree run MISSION --record DIR): {directory}")
+
+
 def test_a_damaged_summary_is_a_clear_error(tmp_path):
     write_run(tmp_path)
     (tmp_path / "summary.json").write_text("{not json")

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import (
@@ -108,6 +108,10 @@ __all__ = [
 ]
 
 
+#: The files of a run record (``docs/record.md``).
+RECORD_FILES: Final = ("summary.json", "log.msgpack")
+
+
 @dataclass(frozen=True)
 class ReportResult:
     """What ``limbtree report`` prints.
@@ -137,9 +141,11 @@ def make_report(directory: Path) -> ReportResult:
     directory = Path(directory)
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
+        # (a record's own file: its directory is named, as limbtree view names it)
+        hint = f": {directory.parent}" if directory.name in RECORD_FILES else ""
         raise RunError(
             f"{directory} {what}; give the directory of a run record "
-            "(limbtree run MISSION --record DIR)"
+            f"(limbtree run MISSION --record DIR){hint}"
         )
     summary_path, log_path = directory / "summary.json", directory / "log.msgpack"
     if not summary_path.exists() and not log_path.exists():
