@@ -238,6 +238,32 @@ def test_grasping_from_the_approach_pose_fails_with_what_to_do(tmp_path):
 
 
 @pytest.mark.timeout(300)
+def test_grasping_another_module_than_the_one_named_says_which_it_holds(tmp_path):
+    # The gripper closed on the wheel, the grasp named a spare wheel elsewhere: the message
+    # said "the end-effector was not within the grasp tolerance; align again without the
+    # offset", which it was (on the wheel's).
+    mission = tmp_path / "wrong_module.yaml"
+    source = (MISSIONS / "self_assembly_minimal.yaml").read_text()
+    wheel = "  wheel: {module: moonbot_wheel_v2, pose: {translation_mm: [871, -459, 121]}}\n"
+    spare = "  spare: {module: moonbot_wheel_v2, pose: {translation_mm: [0, 900, 121]}}\n"
+    wrong = source.replace(wheel, wheel + spare).replace(
+        "- grasp: {limb: arm, module: wheel}", "- grasp: {limb: arm, module: spare}"
+    )
+    assert wrong.count("spare") == 2
+    mission.write_text(wrong)
+    record = tmp_path / "record"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", "--auto-confirm",
+         "--record", str(record)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    failure = json.loads((record / "summary.json").read_text())["failure"]
+    assert "gripper holds wheel, not spare: it closed on another module" in failure, failure
+    assert "align to spare's grasp point" in failure and "tolerance" not in failure
+
+
+@pytest.mark.timeout(300)
 def test_an_alignment_out_of_time_says_how_far_it_got_and_what_to_change(tmp_path):
     source = (MISSIONS / "self_assembly_minimal.yaml").read_text()
     hurried = source.replace("timeout_s: 120", "timeout_s: 2", 1)

@@ -37,11 +37,18 @@ class GraspBehaviour(SkillBehaviour):
                 self.feedback_message = f"holding {attached}"
                 return py_trees.common.Status.SUCCESS
             if elapsed_reached(now, self._since, 0.2):  # it had time to close and report
-                held = f"holds {attached}, not {wanted}" if attached else "closed on nothing"
-                self.feedback_message = (
-                    f"{self.limb.name}: gripper {held}: the end-effector was not within the "
-                    "grasp tolerance; align again without the offset, then retry"
-                )
+                if attached:
+                    self.feedback_message = (
+                        f"{self.limb.name}: gripper holds {attached}, not {wanted}: it "
+                        f"closed on another module; align to {wanted}'s grasp point (the "
+                        "align node's target), then retry"
+                    )
+                else:
+                    self.feedback_message = (
+                        f"{self.limb.name}: gripper closed on nothing: the end-effector was "
+                        "not within the grasp tolerance; align again without the offset, "
+                        "then retry"
+                    )
                 return py_trees.common.Status.FAILURE
         if elapsed_reached(now, self._since, timeout):
             self.feedback_message = f"{self.limb.name}: gripper did not close within {timeout:g} s"
