@@ -251,14 +251,9 @@ def test_grasping_another_module_than_the_one_named_says_which_it_holds(tmp_path
     )
     assert wrong.count("spare") == 2
     mission.write_text(wrong)
-    record = tmp_path / "record"
-    done = subprocess.run(
-        [sys.executable, "-m", "limbtree", "run", str(mission), "--headless", "--auto-confirm",
-         "--record", str(record)],
-        capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    failure = json.loads((record / "summary.json").read_text())["failure"]
+    summary = run(str(mission), tmp_path, "--auto-confirm")
+    assert summary["_exit"] == 1, summary["_out"]
+    failure = summary["failure"]
     assert "gripper holds wheel, not spare: it closed on another module" in failure, failure
     assert "align to spare's grasp point" in failure and "tolerance" not in failure
 
