@@ -862,6 +862,16 @@ def test_a_huge_random_faults_count_is_refused_before_drawing(check):
     assert only(check(text)) == "m.yaml:5:25: count must be in 1..10000; got 100000000"
 
 
+def test_a_random_fault_kinds_weight_that_is_not_positive_names_its_kind(check):
+    # (it said "kinds must be > 0; got 0", not which of the kinds)
+    text = """\
+    random_faults:
+      - {count: 2, kinds: {blockage: 1, power_off: 0}, between_s: [0, 2], duration_s: [1, 2]}
+    tree: {wait: {duration_s: 1}}
+    """
+    assert only(check(text)) == "m.yaml:6:48: kinds: power_off's weight must be > 0; got 0"
+
+
 def test_random_faults_need_limbs_to_draw_from(check):
     text = "mission: m\nrandom_faults: {count: 1, kinds: [ik_error], between_s: [0, 1], x: 1}\n"
     text = text.replace("x: 1", "duration_s: [1, 1]")

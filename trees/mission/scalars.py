@@ -479,7 +479,11 @@ class Weights(ValueType):
                     ok = False
                     continue
                 child = ctx.reader.child(item, entry.node)
-                value = INVALID if child is None else weight.read(ctx, child, key)
+                value = (
+                    INVALID
+                    if child is None
+                    else weight.read(ctx, child, f"{key}: {entry.key}'s weight")
+                )
                 ok = ok and value is not INVALID
                 weights[entry.key] = value
         else:
