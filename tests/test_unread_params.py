@@ -99,3 +99,31 @@ def test_a_turn_a_move_does_not_wait_for_is_warned_at_its_waypoint(tmp_path: Pat
     path.write_text(TURN.replace("light: inf", "light: 30"))
     mission = load_mission(path, robots=robot_catalogue())
     assert [str(w) for w in mission_warnings(mission)] == []
+
+
+DOLLAR = """\
+mission: dollar
+clock: sim
+rate_hz: 50
+parameters:
+  lift_mm: 30
+  question: "lift?"
+limbs:
+  a: {robot: heavy_limb}
+tree:
+  sequence:
+    - operator_gate: {prompt: "lift by $lift_mm mm? ($HOME and $5 are not parameters)"}
+    - operator_gate: {prompt: $question}
+"""
+
+
+def test_a_parameters_name_inside_a_text_is_warned_as_staying_as_written(tmp_path: Path) -> None:
+    # The gate asked "lift by $lift_mm mm?", as written, with no word from check or run.
+    path = tmp_path / "dollar.yaml"
+    path.write_text(DOLLAR)
+    mission = load_mission(path, robots=robot_catalogue())
+    (warning,) = [str(w) for w in mission_warnings(mission)]
+    assert warning == (
+        f"{path}:11:31: warning: node 0.0: prompt holds $lift_mm inside a text, which stays "
+        "as written: a parameter is only a whole value (prompt: $lift_mm)"
+    )

@@ -27,8 +27,10 @@ from limbtree.skills.sync import offset_pose
 from limbtree.trees.mission.errors import Location
 from limbtree.trees.mission.model import Mission, NodeModel
 from limbtree.trees.mission.unread import (
+    TextParameterWarning,
     UnreadWarning,
     UnwaitedTurnWarning,
+    text_parameter_warnings,
     unread_warnings,
     unwaited_turn_warnings,
 )
@@ -100,17 +102,23 @@ class SkipWarning:
 
 def mission_warnings(
     mission: Mission,
-) -> list[LoopWarning | SkipWarning | UnreadWarning | UnwaitedTurnWarning]:
+) -> list[LoopWarning | SkipWarning | UnreadWarning | UnwaitedTurnWarning | TextParameterWarning]:
     """What ``check`` and ``run`` warn about, one warning per node, loops first.
 
     Looping moves inside their hypersphere, moves that pass over a segment, nodes given
-    parameters they do not read, and moves that do not wait for the turn they command
-    (:mod:`~limbtree.trees.mission.unread`).
+    parameters they do not read, moves that do not wait for the turn they command, and a
+    parameter's ``$name`` inside a text (:mod:`~limbtree.trees.mission.unread`).
     """
     looping = loop_warnings(mission)
     warned = {w.node_id for w in looping}
     skips = [w for w in skip_warnings(mission) if w.node_id not in warned]
-    return [*looping, *skips, *unread_warnings(mission), *unwaited_turn_warnings(mission)]
+    return [
+        *looping,
+        *skips,
+        *unread_warnings(mission),
+        *unwaited_turn_warnings(mission),
+        *text_parameter_warnings(mission),
+    ]
 
 
 def skip_warnings(mission: Mission) -> list[SkipWarning]:

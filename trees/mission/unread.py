@@ -16,11 +16,16 @@ commands each waypoint's orientation: a relative waypoint that turns a limb
 positions settle, the turn not done; the next node then starts from the limb mid-turn (a
 relative move keeps that orientation, and the turn never happens). ``check`` and ``run``
 warn about it too.
+
+A parameter is a whole value, ``$name``: inside a text (an operator gate's prompt ``"lift
+by $lift_mm?"``) the ``$name`` stays as it is written, and ``check`` and ``run`` warn when it
+names one of the mission's parameters.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -147,6 +152,49 @@ def _first_unwaited_turn(params: Mapping[str, Any]) -> tuple[int, str, float] | 
     return None
 
 
+@dataclass(frozen=True)
+class TextParameterWarning:
+    """A text value with a mission parameter's ``$name`` inside it, which stays as written.
+
+    Attributes:
+        node_id: the node's id (path of child indices from the root ``0``).
+        location: where the text is written.
+        key: the node's key holding the text.
+        name: the parameter named.
+    """
+
+    node_id: str
+    location: Location
+    key: str
+    name: str
+
+    def __str__(self) -> str:
+        where = self.location
+        return (
+            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"{self.key} holds ${self.name} inside a text, which stays as written: a "
+            f"parameter is only a whole value ({self.key}: ${self.name})"
+        )
+
+
+#: ``$name`` inside a text.
+_DOLLAR_NAME: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def text_parameter_warnings(mission: Mission) -> list[TextParameterWarning]:
+    """Every text value of a node with a mission parameter's ``$name`` inside it."""
+    warnings = []
+    for node_id, node in _with_ids(mission.root, "0"):
+        for key, value in node.params.items():
+            if not isinstance(value, str):  # (a whole $name was substituted when read)
+                continue
+            names = [m for m in _DOLLAR_NAME.findall(value) if m in mission.parameters]
+            if names:
+                location = node.value_at(key)
+                warnings.append(TextParameterWarning(node_id, location, key, names[0]))
+    return warnings
+
+
 def unread_warnings(mission: Mission) -> list[UnreadWarning]:
     """Every ``align`` node of ``mission`` given keys its version does not read."""
     warnings = []
@@ -173,8 +221,10 @@ def _with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
 
 __all__ = [
     "ALIGN_UNREAD",
+    "TextParameterWarning",
     "UnreadWarning",
     "UnwaitedTurnWarning",
+    "text_parameter_warnings",
     "unread_warnings",
     "unwaited_turn_warnings",
 ]
