@@ -79,11 +79,9 @@ def off_terrain(leg: str, x: float, y: float, terrain: Terrain) -> str | None:
     """
     if terrain.covers(x, y):
         return None
-    (x0, y0), (sx, sy) = terrain.origin_m, terrain.size_m
     return (
         f"{leg}'s palm at x = {x * 1e3:.0f} mm, y = {y * 1e3:.0f} mm is off the terrain "
-        f"(x {x0 * 1e3:.0f} to {(x0 + sx) * 1e3:.0f} mm, y {y0 * 1e3:.0f} to "
-        f"{(y0 + sy) * 1e3:.0f} mm): there is no ground to grip; make the terrain larger "
+        f"({terrain.extent_text()}): there is no ground to grip; make the terrain larger "
         "(world.terrain.size_mm)"
     )
 

@@ -238,6 +238,14 @@ class Terrain:
         sx, sy = self.size_m
         return x0 <= x <= x0 + sx and y0 <= y <= y0 + sy
 
+    def extent_text(self) -> str:
+        """The grid's extent for a person: ``x -150 to 150 mm, y -150 to 150 mm``."""
+        (x0, y0), (sx, sy) = self.origin_m, self.size_m
+        return (
+            f"x {x0 * 1e3:.0f} to {(x0 + sx) * 1e3:.0f} mm, "
+            f"y {y0 * 1e3:.0f} to {(y0 + sy) * 1e3:.0f} mm"
+        )
+
     def height_at(self, x: float, y: float) -> float:
         """:meth:`height` at one point ``(x, y)`` [m], in plain Python (the 1 kHz path)."""
         j, i, tx, ty = self._locate_one(x, y)

@@ -65,7 +65,7 @@ from limbtree.trees.runner import (
     interrupted_why,
 )
 from limbtree.trees.stream import RobotInfo, TickSink
-from limbtree.trees.targets import target_problems
+from limbtree.trees.targets import start_postures, target_problems
 
 if TYPE_CHECKING:  # the web view's imports wait for --view web
     from limbtree.kinematics import KinematicChain
@@ -341,14 +341,11 @@ def agent_specs(mission: Mission, clock_mode: str, seed: int) -> list[SimAgentSp
 
 def physics_json(mission: Mission, robot: RobotDecl) -> str:
     """The ``limbtree agent --physics`` settings of a ``mujoco`` robot of the mission."""
-    postures = {}
-    if robot.posture is not None:
-        postures = {mission.limb(name).limb: robot.posture for name in robot.limbs}
     physics: dict[str, Any] = {
         "timestep_s": mission.timestep_s,
         "gravity": [0.0, 0.0, -mission.gravity_m_s2],
         "latched": dict(robot.latched),
-        "postures": postures,
+        "postures": start_postures(mission, robot),
     }
     if mission.terrain is not None:
         physics["terrain"] = dict(mission.terrain)

@@ -34,7 +34,7 @@ from limbtree.robots.floating import floating_tree
 from limbtree.robots.grippers import TERRAIN_GRIP
 from limbtree.robots.modules import load_module
 from limbtree.robots.mujoco_start import mujoco_start
-from limbtree.robots.registry import JointSpec
+from limbtree.robots.registry import JointSpec, RobotSpec
 from limbtree.robots.terrain import TerrainSpec
 from limbtree.transport.faults import FaultKind
 from limbtree.trees.mission import Mission
@@ -162,20 +162,23 @@ def _robot_start(mission: Mission, robot: RobotDecl) -> list[Problem]:
                 )
             )
     if not problems and robot.latched:
-        problems += _placed(mission, robot)
+        problems += _placed(mission, robot, spec)
     return problems
 
 
-def _placed(mission: Mission, robot: RobotDecl) -> list[Problem]:
+def start_postures(mission: Mission, robot: RobotDecl) -> dict[str, str]:
+    """A robot's starting posture by its plant's limb name (``--physics`` ``postures``)."""
+    if robot.posture is None:
+        return {}
+    return {mission.limb(name).limb: robot.posture for name in robot.limbs}
+
+
+def _placed(mission: Mission, robot: RobotDecl, spec: RobotSpec) -> list[Problem]:
     """A ``mujoco`` robot's start refused by its plant: placed as the plant places it.
 
     A latched palm whose leg cannot reach the ground, or off a terrain too small for the
     robot, is refused by the run's agent at its start: here, before anything starts.
     """
-    spec = load_robot(robot.robot)
-    postures = {}
-    if robot.posture is not None:
-        postures = {mission.limb(name).limb: robot.posture for name in robot.limbs}
     modules = [
         WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world
     ]
@@ -186,7 +189,7 @@ def _placed(mission: Mission, robot: RobotDecl) -> list[Problem]:
         mujoco_start(
             spec,
             floating_tree(spec),
-            postures=postures,
+            postures=start_postures(mission, robot),
             base_given=(
                 Pose.from_array(robot.base_pose) if robot.base_pose else Pose()
             ).as_matrix(),
@@ -311,4 +314,4 @@ def _shown(joint: JointSpec, value: float) -> str:
     return f"{math.degrees(value):g} deg"
 
 
-__all__ = ["EE_BODY", "target_problems"]
+__all__ = ["EE_BODY", "start_postures", "target_problems"]

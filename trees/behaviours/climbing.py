@@ -458,14 +458,11 @@ class ClimbBehaviour(SkillBehaviour):
         x, y = (float(v) for v in foothold.position[:2])
         if terrain is None or terrain.covers(x, y):
             return None
-        (x0, y0), (sx, sy) = terrain.origin_m, terrain.size_m
-        x_mm, y_mm = x * 1e3, y * 1e3
-        xs_mm, ys_mm = (x0 * 1e3, (x0 + sx) * 1e3), (y0 * 1e3, (y0 + sy) * 1e3)
         return (
             f"swing of {self.robot.limb_of.get(foothold.leg, foothold.leg)}: its next foothold "
-            f"({x_mm:.0f}, {y_mm:.0f}) mm is past the terrain's edge (x {xs_mm[0]:.0f} to "
-            f"{xs_mm[1]:.0f} mm, y {ys_mm[0]:.0f} to {ys_mm[1]:.0f} mm): there is no ground "
-            "there to grip; make the terrain larger (world.terrain.size_mm) or the climb shorter"
+            f"({x * 1e3:.0f}, {y * 1e3:.0f}) mm is past the terrain's edge "
+            f"({terrain.extent_text()}): there is no ground there to grip; make the terrain "
+            "larger (world.terrain.size_mm) or the climb shorter"
         )
 
     def _command(self, result: StepResult) -> None:
