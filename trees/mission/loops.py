@@ -25,11 +25,12 @@ from typing import Any
 from limbtree.kinematics import Pose, SE3Metric, stacked_distance
 from limbtree.skills.sync import offset_pose
 from limbtree.trees.mission.errors import Location
-from limbtree.trees.mission.model import Mission, NodeModel
+from limbtree.trees.mission.model import Mission
 from limbtree.trees.mission.unread import (
     TextParameterWarning,
     UnreadWarning,
     UnwaitedTurnWarning,
+    nodes_with_ids,
     text_parameter_warnings,
     unread_warnings,
     unwaited_turn_warnings,
@@ -124,7 +125,7 @@ def mission_warnings(
 def skip_warnings(mission: Mission) -> list[SkipWarning]:
     """Every move of ``mission`` that passes over a whole segment (the first one per node)."""
     warnings = []
-    for node_id, node in _with_ids(mission.root, "0"):
+    for node_id, node in nodes_with_ids(mission.root, "0"):
         if node.type not in LOOPING_TYPES:
             continue
         found = skipped_segment(node.params)
@@ -162,7 +163,7 @@ def skipped_segment(params: Mapping[str, Any]) -> tuple[str, int, float] | None:
 def loop_warnings(mission: Mission) -> list[LoopWarning]:
     """Every looping move of ``mission`` whose lap lies inside its hypersphere."""
     warnings = []
-    for node_id, node in _with_ids(mission.root, "0"):
+    for node_id, node in nodes_with_ids(mission.root, "0"):
         if node.type not in LOOPING_TYPES or not node.params.get("loop"):
             continue
         longest = longest_loop_segment(node.params)
@@ -221,13 +222,6 @@ def _point(values: Sequence[float], relative: bool) -> Pose:
 
 def _per_limb(value: Any, limb: str) -> float:
     return float(value[limb]) if isinstance(value, Mapping) else float(value)
-
-
-def _with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
-    out = [(node_id, node)]
-    for i, child in enumerate(node.children):
-        out.extend(_with_ids(child, f"{node_id}.{i}"))
-    return out
 
 
 __all__ = [

@@ -125,7 +125,7 @@ def unwaited_turn_warnings(mission: Mission) -> list[UnwaitedTurnWarning]:
     One warning per node: its first such waypoint, and the first such limb of it.
     """
     warnings = []
-    for node_id, node in _with_ids(mission.root, "0"):
+    for node_id, node in nodes_with_ids(mission.root, "0"):
         if node.type != "sync_move" or node.params.get("frame", "relative") != "relative":
             continue
         found = _first_unwaited_turn(node.params)
@@ -184,7 +184,7 @@ _DOLLAR_NAME: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 def text_parameter_warnings(mission: Mission) -> list[TextParameterWarning]:
     """Every text value of a node with a mission parameter's ``$name`` inside it."""
     warnings = []
-    for node_id, node in _with_ids(mission.root, "0"):
+    for node_id, node in nodes_with_ids(mission.root, "0"):
         for key, value in node.params.items():
             if not isinstance(value, str):  # (a whole $name was substituted when read)
                 continue
@@ -198,7 +198,7 @@ def text_parameter_warnings(mission: Mission) -> list[TextParameterWarning]:
 def unread_warnings(mission: Mission) -> list[UnreadWarning]:
     """Every ``align`` node of ``mission`` given keys its version does not read."""
     warnings = []
-    for node_id, node in _with_ids(mission.root, "0"):
+    for node_id, node in nodes_with_ids(mission.root, "0"):
         if node.type != "align":
             continue
         version = int(node.params.get("version", 2))
@@ -212,10 +212,11 @@ def unread_warnings(mission: Mission) -> list[UnreadWarning]:
     return warnings
 
 
-def _with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
+def nodes_with_ids(node: NodeModel, node_id: str) -> list[tuple[str, NodeModel]]:
+    """``node`` and every node below it, each with its id (``node_id``, then ``.i`` per child)."""
     out = [(node_id, node)]
     for i, child in enumerate(node.children):
-        out.extend(_with_ids(child, f"{node_id}.{i}"))
+        out.extend(nodes_with_ids(child, f"{node_id}.{i}"))
     return out
 
 
@@ -224,6 +225,7 @@ __all__ = [
     "TextParameterWarning",
     "UnreadWarning",
     "UnwaitedTurnWarning",
+    "nodes_with_ids",
     "text_parameter_warnings",
     "unread_warnings",
     "unwaited_turn_warnings",
