@@ -321,3 +321,56 @@ def test_an_ik_error_on_a_mujoco_robot_is_refused_as_changing_nothing(tmp_path):
     assert "its faults are power_off, blockage, slowdown and disassembly" in found
     path.write_text(text[:at] + fault.replace("KIND", "power_off") + text[at:])
     assert load(path).name == "mar_walk_1arm"
+
+
+def test_a_node_on_a_plant_that_cannot_run_it_is_refused_naming_the_plant_it_needs(tmp_path):
+    # A walk_step on a kinematic arm passed check; the run waited 5 s for interfaces its
+    # state never has, then failed asking "is it a mujoco plant?".
+    text = MAR.with_name("mar_walk_1arm.yaml").read_text()
+    old = "arm: {robot: mirror_arm, plant: mujoco, latched: {arm.E1: tile0/si}, posture: arch}"
+    assert old in text
+    path = tmp_path / "walk.yaml"
+    path.write_text(text.replace(old, "arm: {robot: mirror_arm}"))
+    found = problems(path)
+    assert found.count("only a mujoco plant runs it") == 3  # each use of the step subtree
+    assert (
+        'walk_step "E2 to tile 1": limb arm.arm is on a kinematic plant, and walk_step latches '
+        "standard interfaces and drives them to impedance goals (seed 003): only a mujoco "
+        "plant runs it; give robots.arm plant: mujoco, or move the limb with a node a "
+        "kinematic plant runs: sync_move, velocity_move, joint_sync_move, joint_move, " in found
+    )
+
+
+@pytest.mark.parametrize(
+    ("tree", "node"),
+    [
+        ("sync_move: {limbs: [arm], waypoints: [{translation_mm: [0, 0, 20]}]}", "sync_move"),
+        ("velocity_move: {limbs: [arm], profile: [{duration_s: 1, velocity_mm_s: [0, 0, 5]}]}",
+         "velocity_move"),
+        ("align: {limb: arm, target: tile0/si}", "align"),
+        ("recover_to_last_valid: {limbs: [arm]}", "recover_to_last_valid"),
+    ],
+)  # fmt: skip
+def test_a_pose_move_on_a_simulated_mujoco_robot_is_refused(tmp_path, tree, node):
+    # Its agent refused every ee_pose command: the run stopped at the first one.
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "mission: m\nworld:\n  tile0: {module: mirror_tile, pose: {translation_mm: [0, 0, -25]}}\n"
+        "robots:\n"
+        f"  arm: {{robot: mirror_arm, plant: mujoco}}\ntree:\n  {tree}\n"
+    )
+    found = problems(path)
+    assert f"m.yaml:7:3: {node} " in found
+    assert "limb arm.arm is on a mujoco plant" in found
+    assert "only a kinematic plant runs it; give robots.arm plant: kinematic" in found
+    assert (
+        "node a mujoco plant runs: joint_sync_move, joint_move, grasp, release, walk_step" in found
+    )
+
+
+def test_a_climbing_node_on_a_kinematic_limb_names_the_limbs_entry(tmp_path):
+    path = mission(tmp_path, "{robot: moonbot_limb_v2}",
+                   "base_adjust: {legs: [arm]}")  # fmt: skip
+    found = problems(path)
+    assert 'base_adjust "Base adjust": limb arm is on a kinematic plant' in found
+    assert "only a mujoco plant runs it; give limbs.arm plant: mujoco" in found

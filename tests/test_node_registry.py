@@ -74,7 +74,7 @@ def test_limbtree_nodes_json_has_stable_documented_keys():
     data = json.loads(text)
     assert (data["format"], data["version"]) == ("limbtree.nodes", 1)
     node_keys = {"name", "kind", "doc", "aliases", "children", "commands", "source", "params"}
-    node_keys |= {"concurrent"}
+    node_keys |= {"concurrent", "plants", "plants_why"}
     param_keys = {"name", "key", "type", "expected", "unit", "unit_name", "required"}
     param_keys |= {"default", "doc"}
     by_name = {}
@@ -87,6 +87,15 @@ def test_limbtree_nodes_json_has_stable_documented_keys():
     assert by_name["align"]["commands"] == ["limb"]
     assert by_name["wait"]["commands"] == [] and by_name["sequence"]["commands"] == []
     assert by_name["fallback"]["aliases"] == ["selector"]
+    plants = {name: tuple(node["plants"]) for name, node in by_name.items() if node["plants"]}
+    kinematic = ("sync_move", "velocity_move", "recover_to_last_valid", "align")
+    mujoco = ("walk_step", "impedance_move", "latch", "unlatch", "climb_step", "base_adjust")
+    assert plants == {
+        **dict.fromkeys(kinematic, ("kinematic",)),
+        **dict.fromkeys(mujoco, ("mujoco",)),
+    }
+    assert by_name["walk_step"]["plants_why"].startswith("latches standard interfaces")
+    assert by_name["wait"]["plants_why"] is None
     concurrent = {name: node["concurrent"] for name, node in by_name.items() if node["concurrent"]}
     assert concurrent == {
         "parallel": "always",

@@ -412,9 +412,9 @@ def test_what_moves_no_limb_before_it_leaves_the_start_known(tmp_path, first):
         _under("  until_success:\n    child:\n"),
         _under("  sequence:\n    memory: false\n    children:\n      -\n"),
         _under("  parallel:\n    synchronise: false\n    children:\n      -\n"),
-        # a mujoco robot's base floats; a real limb starts where it is; a noisy one where its
-        # noise says
-        _robot("mujoco"),
+        # a mujoco robot's base floats (one served by its own agent: a simulated one takes no
+        # sync_move); a real limb starts where it is; a noisy one where its noise says
+        _robot("mujoco, agent: 'tcp://127.0.0.1:5555'"),
         FIRST.replace("heavy_limb,", "heavy_limb, agent: 'tcp://127.0.0.1:5555',"),
         FIRST.replace("heavy_limb,", "heavy_limb, joint_noise_deg: 0.01,"),
         # its joints fall while its power is off; drawn faults differ with the seed
@@ -544,7 +544,7 @@ clock: sim
 world:
   tile0: {module: mirror_tile, pose: {translation_mm: [3000, 0, -25]}}
 robots:
-  arm: {robot: mirror_arm, plant: mujoco, latched: {arm.E1: tile0/si}}
+  arm: {robot: mirror_arm, plant: mujoco, agent: 'tcp://127.0.0.1:5555'}
 tree:
   sync_move:
     limbs: [arm]
@@ -554,8 +554,9 @@ tree:
 
 
 def test_a_robot_whose_base_floats_is_not_measured_from_the_world_origin(tmp_path):
-    # On a mujoco plant the base is where its latched foot puts it (here by the tile, 3 m
-    # out), not a declared pose: a waypoint 3.58 m from the origin is 0.58 m from the tile.
+    # On a mujoco plant the base is where its latched foot puts it (by the tile, 3 m out, on
+    # the agent's computer), not a declared pose: a waypoint 3.58 m from the origin may be
+    # 0.58 m from the tile. (A simulated mujoco robot takes no sync_move: test_targets.py.)
     assert load(write(tmp_path, FLOATING)).name == "floating"
 
 

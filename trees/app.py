@@ -114,7 +114,7 @@ def load(
     problems = (
         reach_problems(mission, registry)
         + recover_problems(mission, registry)
-        + target_problems(mission)
+        + target_problems(mission, registry)
     )
     if problems:  # (in file order, as the file's own problems are)
         problems.sort(key=_place)

@@ -12,6 +12,10 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
 * a posture given as ``{q_deg: [...]}`` must have one angle per joint of the limb;
 * a fault's ``joints`` must be joint indices the limb has, and an ``ik_error`` must not be
   given to a simulated ``mujoco`` robot, which takes no ``ee_pose`` command for it to fail;
+* a node commands only limbs of a simulated robot whose plant takes its commands
+  (:attr:`~limbtree.trees.mission.nodes.NodeSpec.plants`: ``sync_move``'s end-effector
+  poses only the ``kinematic`` plant takes; ``walk_step``'s latches only the ``mujoco``
+  plant has), instead of failing when it starts, its limbs' states never coming;
 * a simulated ``mujoco`` robot's start (``robots.NAME.posture``, ``robots.NAME.latched``) must
   name a posture of its limbs, its own interfaces (``LIMB.END`` or a base interface, as
   ``limbtree robots`` lists them) and grasp points ``MODULE/GRASP_POINT`` of modules the world
@@ -40,6 +44,7 @@ from limbtree.transport.faults import FaultKind
 from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
 from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
+from limbtree.trees.mission.nodes import NodeRegistry, NodeSpec
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
@@ -47,12 +52,28 @@ EE_BODY = "ee"
 LIMIT_SLACK = 1e-9
 
 
-def target_problems(mission: Mission) -> list[Problem]:
-    """Every unknown align target, unknown posture name, wrong-sized posture, bad fault joint."""
+def target_problems(mission: Mission, registry: NodeRegistry | None = None) -> list[Problem]:
+    """Every unknown align target, unknown posture name, wrong-sized posture, bad fault joint.
+
+    Also every node that commands a simulated limb of a plant that cannot take its commands.
+
+    Args:
+        mission: the mission.
+        registry: the node types the mission was loaded with (the plants each needs);
+            None: :func:`limbtree.trees.nodes.default_registry`.
+    """
+    if registry is None:
+        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
+
+        registry = default_registry()
     problems: list[Problem] = _fault_joints(mission)
+    plants = {limb: robot for robot in mission.robots if robot.simulated for limb in robot.limbs}
     for robot in mission.robots:
         problems += _robot_start(mission, robot)
     for node in mission.root.walk():
+        spec = registry.resolve(node.type)
+        if spec is not None and spec.plants:
+            problems += _plant(node, spec, plants, registry)
         if node.type == "align":
             problems += _target(mission, node)
         elif node.type == "grasp":
@@ -62,6 +83,41 @@ def target_problems(mission: Mission) -> list[Problem]:
             if message is not None:
                 text = f'{node.type} "{node.name}": {message}'
                 problems.append(value_problem(at, f"the {node.type}", node.location, text))
+    return problems
+
+
+def _plant(
+    node: NodeModel, spec: NodeSpec, robots: Mapping[str, RobotDecl], registry: NodeRegistry
+) -> list[Problem]:
+    """A problem for each limb ``node`` commands whose simulated plant cannot take its commands.
+
+    Args:
+        node: a node whose type needs some plants (:attr:`NodeSpec.plants`).
+        spec: its type.
+        robots: each simulated limb's robot, by the limb's mission name.
+        registry: the node types (to name those the plant can run).
+    """
+    problems: list[Problem] = []
+    for limb in spec.commanded_limbs(node.params):
+        robot = robots.get(limb)
+        if robot is None or robot.plant in spec.plants:
+            continue
+        needs = " or ".join(plant.value for plant in spec.plants)
+        others = [
+            other.type
+            for _, other in registry.items()
+            if other.commands and (not other.plants or robot.plant in other.plants)
+        ]
+        entry = "robots" if robot.declared else "limbs"
+        problems.append(
+            Problem(
+                node.location,
+                f'{node.type} "{node.name}": limb {limb} is on a {robot.plant.value} plant, and '
+                f"{node.type} {spec.plants_why}: only a {needs} plant runs it; give "
+                f"{entry}.{robot.name} plant: {spec.plants[0].value}, or move the limb with a "
+                f"node a {robot.plant.value} plant runs: {', '.join(others)}",
+            )
+        )
     return problems
 
 

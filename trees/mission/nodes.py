@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from limbtree.errors import LimbtreeError
-from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.model import NodeModel, PlantKind
 from limbtree.trees.mission.values import LimbList, LimbName, ParamSpec
 
 if TYPE_CHECKING:
@@ -145,6 +145,12 @@ class NodeSpec:
         concurrent: when it ticks several children in one tick, one while another still
             runs (:data:`ALWAYS` for ``parallel``); None: never. Then no two of its children
             may command one limb.
+        plants: the plants whose limbs it can command, for a simulated robot (``sync_move``
+            sends end-effector poses, which only the ``kinematic`` plant takes; ``walk_step``
+            latches standard interfaces, which only the ``mujoco`` plant has); empty: any.
+            ``limbtree check`` refuses it on a limb of another plant.
+        plants_why: why it needs them, completing "it ..." (``"sends end-effector
+            poses"``); required with ``plants``.
     """
 
     type: str
@@ -158,8 +164,12 @@ class NodeSpec:
     aliases: tuple[str, ...] = ()
     export: NodeExport = field(default_factory=NodeExport)
     concurrent: Concurrency | None = None
+    plants: tuple[PlantKind, ...] = ()
+    plants_why: str = ""
 
     def __post_init__(self) -> None:
+        if bool(self.plants) != bool(self.plants_why):
+            raise ValueError(f"{self.type}: give plants and plants_why together")
         low, high = self.children
         expected = {NodeKind.LEAF: (0, 0), NodeKind.DECORATOR: (1, 1)}.get(self.kind)
         if expected is not None and (low, high) != expected:

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from limbtree.skills.climbing.step import SETTLE_SPEED_M_S, SETTLE_TIMEOUT_S
 from limbtree.trees.behaviours.climbing import BaseAdjustBehaviour, ClimbStepBehaviour
-from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.model import NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
 from limbtree.trees.mission.units import MM, MM_S, S
 from limbtree.trees.mission.values import (
@@ -60,6 +60,10 @@ def _check_climb_step(
     if low is not None and high is not None and not low < high:
         report("w_max_m3", f"w_max_m3 ({high:g}) must exceed w_min_m3 ({low:g}): eq. 6 divides")
     return params
+
+
+#: What the climbing nodes need of a plant (:attr:`NodeSpec.plants_why`).
+_CLIMBS: Final = "plans on the contact forces of legs whose grippers hold a terrain (seed 004)"
 
 
 CLIMB_STEP: Final = NodeSpec(
@@ -133,6 +137,8 @@ CLIMB_STEP: Final = NodeSpec(
     check=_check_climb_step,
     build=leaf(ClimbStepBehaviour),
     commands=("legs",),
+    plants=(PlantKind.MUJOCO,),
+    plants_why=_CLIMBS,
 )
 
 BASE_ADJUST: Final = NodeSpec(
@@ -161,6 +167,8 @@ BASE_ADJUST: Final = NodeSpec(
     "move a climbing robot's base to its support pose, every leg holding (seed 004)",
     build=leaf(BaseAdjustBehaviour),
     commands=("legs",),
+    plants=(PlantKind.MUJOCO,),
+    plants_why=_CLIMBS,
 )
 
 #: Seed 004's leaf node types.

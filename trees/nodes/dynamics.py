@@ -20,7 +20,7 @@ from limbtree.trees.behaviours.dynamics import (
     UnlatchBehaviour,
     WalkStepBehaviour,
 )
-from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.model import NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
 from limbtree.trees.mission.source import INVALID, Item
 from limbtree.trees.mission.units import DEG_S, MM, S
@@ -169,6 +169,8 @@ WALK_STEP: Final = NodeSpec(
     check=_check_walk_step,
     build=leaf(WalkStepBehaviour),
     commands=("limb",),
+    plants=(PlantKind.MUJOCO,),
+    plants_why="latches standard interfaces and drives them to impedance goals (seed 003)",
 )
 
 IMPEDANCE_MOVE: Final = NodeSpec(
@@ -220,6 +222,8 @@ IMPEDANCE_MOVE: Final = NodeSpec(
     "drive an interface (the torso, or arm ends) to a goal and hold it (seed 003 Sec. 5-B)",
     build=leaf(ImpedanceMoveBehaviour),
     commands=("limbs",),
+    plants=(PlantKind.MUJOCO,),
+    plants_why="drives standard interfaces to impedance goals (seed 003 eq. 8)",
 )
 
 
@@ -236,6 +240,8 @@ def _latch_spec(name: str, doc: str, build: Any) -> NodeSpec:
         doc,
         build=leaf(build),
         commands=("limb",),
+        plants=(PlantKind.MUJOCO,),
+        plants_why="latches and releases standard interfaces (seed 003)",
     )
 
 

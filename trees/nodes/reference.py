@@ -83,6 +83,8 @@ def node_type_data(spec: NodeSpec, source: str) -> dict[str, Any]:
         "aliases": list(spec.aliases),
         "children": {"min": low, "max": high},
         "commands": list(spec.commands),
+        "plants": [plant.value for plant in spec.plants],
+        "plants_why": spec.plants_why or None,
         "concurrent": None if spec.concurrent is None else spec.concurrent.doc,
         "source": source,
         "params": [param_data(param) for param in spec.params],
@@ -128,6 +130,11 @@ def _header(node: Mapping[str, Any]) -> list[str]:
     elif node["kind"] == "decorator":
         lines.append("child: exactly one")
     lines.append("commands: " + (", ".join(node["commands"]) or "no limb"))
+    if node["plants"]:
+        lines.append(
+            f"plants: {' or '.join(node['plants'])} only, for a simulated robot: it "
+            f"{node['plants_why']}"
+        )
     if node["concurrent"]:
         lines.append(
             f"runs its children together ({node['concurrent']}): no two of them may command "
@@ -215,6 +222,9 @@ def reference_markdown(registry: NodeRegistry) -> str:
             "(`composite`, `decorator` or `leaf`), `doc`, `aliases`, `children` (`min`, `max`;",
             "`max` null: no limit), `commands` (parameter names), `concurrent` (when it runs",
             "its children together, in words: `always`, `memory false`; null: never),",
+            "`plants` (the plants of a simulated robot whose limbs it can command, e.g.",
+            '`["mujoco"]`; empty: any; `limbtree check` refuses it on another\'s limb) and',
+            "`plants_why` (what it does that needs them, or null),",
             "`source` (`limbtree (built in)` or the entry point and package that declared it)",
             "and `params`, a list in the",
             "reference's order. Each parameter has `name` (the model's, SI), `key` (the mission",

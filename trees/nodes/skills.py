@@ -27,7 +27,7 @@ from limbtree.trees.behaviours import (
 from limbtree.trees.behaviours.base import SkillBehaviour
 from limbtree.trees.context import MissionContext
 from limbtree.trees.mission.controllers import ControllerParams, check_controller
-from limbtree.trees.mission.model import NodeModel
+from limbtree.trees.mission.model import NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeExport, NodeKind, NodeSpec
 from limbtree.trees.mission.units import MM, MM_S, MM_S2, NONE, S
 from limbtree.trees.mission.values import (
@@ -98,6 +98,10 @@ def check_align(
     return params
 
 
+#: What the moves on a trajectory need of a plant (:attr:`NodeSpec.plants_why`).
+_SENDS_EE_POSE: Final = "sends end-effector pose commands (ee_pose)"
+
+
 SYNC_MOVE: Final = NodeSpec(
     "sync_move",
     NodeKind.LEAF,
@@ -158,6 +162,8 @@ SYNC_MOVE: Final = NodeSpec(
     "n end-effectors through waypoints in sync, clamped to the hypersphere (seed 000)",
     build=leaf(SyncMoveBehaviour),
     commands=("limbs",),
+    plants=(PlantKind.KINEMATIC,),
+    plants_why=_SENDS_EE_POSE,
     export=NodeExport(headline=("p_e",)),
 )
 
@@ -181,6 +187,8 @@ VELOCITY_MOVE: Final = NodeSpec(
     "integrate a velocity profile, clamped around the sensed state (seed 000 eq. 11)",
     build=leaf(VelocityMoveBehaviour),
     commands=("limbs",),
+    plants=(PlantKind.KINEMATIC,),
+    plants_why=_SENDS_EE_POSE,
     export=NodeExport(headline=("p_e",)),
 )
 
@@ -235,6 +243,8 @@ RECOVER_TO_LAST_VALID: Final = NodeSpec(
     "bring the limbs back onto their last valid command (seed 000 Sec. II-B)",
     build=leaf(RecoverToLastValidBehaviour),
     commands=("limbs",),
+    plants=(PlantKind.KINEMATIC,),
+    plants_why=_SENDS_EE_POSE,
     export=NodeExport(headline=("p_e",)),
 )
 
@@ -331,6 +341,8 @@ ALIGN: Final = NodeSpec(
     check_align,
     build=leaf(AlignBehaviour),
     commands=("limb",),
+    plants=(PlantKind.KINEMATIC,),
+    plants_why="sends end-effector pose and twist commands (ee_pose, ee_twist)",
     export=NodeExport(headline=("p_e",)),
 )
 
