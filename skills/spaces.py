@@ -48,6 +48,9 @@ class Space(Protocol, Generic[P]):
     def settled(self, state: tuple[P, ...], goal: tuple[P, ...]) -> bool:
         """Whether every limb has arrived at ``goal`` within the move's settle tolerance."""
 
+    def settle_gaps(self, state: tuple[P, ...], goal: tuple[P, ...]) -> tuple[float, ...]:
+        """Each limb's distance from ``goal`` in settle tolerances: settled when all are <= 1."""
+
 
 @dataclass(frozen=True)
 class PoseSpace:
@@ -103,11 +106,26 @@ class PoseSpace:
         for metric, y, g in zip(self.metrics, state, goal, strict=True):
             if metric.p_e != math.inf and y.distance_to(g) > self.settle:
                 return False
-            if metric.r_e != math.inf:
-                fraction = self.settle / metric.p_e if metric.p_e != math.inf else 0.05
-                if y.angle_to(g) > metric.r_e * fraction:
-                    return False
+            if metric.r_e != math.inf and y.angle_to(g) > self._angle_settle(metric):
+                return False
         return True
+
+    def settle_gaps(self, state: tuple[Pose, ...], goal: tuple[Pose, ...]) -> tuple[float, ...]:
+        """See :meth:`Space.settle_gaps`: position over ``settle``, angle over its share."""
+        gaps = []
+        for metric, y, g in zip(self.metrics, state, goal, strict=True):
+            gap = 0.0
+            if metric.p_e != math.inf:
+                gap = y.distance_to(g) / self.settle
+            if metric.r_e != math.inf:
+                gap = max(gap, y.angle_to(g) / self._angle_settle(metric))
+            gaps.append(gap)
+        return tuple(gaps)
+
+    def _angle_settle(self, metric: SE3Metric) -> float:
+        """The rotation settle tolerance [rad]: ``r_e`` scaled as ``settle`` scales ``p_e``."""
+        fraction = self.settle / metric.p_e if metric.p_e != math.inf else 0.05
+        return metric.r_e * fraction
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,15 @@ class JointSpace:
         """See :meth:`Space.settled`."""
         return all(
             float(np.max(np.abs(y - g))) <= self.settle for y, g in zip(state, goal, strict=True)
+        )
+
+    def settle_gaps(
+        self, state: tuple[FloatArray, ...], goal: tuple[FloatArray, ...]
+    ) -> tuple[float, ...]:
+        """See :meth:`Space.settle_gaps`: the farthest joint over ``settle``."""
+        return tuple(
+            float(np.max(np.abs(y - g), initial=0.0)) / self.settle
+            for y, g in zip(state, goal, strict=True)
         )
 
 

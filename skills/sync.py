@@ -57,6 +57,8 @@ class Mode(StrEnum):
     STALE = "stale"
     """A limb has no usable state (stale, powered off, disassembled): hold until it returns
     or the timeout passes."""
+    STALLED = "stalled"
+    """No limb has come closer to where it heads for ``stall_timeout``: the move failed."""
     DONE = "done"
 
 
@@ -76,6 +78,14 @@ class SyncConfig:
             One step passes each segment at most once, so it completes at most one lap
             (:attr:`SyncMove.laps` grows by at most one per step), however short the
             segments are against the hypersphere.
+        stall_timeout: how long [s] the move may make no progress before it fails (inf:
+            never): no waypoint passed, and the limbs' summed distance to where they head
+            (:meth:`Space.settle_gaps`, in settle tolerances) not ``stall_progress`` below
+            where it was at the last progress. A limb blocked for good, or a goal it cannot
+            settle on, would otherwise hold the move for ever. Steps without every limb's
+            state do not count (:class:`MissingStates` times those).
+        stall_progress: how much closer [settle tolerances] counts as progress (0.5: 1 mm
+            of a 2 mm ``settle``).
     """
 
     recovery: Recovery = Recovery.LAST_VALID
@@ -83,6 +93,14 @@ class SyncConfig:
     max_speed: float | None = None
     stale_timeout: float = 5.0
     loop: bool = False
+    stall_timeout: float = math.inf
+    stall_progress: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.stall_timeout > 0:
+            raise ValueError(f"stall_timeout must be > 0 s (inf: never), got {self.stall_timeout}")
+        if not 0 < self.stall_progress < math.inf:
+            raise ValueError(f"stall_progress must be > 0 and finite, got {self.stall_progress}")
 
 
 @dataclass(frozen=True)
@@ -347,6 +365,10 @@ class SyncMove(Generic[P]):
         self._segment_start: tuple[P, ...] = self.waypoints[0]
         self.missing = MissingStates(self.limb_names, config.stale_timeout)
         self._laps = 0
+        #: The stall watch at the last progress: where the limbs headed, the stage (laps and
+        #: segment), their summed distance to it [settle tolerances], and when [s]; None:
+        #: restart at the next step.
+        self._progress: tuple[tuple[P, ...], int, float, float] | None = None
         # Segment k runs from waypoint pairs[k][0] to pairs[k][1].
         n = len(self.waypoints) - 1
         self._pairs = [(i, i + 1) for i in range(n)]
@@ -452,9 +474,49 @@ class SyncMove(Generic[P]):
         states = observation.states
         held = self.missing.check(observation)
         if held is not None:  # (no SUCCESS without every limb's reading)
+            self._progress = None
             return self._result(held[0], None, None, Mode.STALE, held[1])
         current: tuple[P, ...] = tuple(s for s in states if s is not None)
+        result = self._advance(current, dt)
+        if result.outcome is Outcome.RUNNING:
+            stalled = self._stalled(observation.time, current)
+            if stalled is not None:
+                return self._result(Outcome.FAILURE, None, None, Mode.STALLED, stalled)
+        return result
 
+    def _stalled(self, time: float, states: tuple[P, ...]) -> str | None:
+        """Note this step's progress; the FAILURE message once there was none for long enough.
+
+        Args:
+            time: the step's time [s].
+            states: every limb's sensed point.
+        """
+        config = self.config
+        if config.stall_timeout == math.inf:
+            return None
+        heading = self.heading
+        stage = self._laps * self.segments + self._segment
+        gap = math.fsum(self.space.settle_gaps(states, heading))
+        mark = self._progress
+        if (
+            mark is None
+            or mark[0] is not heading
+            or mark[1] != stage
+            or gap <= mark[2] - config.stall_progress
+        ):
+            self._progress = (heading, stage, gap, time)
+            return None
+        if time - mark[3] < config.stall_timeout:
+            return None
+        where = (
+            f"the {config.recovery.value.replace('_', ' ')} point it recovers to"
+            if self._recovery is not None
+            else f"waypoint {self._pairs[self._segment][1]}/{len(self.waypoints) - 1}"
+        )
+        return f"stalled: for {time - mark[3]:.1f} s the limbs came no closer to {where}"
+
+    def _advance(self, current: tuple[P, ...], dt: float) -> SyncStep[P]:
+        """One step with every limb's state: along the trajectory, or recovering."""
         recovering = self._recovery is not None
         found = self._clamp_main(current, dt)
         if found is None:

@@ -99,6 +99,7 @@ def test_param_keys_carry_their_unit_and_defaults_convert_to_si():
         "loop",
         "timeout_s",
         "ik_timeout_s",
+        "stall_timeout_s",
     ]
     assert sync.param("p_e").default_value() == pytest.approx(0.02)
     assert sync.param("r_e").default_value() == math.inf

@@ -401,3 +401,21 @@ def test_the_failure_named_is_the_one_that_failed_the_run_not_one_absorbed_befor
     outcome, runner, _, _ = run(tmp_path, tree, operator=Refuse(), record=False)
     assert outcome is RunOutcome.FAILURE
     assert runner.failure_message() == "Operator gate: refused by the operator"
+
+
+@pytest.mark.parametrize(
+    ("leaf", "said"),
+    [
+        ("sync_move: {limbs: [a, b], waypoints: [{translation_mm: [0, 0, 100]}], "
+         "stall_timeout_s: 1}",
+         "stalled: for 1.0 s the limbs came no closer to waypoint 1/1 (from it: a 80 mm, "
+         "b 100 mm); check that each limb can move"),
+        ("joint_move: {limb: b, posture: {q_deg: [10, 10, 10]}, stall_timeout_s: 1}",
+         "stalled: for 1.0 s the limbs came no closer to waypoint 1/1 (from it: b joint "),
+    ],
+)  # fmt: skip
+def test_a_move_on_a_limb_that_never_moves_fails_once_stalled(tmp_path, leaf, said):
+    # Without a timeout_s such a move held for ever (a blockage with no end).
+    outcome, runner, _, _ = run(tmp_path, f"tree:\n  {leaf}\n", speeds=(0.2, 0.0))
+    assert outcome is RunOutcome.FAILURE
+    assert said in runner.failure_message()

@@ -204,3 +204,82 @@ def test_joint_space_move_clamps_each_joint():
 def test_a_move_needs_a_start_and_a_waypoint():
     with pytest.raises(ValueError, match="at least one waypoint"):
         SyncMove(PoseSpace((SE3Metric(),)), [(Pose(),)], SyncConfig(), ["a"])
+
+
+# ---------------------------------------------------------------------- stalls
+
+
+def test_a_limb_blocked_for_good_fails_the_move_after_stall_timeout_naming_where_it_heads():
+    # A move on a limb that cannot move (a blockage with no end) held for ever.
+    speeds = [0.004, 0.0]  # limb1 does not move at all
+    move, state = square_move(speeds, SyncConfig(stall_timeout=2.0))
+    steps, _ = run(move, state, speeds, ticks=1000)
+    last = steps[-1]
+    assert last.outcome is Outcome.FAILURE and last.mode is Mode.STALLED
+    assert last.command is None
+    assert last.message == "stalled: for 2.0 s the limbs came no closer to waypoint 1/4"
+    # The clock ran from the last progress (limb0 moving up to the hypersphere's edge).
+    assert 2.0 <= len(steps) * 0.01 < 2.5
+
+
+def test_a_slow_move_that_keeps_coming_closer_never_stalls():
+    speeds = [0.0001, 0.0001]  # 10 mm/s at 100 Hz: 0.5 settle tolerance (1 mm) each 0.1 s
+    move, state = square_move(speeds, SyncConfig(stall_timeout=0.5))
+    steps, _ = run(move, state, speeds, ticks=3000)
+    assert all(s.mode is not Mode.STALLED for s in steps)
+    assert steps[-1].outcome is Outcome.RUNNING  # (still going: slow, not stalled)
+
+
+def test_a_move_that_cannot_settle_stalls_at_the_last_waypoint():
+    # limb1 stops 5 mm short of every goal: t reaches 1, the limbs never settle within 2 mm.
+    def short(state, command, speeds):
+        out = track(state, command, speeds)
+        goal = command[1].position
+        gap = out[1].position - goal
+        n = np.linalg.norm(gap)
+        if n < 0.005:
+            out[1] = Pose(goal + (gap / n * 0.005 if n > 0 else np.array([0.005, 0, 0])))
+        return out
+
+    speeds = [0.01, 0.01]
+    move, state = square_move(speeds, SyncConfig(stall_timeout=1.0))
+    for i in range(5000):
+        step = tick(move, i * 0.01, state)
+        if step.outcome is not Outcome.RUNNING:
+            break
+        state = short(state, step.command, speeds)
+    assert step.mode is Mode.STALLED
+    assert step.message.endswith("came no closer to waypoint 4/4")
+
+
+def test_steps_without_every_limbs_state_restart_the_stall_clock():
+    speeds = [0.0, 0.0]
+    move, state = square_move(speeds, SyncConfig(stall_timeout=1.0, stale_timeout=10.0))
+    tick(move, 0.0, state)
+    assert tick(move, 0.9, state).outcome is Outcome.RUNNING
+    tick(move, 0.95, [state[0], None])  # limb1 powered off: MissingStates times that
+    assert tick(move, 1.5, state).outcome is Outcome.RUNNING  # the clock restarted at 1.5
+    assert tick(move, 2.4, state).outcome is Outcome.RUNNING
+    assert tick(move, 2.5, state).mode is Mode.STALLED
+
+
+def test_without_a_stall_timeout_a_blocked_move_holds():
+    speeds = [0.0, 0.0]
+    move, state = square_move(speeds)  # SyncConfig's default: inf
+    assert tick(move, 0.0, state).outcome is Outcome.RUNNING
+    assert tick(move, 1e6, state).outcome is Outcome.RUNNING
+
+
+def test_a_joint_move_on_a_blocked_joint_stalls():
+    space = JointSpace(q_e=(0.1,), settle=math.radians(1.0))
+    start = (np.zeros(2),)
+    move = SyncMove(space, [start, (np.ones(2),)], SyncConfig(stall_timeout=1.0), ["arm"])
+    assert tick(move, 0.0, start).outcome is Outcome.RUNNING
+    assert tick(move, 0.99, start).outcome is Outcome.RUNNING
+    assert tick(move, 1.0, start).mode is Mode.STALLED
+
+
+@pytest.mark.parametrize("config", [{"stall_timeout": 0.0}, {"stall_progress": 0.0}])
+def test_a_stall_setting_that_is_not_positive_is_refused(config):
+    with pytest.raises(ValueError, match="must be > 0"):
+        SyncConfig(**config)

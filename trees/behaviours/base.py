@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -185,3 +186,33 @@ def observe(
         for limb, state in zip(limbs, states, strict=True)
     )  # (a limb with a usable state is not down: its health is read only for the others)
     return SyncObservation(now, tuple(states), down)
+
+
+def stall_timeout(params: Mapping[str, Any]) -> float:
+    """A move's ``stall_timeout`` [s] (inf: never), for :class:`SyncConfig`."""
+    value = params.get("stall_timeout")
+    return math.inf if value is None else float(value)
+
+
+def stalled_text(
+    message: str, gaps: Sequence[str], names: Sequence[str], limbs: Sequence[LimbHandle]
+) -> str:
+    """A stalled move's FAILURE message: the core's, each limb's gap, the faults, what to do.
+
+    Args:
+        message: the core's message (where the limbs head).
+        gaps: each limb's distance from there, in words (``"heavy 246 mm"``).
+        names: the move's limbs' mission names.
+        limbs: their handles (the faults their states report).
+    """
+    faults = [
+        f"{name}: {', '.join(sorted(limb.faults))}"
+        for name, limb in zip(names, limbs, strict=True)
+        if limb.faults
+    ]
+    found = f"; faults in force: {'; '.join(faults)}" if faults else ""
+    return (
+        f"{message} (from it: {', '.join(gaps)}){found}; check that each limb can move "
+        "(faults, joint limits, speed limits, a goal out of reach), or give stall_timeout_s "
+        "more time (inf: never)"
+    )

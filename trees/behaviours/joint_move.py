@@ -31,7 +31,14 @@ from limbtree.skills import (
     SyncConfig,
     SyncMove,
 )
-from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour, observe
+from limbtree.trees.behaviours.base import (
+    STATUS,
+    CannotStart,
+    SkillBehaviour,
+    observe,
+    stall_timeout,
+    stalled_text,
+)
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 
@@ -105,13 +112,32 @@ class JointSyncMoveBehaviour(SkillBehaviour):
                 tuple(float(self.params["q_e"]) for _ in self.limb_names),
                 settle=float(self.params["settle"]),
             )
-            config = SyncConfig(stale_timeout=float(self.params.get("stale_timeout", 5.0)))
+            config = SyncConfig(
+                stale_timeout=float(self.params.get("stale_timeout", 5.0)),
+                stall_timeout=stall_timeout(self.params),
+            )
             self.core = SyncMove(space, waypoints, config, self.limb_names)
             self._targets = waypoints[1:]
         result = self.core.step(observe(now, self.limbs, states), self._timer.dt(now))
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
             timeout = float(self.params["timeout"])
             self.feedback_message = self._timed_out(timeout, result.segment, states)
+            return py_trees.common.Status.FAILURE
+        if result.mode is Mode.STALLED:
+            for limb in self.limbs:
+                limb.hold()
+            gaps = []
+            for name, limb, q, goal in zip(
+                self.limb_names, self.limbs, states, self.core.heading, strict=True
+            ):
+                if q is None:
+                    gaps.append(f"{name} has no state")
+                    continue
+                errors = np.abs(q - goal)
+                j = int(np.argmax(errors))
+                joint = limb.description.joints[j].name
+                gaps.append(f"{name} joint {joint} {math.degrees(float(errors[j])):.1f} deg")
+            self.feedback_message = stalled_text(result.message, gaps, self.limb_names, self.limbs)
             return py_trees.common.Status.FAILURE
         if result.command is not None:
             for limb, q in zip(self.limbs, result.command, strict=True):

@@ -10,7 +10,7 @@ import math
 
 from limbtree.kinematics import Pose
 from limbtree.skills import PoseSpace, Recovery, SyncConfig, SyncMove
-from limbtree.trees.behaviours.base import CannotStart
+from limbtree.trees.behaviours.base import CannotStart, stall_timeout
 from limbtree.trees.behaviours.sync_move import PoseMoveBehaviour
 
 
@@ -30,6 +30,8 @@ class RecoverToLastValidBehaviour(PoseMoveBehaviour):
         target = tuple(self.context.last_valid[n] for n in self.limb_names)
         space = PoseSpace(self.metrics(), math.inf, float(self.params.get("settle", 0.002)))
         config = SyncConfig(
-            recovery=Recovery.RESTART, stale_timeout=float(self.params.get("stale_timeout", 5.0))
+            recovery=Recovery.RESTART,
+            stale_timeout=float(self.params.get("stale_timeout", 5.0)),
+            stall_timeout=stall_timeout(self.params),
         )
         return SyncMove(space, [start, target], config, self.limb_names)

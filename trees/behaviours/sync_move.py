@@ -23,7 +23,13 @@ from limbtree.skills import (
 )
 from limbtree.transport.driver import Health
 from limbtree.transport.faults import FaultKind
-from limbtree.trees.behaviours.base import STATUS, SkillBehaviour, observe
+from limbtree.trees.behaviours.base import (
+    STATUS,
+    SkillBehaviour,
+    observe,
+    stall_timeout,
+    stalled_text,
+)
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 
@@ -86,6 +92,17 @@ class PoseMoveBehaviour(SkillBehaviour):
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
             timeout = float(self.params["timeout"])
             self.feedback_message = self._timed_out(timeout, result.segment, states)
+            return py_trees.common.Status.FAILURE
+        if result.mode is Mode.STALLED:
+            for limb in self.limbs:
+                limb.hold()
+            gaps = [
+                f"{name} {1000 * float(np.linalg.norm(y.position - goal.position)):.0f} mm"
+                if y is not None
+                else f"{name} has no state"
+                for name, y, goal in zip(self.limb_names, states, self.core.heading, strict=True)
+            ]
+            self.feedback_message = stalled_text(result.message, gaps, self.limb_names, self.limbs)
             return py_trees.common.Status.FAILURE
         if result.outcome is Outcome.RUNNING and self._ik_failed_too_long(now):
             for limb in self.limbs:
@@ -264,6 +281,7 @@ class SyncMoveBehaviour(PoseMoveBehaviour):
             max_speed=None if max_speed is None else float(max_speed) / p_min,
             stale_timeout=float(self.params.get("stale_timeout", 5.0)),
             loop=bool(self.params.get("loop", False)),
+            stall_timeout=stall_timeout(self.params),
         )
         space = PoseSpace(
             metrics,

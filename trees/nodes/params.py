@@ -32,6 +32,16 @@ STALE_TIMEOUT: Final = ParamSpec(
     "stale_timeout", POSITIVE_S, 5.0, "FAILURE when a limb's state is stale this long"
 )
 
+#: How long a move may make no progress before it fails [s]; inf: never.
+STALL_TIMEOUT: Final = ParamSpec(
+    "stall_timeout",
+    Quantity(S, low=0, low_open=True, allow_inf=True),
+    30.0,
+    "FAILURE when the limbs pass no waypoint and come no closer to where they head (by half "
+    "the settle tolerance) for this long: a limb blocked for good, a goal it cannot settle "
+    "on; inf: never",
+)
+
 #: The per-joint radius of the joint-space clamp [rad; written in degrees].
 Q_E: Final = ParamSpec(
     "q_e",
