@@ -10,6 +10,7 @@ import pytest
 from dynamics_toy_tree import rot, transform
 from scipy.spatial.transform import Rotation, Slerp
 
+from limbtree.robots import load_robot
 from limbtree.skills import Outcome
 from limbtree.skills.dynamics import (
     DynamicsInputError,
@@ -26,6 +27,7 @@ from limbtree.skills.dynamics import (
     lift_over_down_points,
     pose_error,
 )
+from limbtree.trees.reach import interface_reach
 
 DOWN = rot((1, 0, 0), math.pi)  # a tile SI's orientation: z down into the tile
 TILE0 = transform(DOWN, (0.0, 0.0, 0.0))
@@ -169,6 +171,39 @@ def test_a_step_that_runs_out_of_time_fails_naming_the_phase_the_error_and_the_t
     failed = approach.step(observe(1.5, near(TILE1, mm=3.0)), 0.01)
     assert "phase approach" in failed.message and "3.0 mm" in failed.message
     assert "engages within 2 mm / 1 deg" in failed.message
+
+
+def test_a_target_beyond_the_arms_reach_from_a_latched_anchor_fails_at_once():
+    # It once ran to its 60 s timeout, then blamed the via points.
+    far = transform(DOWN, (5.0, 0.0, 0.0))
+    walk = WalkStep("arm.E2", WalkParams(reach_m=1.6))
+    failed = walk.step(
+        WalkObservation(0.0, START, TILE0, far, 0.0, False, True, anchor_latched=True), 0.0
+    )
+    assert failed.outcome is Outcome.FAILURE and failed.goal is None and not failed.latch_moving
+    assert failed.message == (
+        "walk step of arm.E2: the target is 5000 mm from the latched anchor, 3400 mm beyond "
+        "the 1600 mm the arm's links reach between its ends; the end did not move. Choose a "
+        "target within reach, or walk there in shorter steps"
+    )
+    assert walk.step(observe(1.0, START, target=far), 0.01) is failed  # (final)
+    # An anchor not latched to the world may move closer; a target within reach is planned.
+    floating = WalkStep("arm.E2", WalkParams(reach_m=1.6))
+    assert floating.step(observe(0.0, START, target=far), 0.0).outcome is Outcome.RUNNING
+    near_enough = WalkStep("arm.E2", WalkParams(reach_m=0.6, settle_m=0.002))
+    within = transform(DOWN, (0.601, 0.0, 0.0))  # 1 mm past the reach: inside the settle
+    step = near_enough.step(
+        WalkObservation(0.0, START, TILE0, within, 0.0, False, True, anchor_latched=True), 0.0
+    )
+    assert step.outcome is Outcome.RUNNING
+
+
+def test_the_reach_between_a_mirror_arms_ends_is_its_links():
+
+    joints = tuple(j.name for j in load_robot("mirror_arm").limbs[0].joints)
+    assert interface_reach("mirror_arm", joints, "E2", "E1") == pytest.approx(1.6)
+    assert interface_reach("mirror_arm", joints, "E2", "E0") is None  # (no such interface)
+    assert interface_reach("mirror_arm", ("j9",), "E2", "E1") is None  # (no such limb)
 
 
 @pytest.mark.parametrize("turns", [0, 1, 2, 3])

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pytest
-from test_missions import run
+from test_missions import MISSIONS, run
 
 from limbtree.trees.recorder import read_header, read_log
 
@@ -128,3 +128,19 @@ def test_two_arms_walk_the_torso_over_five_tiles_alternating(tmp_path):
     # Never both arms released (Fig. 8): one E2 always holds the robot.
     for _, latched in _latched_timeline(s["_log"]):
         assert latched, "both arms released"
+
+
+@pytest.mark.timeout(120)
+def test_a_step_onto_a_tile_beyond_the_arms_reach_fails_at_its_first_tick(tmp_path):
+    # It ran to its 60 s timeout, then said "try another via mode or lift_mm".
+    text = (MISSIONS / "mar_walk_1arm.yaml").read_text()
+    near = "tile1: {module: mirror_tile, pose: {translation_mm: [600, 0, -25]}}"
+    assert near in text
+    mission = tmp_path / "far.yaml"
+    mission.write_text(text.replace(near, near.replace("600", "5000")))
+    s = run(str(mission), tmp_path, timeout=100)
+    assert s["outcome"] == "FAILURE" and s["sim_time_s"] < 0.1, s["_out"]
+    assert s["failure"].startswith(
+        "E2 to tile 1: walk step of arm.arm.E2: the target is 5000 mm from the latched anchor, "
+        "3400 mm beyond the 1600 mm the arm's links reach between its ends"
+    )

@@ -288,6 +288,30 @@ def limb_reach(robot: str, limb: str) -> float:
     return reach_bound(description.urdf_path, spec.base_link, spec.ee_link)
 
 
+@cache
+def interface_reach(robot: str, joints: tuple[str, ...], end: str, other: str) -> float | None:
+    """How far apart [m] two standard interfaces of one limb can be (see :func:`reach_bound`).
+
+    Args:
+        robot: the robot description's name.
+        joints: the limb's joint names (they name the limb within its robot).
+        end: one interface of the limb (``E2``).
+        other: another (``E1``).
+
+    Returns:
+        The bound, or None when no limb of the robot has those joints and both interfaces.
+    """
+    description = load_robot(robot)
+    for limb in description.limbs:
+        if tuple(joint.name for joint in limb.joints) != joints:
+            continue
+        links = (limb.interfaces.get(end), limb.interfaces.get(other))
+        if links[0] is None or links[1] is None:
+            return None
+        return reach_bound(description.urdf_path, links[0], links[1])
+    return None
+
+
 def _base_position(mission: Mission, name: str) -> tuple[float, ...] | None:
     """Where limb ``name``'s base is in the world [m]; None when it floats.
 
@@ -508,6 +532,7 @@ def _sync_move_problems(
 __all__ = [
     "LAST_VALID_TYPES",
     "REACH_SLACK_M",
+    "interface_reach",
     "limb_reach",
     "reach_bound",
     "reach_problems",

@@ -92,6 +92,10 @@ class WalkParams:
         via_tol_rad: ... and this angle error [rad].
         timeout_s: how long the whole step may take [s], or None for no limit.
         fold: the order of the SI's rotational symmetry about its normal.
+        reach_m: the farthest the moving end can be from the anchor [m] (the arm's links
+            between the two interfaces), or None when not known. A target farther than that
+            (and ``settle_m``) from a latched anchor fails the step at once, instead of
+            at its timeout.
 
     Raises:
         DynamicsInputError: for a value that is not a positive finite number (a whole
@@ -108,6 +112,7 @@ class WalkParams:
     via_tol_rad: float = math.radians(5.0)
     timeout_s: float | None = 60.0
     fold: int = 4
+    reach_m: float | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -121,6 +126,8 @@ class WalkParams:
             object.__setattr__(self, name, _check(name, getattr(self, name), allow_zero=True))
         if self.timeout_s is not None:
             object.__setattr__(self, "timeout_s", _check("timeout_s", self.timeout_s))
+        if self.reach_m is not None:
+            object.__setattr__(self, "reach_m", _check("reach_m", self.reach_m))
         if isinstance(self.fold, bool) or not isinstance(self.fold, int) or self.fold < 1:
             raise DynamicsInputError("fold", self.fold, "must be a whole number >= 1")
 
@@ -137,6 +144,8 @@ class WalkObservation:
         qdot_norm: ‖q̇‖ of the robot's joints [rad/s].
         moving_latched: whether the moving end is latched.
         release_latched: whether the frame to release at the end is latched.
+        anchor_latched: whether the anchor end is latched to the world (it stays where it
+            is for the whole step, so the target must be within reach of it).
 
     Raises:
         DynamicsInputError: for a pose that is not a finite rigid transform, or a time or
@@ -150,6 +159,7 @@ class WalkObservation:
     qdot_norm: float
     moving_latched: bool
     release_latched: bool = False
+    anchor_latched: bool = False
 
     def __post_init__(self) -> None:
         for name in ("moving_pose", "anchor_pose", "target_pose"):
@@ -409,6 +419,9 @@ class WalkStep:
         if self.phase is None:
             self._t0 = obs.t
             self.phase = WalkPhase.RELEASE_OWN
+            beyond = self._beyond_reach(obs)
+            if beyond is not None:
+                return beyond
             if not obs.moving_latched:
                 self._plan(obs)
         elapsed = obs.t - self._t0
@@ -524,6 +537,30 @@ class WalkStep:
             "engaged_at_s": engaged,
             "total_s": now - self._t0,
         }
+
+    def _beyond_reach(self, obs: WalkObservation) -> WalkResult | None:
+        """The FAILURE of a step whose target no end can reach from the latched anchor."""
+        p = self.params
+        if p.reach_m is None or not obs.anchor_latched:
+            return None
+        apart = float(np.linalg.norm(obs.target_pose[:3, 3] - obs.anchor_pose[:3, 3]))
+        if apart <= p.reach_m + p.settle_m:
+            return None
+        error = pose_error(obs.moving_pose, obs.target_pose)
+        self.phase = WalkPhase.FAILED
+        self._final = WalkResult(
+            Outcome.FAILURE,
+            f"walk step of {self.moving}: the target is {apart * 1e3:.0f} mm from the latched "
+            f"anchor, {(apart - p.reach_m) * 1e3:.0f} mm beyond the {p.reach_m * 1e3:.0f} mm "
+            "the arm's links reach between its ends; the end did not move. Choose a target "
+            "within reach, or walk there in shorter steps",
+            None,
+            False,
+            False,
+            None,
+            self._telemetry(error, 0.0),
+        )
+        return self._final
 
     def _fail(self, obs: WalkObservation, error: tuple[float, float], elapsed: float) -> WalkResult:
         p = self.params

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import py_trees
 
+from limbtree.errors import LimbtreeError
 from limbtree.kinematics import Pose
 from limbtree.skills import Outcome, StepTimer
 from limbtree.skills.dynamics import (
@@ -40,6 +41,7 @@ from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
 from limbtree.trees.limbs import LimbHandle
+from limbtree.trees.reach import interface_reach
 
 Status = py_trees.common.Status
 
@@ -226,12 +228,25 @@ class WalkStepBehaviour(SkillBehaviour):
                 settle_speed_rad_s=float(params.get("settle_speed", 0.01)),
                 release_after_s=float(params.get("release_after", 0.1)),
                 timeout_s=None if params.get("timeout") is None else float(params["timeout"]),
+                reach_m=self._reach(),
             ),
             release=None if self.release is None else f"{self.limb.name}.{self.release}",
         )
         self._timer = StepTimer()
         self._sent: np.ndarray | None = None
         self._stale_since: float | None = None
+
+    def _reach(self) -> float | None:
+        """How far apart [m] the moving end and the anchor can be; None when not known."""
+        if self.anchor == self.end:
+            return None
+        description = self.limb.description
+        joints = tuple(joint.name for joint in description.joints)
+        try:
+            reach = interface_reach(description.robot, joints, self.end, self.anchor)
+        except (LimbtreeError, OSError):  # (a robot this machine does not describe)
+            return None
+        return reach if reach is not None and math.isfinite(reach) else None
 
     def step(self) -> Status:
         """Read the ends' world poses, step the core, send goal and latches on change."""
@@ -254,6 +269,7 @@ class WalkStepBehaviour(SkillBehaviour):
                 qdot_norm=float(np.linalg.norm(state.dq)),
                 moving_latched=self.end in latched,
                 release_latched=self.release is not None and self.release in latched,
+                anchor_latched=self.anchor in latched,
             ),
             self._timer.dt(now),
         )
