@@ -374,3 +374,22 @@ def test_a_climbing_node_on_a_kinematic_limb_names_the_limbs_entry(tmp_path):
     found = problems(path)
     assert 'base_adjust "Base adjust": limb arm is on a kinematic plant' in found
     assert "only a mujoco plant runs it; give limbs.arm plant: mujoco" in found
+
+
+def test_a_first_walk_step_onto_a_tile_beyond_the_arms_reach_is_refused_at_its_target(tmp_path):
+    # It passed check; the run's step failed after its 60 s timeout, blaming the via points.
+    text = MAR.with_name("mar_walk_1arm.yaml").read_text()
+    near = "tile1: {module: mirror_tile, pose: {translation_mm: [600, 0, -25]}}"
+    assert near in text
+    path = tmp_path / "walk.yaml"
+    path.write_text(text.replace(near, near.replace("600", "5000")))
+    found = problems(path)
+    assert found.count("out of reach") == 1  # (the later steps' anchors are not known)
+    assert (
+        'walk.yaml:48:78: walk_step "E2 to tile 1": target tile1/si is out of reach of '
+        "arm.arm's end E2: 5000 mm from tile0/si, where its anchor E1 is latched, 3400 mm "
+        "beyond the 1600 mm its links reach between its ends (mirror_arm); step onto a nearer "
+        "grasp point, or move tile1 in the world" in found
+    )
+    path.write_text(text.replace(near, near.replace("600", "1500")))  # 1.5 m: within reach
+    assert load(path).name == "mar_walk_1arm"

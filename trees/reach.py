@@ -42,6 +42,11 @@ than twice the reach: no two points the limb reaches are farther apart, whatever
 Those, and bases that move during a run, are only known at run time: there a ``sync_move``
 with a ``timeout_s`` fails naming the waypoint and each limb's distance from it.
 
+A simulated ``mujoco`` arm's first ``walk_step`` (no node before it may command the limb, and
+nothing above it starts it again) is checked the same way: its anchor end is where the
+robot's ``latched`` start puts it, and the arm's two ends are never farther apart than its
+links between them; a target farther than that from the anchor is reported at the target.
+
 An ``align`` of a simulated limb onto a module's grasp point (with its ``offset``) further
 than the limb's reach from its base is reported the same way, at the node, when the module
 cannot move before the node runs: when no simulated limb of the mission reaches any of its
@@ -379,6 +384,54 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
     ]
 
 
+def _walk_step_problems(mission: Mission, node: NodeModel) -> list[Problem]:
+    """A limb's first ``walk_step`` onto a target its arm cannot reach from the latched anchor.
+
+    The anchor (``anchor``, or the limb's other end) is where the robot's ``latched`` start
+    puts it, a grasp point of the world; the arm's two ends are never farther apart than
+    its links between them (:func:`interface_reach`).
+    """
+    limb = mission.limb(str(node.params.get("limb")))
+    robot = next((r for r in mission.robots if r.name == limb.plant_name), None)
+    end = str(node.params.get("end"))
+    anchor = node.params.get("anchor") or ("E1" if end == "E2" else "E2")
+    if robot is None or not robot.simulated or robot.plant is not PlantKind.MUJOCO:
+        return []
+    start = robot.latched.get(f"{limb.limb}.{anchor}")
+    points = _world_grasp_points(mission)
+    target = str(node.params.get("target"))
+    if start not in points or target not in points:
+        return []  # (a terrain, or names targets.py and the node's check report)
+    spec = load_robot(limb.robot).limb(limb.limb)
+    reach = interface_reach(limb.robot, tuple(j.name for j in spec.joints), end, str(anchor))
+    if reach is None:
+        return []
+    distance = math.dist(points[start], points[target])
+    settle = float(node.params.get("settle") or 0.0)
+    if distance <= reach + settle + REACH_SLACK_M:
+        return []
+    return [
+        Problem(
+            node.params_at.get("target", node.location),
+            f'walk_step "{node.name}": target {target} is out of reach of {limb.name}\'s end '
+            f"{end}: {distance * 1000:.0f} mm from {start}, where its anchor {anchor} is "
+            f"latched, {(distance - reach) * 1000:.0f} mm beyond the {reach * 1000:.0f} mm its "
+            f"links reach between its ends ({limb.robot}); step onto a nearer grasp point, or "
+            f"move {target.partition('/')[0]} in the world",
+        )
+    ]
+
+
+def _world_grasp_points(mission: Mission) -> dict[str, tuple[float, ...]]:
+    """``MODULE/GRASP_POINT`` -> its position in the world [m], for every placed module."""
+    points: dict[str, tuple[float, ...]] = {}
+    for item in mission.world:
+        where = Pose.from_array(item.pose)
+        for name, point in load_module(item.module).grasp_points.items():
+            points[f"{item.name}/{name}"] = tuple((where @ point.pose).position.tolist())
+    return points
+
+
 def _starts_children_once(node: NodeModel) -> bool:
     """Whether ``node`` starts each of its children at most once per run of its own."""
     if node.type in ("sequence", "fallback"):
@@ -448,6 +501,8 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
         elif node.type == "sync_move":
             first = set() if again else set(node.params.get("limbs") or ()) - moved
             found = _sync_move_problems(mission, node, first, defaults)
+        elif node.type == "walk_step" and not again and node.params.get("limb") not in moved:
+            found = _walk_step_problems(mission, node)
         if use is not None:  # (the same lines of a subtree serve every use: name this one)
             found = [Problem(p.location, f"{p.message} ({use.origin} given at {use.location})")
                      for p in found]  # fmt: skip
