@@ -633,9 +633,18 @@ class CommandTracker:
         self._forget_twist_failure()
 
     def hold(self, q: FloatArray) -> None:
-        """Stop at ``q`` (the measured joints): the reference and the goal both become ``q``."""
-        self._reference = np.array(q, dtype=np.float64)
-        self._goal = None
+        """Stop at ``q`` (the measured joints): the reference and the goal both become ``q``.
+
+        A joint measured past a limit (a limb pushed or fallen there while its power was
+        off, a reading at the edge of its range) is not held there: the goal is ``q``
+        clipped onto the limits, which the reference reaches from ``q`` at the joints' speed
+        limits (no jump), and ``JOINT_LIMIT`` is set until the next command. So the targets
+        written after a hold only ever come back towards the limits, never stay past them.
+        """
+        reference = np.array(q, dtype=np.float64)
+        inside, self._clipped = clip_to_limits(reference, self._lower, self._upper)
+        self._reference = reference
+        self._goal = _JointGoal(inside) if self._clipped else None
         self._mode = CommandMode.HOLD
         self._forget_twist_failure()
 

@@ -15,7 +15,7 @@ from limbtree.robots.tracking import (
     rotated,
     speed_limited_step,
 )
-from limbtree.transport.driver import CommandMode
+from limbtree.transport.driver import CommandMode, Health
 
 vectors = st.lists(st.floats(-3.0, 3.0), min_size=4, max_size=4).map(np.array)
 steps = st.lists(st.floats(0.0, 0.5), min_size=4, max_size=4).map(np.array)
@@ -127,3 +127,24 @@ def test_ee_poses_are_fk_of_the_joints_asked_about_each_time():
     for q in (home, home, home + 0.1, home, zeros, -zeros):
         (pose,) = tracker.ee_poses(q).values()
         assert np.array(pose).tobytes() == chain.fk(q).as_array().tobytes()  # -0.0 included
+
+
+def test_a_hold_past_a_joint_limit_comes_back_onto_it_at_the_speed_limit():
+    # A hold wrote back the measured joints as the target, past a limit as they were.
+    spec = load_robot("heavy_limb", [builtin_robot_dir()])
+    tracker = CommandTracker(spec)
+    upper = tracker.chain.upper
+    q = np.array(spec.limb().postures["home"])
+    q[1] = upper[1] + 0.05  # 50 mrad past joint 1's upper limit
+    tracker.hold(q)
+    assert tracker.health() & Health.JOINT_LIMIT
+    first = tracker.step(q, 0.1)  # 0.15 rad/s: 15 mrad a step, from where the joint is
+    assert first[1] == pytest.approx(upper[1] + 0.035)
+    assert np.array_equal(np.delete(first, 1), np.delete(q, 1))  # the others stay
+    for _ in range(3):
+        last = tracker.step(q, 0.1)
+    assert last[1] == pytest.approx(upper[1])  # onto the limit, not past it
+    assert tracker.mode is CommandMode.HOLD
+    tracker.hold(np.array(spec.limb().postures["home"]))  # within the limits: held as is
+    assert not tracker.health() & Health.JOINT_LIMIT
+    assert np.array_equal(tracker.step(q, 0.1), spec.limb().postures["home"])
