@@ -60,6 +60,8 @@ class VelocityMove:
         self.duration = sum(s.duration for s in self.profile)
         self._t0: float | None = None
         self._command: tuple[Pose, ...] | None = None
+        #: Where the input speed alone would have taken each end-effector [m].
+        self._unclamped: list[FloatArray] | None = None
         self.missing = MissingStates(self.limb_names, stale_timeout)
 
     def velocity(self, elapsed: float) -> FloatArray:
@@ -69,6 +71,30 @@ class VelocityMove:
                 return np.array(segment.velocity, dtype=np.float64)
             elapsed -= segment.duration
         return np.zeros(3)
+
+    def _done(self, states: tuple[Pose, ...]) -> str:
+        """The SUCCESS message: the profile is done; which limbs ended short, by how much.
+
+        A limb that could not follow (blocked, out of reach) held its command at the edge
+        of its hypersphere: the move still ends with its profile, as in the paper, but says
+        so when a limb ended farther than its ``p_e`` from where the input alone would
+        have taken it.
+        """
+        if self._unclamped is None:
+            return "profile done"
+        short = []
+        for name, metric, state, point in zip(
+            self.limb_names, self.metrics, states, self._unclamped, strict=True
+        ):
+            gap = float(np.linalg.norm(state.position - point))
+            if gap > metric.p_e:
+                short.append(f"{name} {gap * 1e3:.0f} mm")
+        if not short:
+            return "profile done"
+        return (
+            f"profile done; short of where the input speed alone leads (clamped: a limb "
+            f"blocked or out of reach): {', '.join(short)}"
+        )
 
     def step(self, observation: SyncObservation[Pose], dt: float) -> SyncStep[Pose]:
         """Advance one tick (see :class:`~limbtree.skills.sync.SyncMove.step`).
@@ -97,9 +123,14 @@ class VelocityMove:
         current = tuple(s for s in states if s is not None)
         if self._command is None:
             self._command = current
+            self._unclamped = [pose.position.copy() for pose in current]
         if elapsed >= self.duration:
-            return SyncStep(Outcome.SUCCESS, None, None, Mode.DONE, 0, 1.0, None, "profile done")
+            return SyncStep(
+                Outcome.SUCCESS, None, None, Mode.DONE, 0, 1.0, None, self._done(current)
+            )
         step = self.velocity(elapsed) * dt
+        if self._unclamped is not None:
+            self._unclamped = [point + step for point in self._unclamped]
         target = tuple(Pose(u.position + step, u.quaternion) for u in self._command)
         result = hypersphere_clamp(current, self._command, target, self.metrics)
         if result.poses is None:

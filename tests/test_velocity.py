@@ -55,3 +55,31 @@ def test_stale_state_holds_the_command():
     tick(move, 0.0, [Pose()])
     step = tick(move, 0.1, [None])
     assert step.command is None and step.mode is Mode.STALE
+
+
+def test_a_profile_done_says_which_limb_ended_short_of_where_the_input_leads():
+    # A limb blocked the whole profile long ended "profile done", like one that followed.
+    profile = [SpeedSegment(1.0, (0.0, 0.0, 0.1))]
+    move = VelocityMove([SE3Metric(p_e=0.02), SE3Metric(p_e=0.02)], profile, ["free", "stuck"])
+    free, stuck = Pose((0.0, 0.0, 0.0)), Pose((1.0, 0.0, 0.0))
+    step = None
+    for i in range(102):
+        step = tick(move, i * 0.01, [free, stuck])
+        if step.outcome is not Outcome.RUNNING:
+            break
+        if step.command is not None:
+            free = step.command[0]  # follows exactly; stuck never moves
+    assert step.outcome is Outcome.SUCCESS
+    assert step.message == (
+        "profile done; short of where the input speed alone leads (clamped: a limb blocked "
+        "or out of reach): free 79 mm, stuck 99 mm"  # (free waits for stuck: in sync)
+    )
+    followed = VelocityMove([SE3Metric(p_e=0.02)], profile, ["free"])
+    state = Pose()
+    for i in range(102):
+        step = tick(followed, i * 0.01, [state])
+        if step.outcome is not Outcome.RUNNING:
+            break
+        if step.command is not None:
+            state = step.command[0]
+    assert step.message == "profile done"
