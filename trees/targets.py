@@ -67,13 +67,13 @@ def target_problems(mission: Mission, registry: NodeRegistry | None = None) -> l
 
         registry = default_registry()
     problems: list[Problem] = _fault_joints(mission)
-    plants = {limb: robot for robot in mission.robots if robot.simulated for limb in robot.limbs}
+    simulated = {limb: robot for robot in mission.robots if robot.simulated for limb in robot.limbs}
     for robot in mission.robots:
         problems += _robot_start(mission, robot)
     for node in mission.root.walk():
         spec = registry.resolve(node.type)
         if spec is not None and spec.plants:
-            problems += _plant(node, spec, plants, registry)
+            problems += _plant(node, spec, simulated, registry)
         if node.type == "align":
             problems += _target(mission, node)
         elif node.type == "grasp":
