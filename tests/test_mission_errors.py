@@ -1114,3 +1114,21 @@ def test_two_entries_on_one_running_agent_are_refused_naming_both(check):
         "of it (the second refused as another commander); give each its own agent, or declare "
         "the limbs once, as one robot under robots:",
     ]
+
+
+def test_a_joint_settle_tolerance_past_half_a_turn_is_refused_with_why(check):
+    # settle_deg: 400 let a joint_move succeed at its first tick, wherever the joints were.
+    problems = check(
+        """\
+        tree:
+          sequence:
+            - joint_move: {limb: left, posture: home, settle_deg: 400}
+            - joint_sync_move: {limbs: [left], postures: [home], settle_deg: 180.5}
+        """
+    )
+    assert len(problems) == 2, problems
+    for problem, line, value in zip(problems, (7, 8), ("400", "180.5"), strict=True):
+        assert problem.startswith(f"m.yaml:{line}:")
+        assert f"settle_deg must be in (0, 180]; got {value}: a tolerance of half a turn" in problem
+    edge = "tree:\n  joint_move: {limb: left, posture: home, settle_deg: 180}\n"
+    assert not [p for p in check(edge) if "settle_deg" in p]

@@ -100,7 +100,17 @@ def settle_deg(default_deg: float) -> ParamSpec:
     """The joint distance [rad; written in degrees] to the last posture at which it succeeds."""
     return ParamSpec(
         "settle",
-        Quantity(DEG, low=0, low_open=True),
+        Quantity(
+            DEG,
+            low=0,
+            low_open=True,
+            high=180,
+            why=(
+                "a tolerance of half a turn or more accepts the posture from almost anywhere, "
+                "so the move would succeed without moving; give the largest joint error to "
+                "accept (a degree or so)"
+            ),
+        ),
         default_deg,
         "success once every joint is this close to the last posture",
     )
