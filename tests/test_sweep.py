@@ -453,6 +453,12 @@ def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "sweep: 2/2 runs finished (2 SUCCESS); 2 kept from before" in printed
+    # The folder's table was the wider sweep's: replaced, and said so (it was silent).
+    assert (
+        f"note: {out / 'sweep.csv'} and sweep.png held another sweep's table "
+        "(wait_s=0.1,tag=boom, wait_s=0.3,tag=boom, not in this one); those runs' records are "
+        "kept in the folder, and that sweep's command writes its table again" in printed
+    )
     rows = read_csv(out / "sweep.csv")
     assert [(r["run"], r["status"]) for r in rows.values()] == [
         ("wait_s=0.1,tag=a", "kept"), ("wait_s=0.3,tag=a", "kept"),
@@ -466,7 +472,8 @@ def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
     # are named in the mission's order of its parameters, not the command line's.
     swapped = ["sweep", mission, "--set", "tag=a", "--set", "wait_s=0.1,0.3", "--out", str(out)]
     assert main(swapped) == 0
-    assert "2 kept from before" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "2 kept from before" in printed and "note:" not in printed  # (the same runs)
     assert not [p.name for p in out.iterdir() if p.name.startswith("tag=")]  # no new folders
 
 

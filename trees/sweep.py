@@ -1318,6 +1318,15 @@ def sweep_table(result: SweepResult) -> SweepTable:
     return SweepTable(columns, tuple(rows), (*numeric, *metrics), settings)
 
 
+def tabled_runs(path: Path) -> set[str]:
+    """The ``run`` column of a sweep table at ``path``; empty when there is none to read."""
+    try:
+        with path.open(newline="") as source:
+            return {row["run"] for row in csv.DictReader(source) if row.get("run")}
+    except (OSError, UnicodeDecodeError, csv.Error, KeyError):
+        return set()
+
+
 def write_csv(table: SweepTable, path: Path) -> Path:
     """Write the table as CSV (empty cells for missing values); returns ``path``.
 
@@ -1954,7 +1963,20 @@ def sweep(request: SweepRequest, stream: TextIO | None = None) -> SweepReport:
         backend = LocalBackend(request.mission, request.command)
     result = run_sweep(plan, out, jobs=request.jobs, backend=backend, stream=stream)
     table = sweep_table(result)
+    tabled = tabled_runs(out / "sweep.csv")
     csv_path = write_csv(table, out / "sweep.csv")
+    replaced = sorted(tabled - {str(row["run"]) for row in table.rows})
+    if replaced:  # (another sweep's table: its runs' records stay, the table is rewritten)
+        listed = ", ".join(replaced[:3]) + (
+            f" and {len(replaced) - 3} more" if len(replaced) > 3 else ""
+        )
+        print(
+            f"note: {csv_path} and sweep.png held another sweep's table ({listed}, not in "
+            "this one); those runs' records are kept in the folder, and that sweep's command "
+            "writes its table again without running them",
+            file=stream,
+            flush=True,
+        )
     try:
         metric = table.metric(request.metric)
     except SweepError:  # the table first (the runs are kept: a rerun is quick), then why
