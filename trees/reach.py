@@ -432,6 +432,15 @@ def _world_grasp_points(mission: Mission) -> dict[str, tuple[float, ...]]:
     return points
 
 
+def registry_or_default(registry: NodeRegistry | None) -> NodeRegistry:
+    """``registry``, or :func:`limbtree.trees.nodes.default_registry` when None."""
+    if registry is not None:
+        return registry
+    from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
+
+    return default_registry()
+
+
 def _starts_children_once(node: NodeModel) -> bool:
     """Whether ``node`` starts each of its children at most once per run of its own."""
     if node.type in ("sequence", "fallback"):
@@ -487,10 +496,7 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
         registry: the node types the mission was loaded with (which limbs each commands);
             None: :func:`limbtree.trees.nodes.default_registry`.
     """
-    if registry is None:
-        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
-
-        registry = default_registry()
+    registry = registry_or_default(registry)
     defaults = _defaults(registry, "sync_move", ("p_e", "settle"))
     problems: list[Problem] = []
     moved: set[str] = set()  # the limbs a node before may have moved
@@ -529,10 +535,7 @@ def recover_problems(mission: Mission, registry: NodeRegistry | None = None) -> 
         mission: the mission.
         registry: the node types the mission was loaded with; None: the default.
     """
-    if registry is None:
-        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
-
-        registry = default_registry()
+    registry = registry_or_default(registry)
     problems: list[Problem] = []
     moved: set[str] = set()  # the limbs a node before may have left a last valid command
     for node, again, use in _visits(mission.root):

@@ -45,6 +45,7 @@ from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
 from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
 from limbtree.trees.mission.nodes import NodeRegistry, NodeSpec
+from limbtree.trees.reach import registry_or_default
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
@@ -62,10 +63,7 @@ def target_problems(mission: Mission, registry: NodeRegistry | None = None) -> l
         registry: the node types the mission was loaded with (the plants each needs);
             None: :func:`limbtree.trees.nodes.default_registry`.
     """
-    if registry is None:
-        from limbtree.trees.nodes import default_registry  # (builds behaviours: on demand)
-
-        registry = default_registry()
+    registry = registry_or_default(registry)
     problems: list[Problem] = _fault_joints(mission)
     simulated = {limb: robot for robot in mission.robots if robot.simulated for limb in robot.limbs}
     for robot in mission.robots:
