@@ -338,6 +338,7 @@ class SyncMove(Generic[P]):
             each is one point per limb.
         config: behaviour options.
         limb_names: for messages.
+        point: what messages call a waypoint (``"posture"`` for a move in joint space).
 
     Raises:
         ValueError: with fewer than two waypoints, or waypoints of different widths.
@@ -349,8 +350,11 @@ class SyncMove(Generic[P]):
         waypoints: Sequence[Sequence[P]],
         config: SyncConfig,
         limb_names: Sequence[str],
+        *,
+        point: str = "waypoint",
     ) -> None:
         self.space = space
+        self.point = point
         self.config = config
         self.limb_names = tuple(limb_names)
         self.waypoints = tuple(tuple(w) for w in waypoints)
@@ -511,7 +515,7 @@ class SyncMove(Generic[P]):
         where = (
             f"the {config.recovery.value.replace('_', ' ')} point it recovers to"
             if self._recovery is not None
-            else f"waypoint {self._pairs[self._segment][1]}/{len(self.waypoints) - 1}"
+            else f"{self.point} {self._pairs[self._segment][1]}/{len(self.waypoints) - 1}"
         )
         return f"stalled: for {time - mark[3]:.1f} s the limbs came no closer to {where}"
 

@@ -411,7 +411,7 @@ def test_the_failure_named_is_the_one_that_failed_the_run_not_one_absorbed_befor
          "stalled: for 1.0 s the limbs came no closer to waypoint 1/1 (from it: a 80 mm, "
          "b 100 mm); check that each limb can move"),
         ("joint_move: {limb: b, posture: {q_deg: [10, 10, 10]}, stall_timeout_s: 1}",
-         "stalled: for 1.0 s the limbs came no closer to waypoint 1/1 (from it: b joint "),
+         "stalled: for 1.0 s the limbs came no closer to posture 1/1 (from it: b joint "),
     ],
 )  # fmt: skip
 def test_a_move_on_a_limb_that_never_moves_fails_once_stalled(tmp_path, leaf, said):

@@ -116,7 +116,7 @@ class JointSyncMoveBehaviour(SkillBehaviour):
                 stale_timeout=float(self.params.get("stale_timeout", 5.0)),
                 stall_timeout=stall_timeout(self.params),
             )
-            self.core = SyncMove(space, waypoints, config, self.limb_names)
+            self.core = SyncMove(space, waypoints, config, self.limb_names, point="posture")
             self._targets = waypoints[1:]
         result = self.core.step(observe(now, self.limbs, states), self._timer.dt(now))
         if self.out_of_time(result.outcome is Outcome.RUNNING, now, self._started_at, self.limbs):
