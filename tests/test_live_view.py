@@ -219,3 +219,21 @@ def test_the_header_keeps_the_run_state_in_80_columns_whatever_the_mission_name(
     first = view.frame().splitlines()[0]
     assert first.startswith("limbtree  RUNNING  robustness_campaign   t =   600.00 s")
     assert len(first) <= 80
+
+
+def test_a_short_terminal_keeps_the_title_and_the_keys_on_screen():
+    # 40x12 with four messages and a gate asking: the frame was 13 lines, so the title
+    # (RUNNING / PAUSED, t, tick) scrolled off the top of the terminal.
+    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), lambda text: None)
+    view = LiveView(io.StringIO(), operator=operator, size=lambda: (40, 12))
+    view.on_start(header(big_tree(12)))
+    for text in ("one", "two", "three", "four"):
+        view.on_message(text)
+    view.on_tick(snapshot(1, "0.3"))
+    assert operator.confirm("0.3", "go?") is None
+    lines = view.frame().splitlines()
+    assert len(lines) <= 11  # one row spare for the cursor
+    assert lines[0].startswith("limbtree  RUNNING")
+    assert any("limb_0" in line for line in lines)
+    assert any(line.startswith(">>> go?") for line in lines)
+    assert "space: pause/resume" in lines[-1] and "four" in lines[-3]

@@ -140,7 +140,8 @@ class LiveView:
 
     Each frame fits the terminal (80x24 and up): lines are cut at its width, and when the
     tree and the limbs do not fit its height, the running or failed nodes (and the limbs
-    that are not OK) are shown first and the rest counted. Before the run's header arrives
+    that are not OK) are shown first and the rest counted; in a terminal shorter still, the
+    oldest messages give way, so the title line never scrolls off. Before the run's header arrives
     (the agents starting), messages are drawn at once, so the screen says what it waits for.
 
     Args:
@@ -235,6 +236,10 @@ class LiveView:
             tail.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
         if not self._ended:
             tail.append("space: pause/resume   q: abort")
+            # A short terminal: the oldest messages give way, so that the title (the run's
+            # state), a node, a limb and the keys keep their rows instead of scrolling off.
+            while len(tail) > rows - 8 and len(tail) > 2 and tail[0] in self._messages:
+                tail.pop(0)
         else:
             # The last frame stays on the screen: its closing lines whole, wrapped.
             tail = [
@@ -266,6 +271,8 @@ class LiveView:
             "",
             *tail,
         ]
+        if not self._ended:  # (a terminal too short even for that: the title stays on top)
+            lines = lines[: max(1, rows - 1)]
         return "\n".join(_clip(line, columns) for line in lines) + "\n"
 
     def draw(self) -> None:
