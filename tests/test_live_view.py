@@ -237,3 +237,16 @@ def test_a_short_terminal_keeps_the_title_and_the_keys_on_screen():
     assert any("limb_0" in line for line in lines)
     assert any(line.startswith(">>> go?") for line in lines)
     assert "space: pause/resume" in lines[-1] and "four" in lines[-3]
+
+
+def test_a_narrow_terminal_shows_the_whole_gate_question_and_its_keys():
+    # At 40 columns the question was cut ("… start the al…"): neither it nor y / n showed.
+    operator = TerminalOperator(TerminalKeyboard(io.StringIO()), lambda text: None)
+    view = LiveView(io.StringIO(), operator=operator, size=lambda: (40, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_tick(snapshot(1, "0.1"))
+    assert operator.confirm("0.1", "limb in its safe pose: start the alignment?") is None
+    lines = view.frame().splitlines()
+    assert max(len(line) for line in lines) <= 40
+    text = " ".join(" ".join(lines).split())
+    assert ">>> limb in its safe pose: start the alignment? [y] confirm [n] refuse" in text

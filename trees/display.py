@@ -233,7 +233,9 @@ class LiveView:
         tail = list(self._messages)
         if self.operator is not None and self.operator.pending and not self._ended:
             # (a run that ended at a gate, Ctrl-C say, no longer asks)
-            tail.append(f">>> {self.operator.pending}   [y] confirm   [n] refuse")
+            # Wrapped, not cut: a narrow terminal shows the whole question and its keys.
+            question = f">>> {self.operator.pending}   [y] confirm   [n] refuse"
+            tail += textwrap.wrap(question, max(20, columns), subsequent_indent="    ")
         if not self._ended:
             tail.append("space: pause/resume   q: abort")
             # A short terminal: the oldest messages give way, so that the title (the run's
