@@ -250,3 +250,18 @@ def test_a_narrow_terminal_shows_the_whole_gate_question_and_its_keys():
     assert max(len(line) for line in lines) <= 40
     text = " ".join(" ".join(lines).split())
     assert ">>> limb in its safe pose: start the alignment? [y] confirm [n] refuse" in text
+
+
+def test_the_closing_lines_under_the_last_frame_keep_their_words_whole():
+    # At 40 columns the terminal cut "FAILURE: m in 4.67 s mission time (...)" mid-word.
+    screen = io.StringIO()
+    view = LiveView(screen, size=lambda: (40, 12))
+    closing = (
+        "FAILURE: self_assembly_minimal in 4.67 s mission time (43.07 s wall, 141 ticks)\n"
+        "faults 0/0 recovered, 0 recoveries"
+    )
+    view.print_below(closing)
+    lines = screen.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 40
+    assert " ".join(" ".join(lines).split()) == " ".join(closing.split())
+    assert lines[-1] == "faults 0/0 recovered, 0 recoveries"

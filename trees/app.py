@@ -872,7 +872,7 @@ def _print_closing(
             f"detached: {failure.error}"
         )
     if view is not None:
-        print(closing, file=view.stream, flush=True)  # below the final frame
+        view.print_below(closing)  # below the final frame, wrapped to the terminal
     else:
         progress.on_message(closing)
 

@@ -277,6 +277,30 @@ class LiveView:
             lines = lines[: max(1, rows - 1)]
         return "\n".join(_clip(line, columns) for line in lines) + "\n"
 
+    def print_below(self, text: str) -> None:
+        """Print the run's closing lines under the final frame, wrapped at word boundaries.
+
+        The terminal itself would cut words (``4.67 s`` / `` mission time``) in two. A word
+        longer than the width (a record's path) stays whole, to be copied.
+
+        Args:
+            text: the closing lines, separated by newlines.
+        """
+        columns = self.size()[0]
+        wrapped = [
+            w
+            for line in text.split("\n")
+            for w in textwrap.wrap(
+                line,
+                columns,
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [""]
+        ]
+        print("\n".join(wrapped), file=self.stream, flush=True)
+
     def draw(self) -> None:
         """Redraw now."""
         self.stream.write(_CLEAR + self.frame())
