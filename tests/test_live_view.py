@@ -265,3 +265,18 @@ def test_the_closing_lines_under_the_last_frame_keep_their_words_whole():
     assert max(len(line) for line in lines) <= 40
     assert " ".join(" ".join(lines).split()) == " ".join(closing.split())
     assert lines[-1] == "faults 0/0 recovered, 0 recoveries"
+
+
+def test_closing_lines_given_as_one_message_after_the_end_keep_their_line_breaks():
+    # A run stopped during the agents' start-up: its closing lines come as one message after
+    # the end, and the last frame ran them into one paragraph ("start-up) faults 0/0 ...").
+    view = LiveView(io.StringIO(), size=lambda: (80, 24))
+    view.on_start(header(big_tree(2)))
+    view.on_end(RunEnd(RunOutcome.ABORTED, 0.0, 0, "interrupted (Ctrl-C)", {}))
+    view.on_message("ABORTED: m in 0.00 s mission time\nfaults 0/0 recovered\nrecord: /tmp/r")
+    lines = view.frame().splitlines()
+    assert lines[-3:] == [
+        "ABORTED: m in 0.00 s mission time",
+        "faults 0/0 recovered",
+        "record: /tmp/r",
+    ]

@@ -244,9 +244,11 @@ class LiveView:
                 tail.pop(0)
         else:
             # The last frame stays on the screen: its closing lines whole, wrapped.
+            # (each of a message's own lines apart: wrap() would run them into one)
             tail = [
                 wrapped
-                for line in tail
+                for message in tail
+                for line in message.split("\n")
                 for wrapped in textwrap.wrap(line, columns, subsequent_indent="  ") or [""]
             ]
         # Fixed lines: title, blank, blank, limb heading, blank; then tree, limbs and tail.
