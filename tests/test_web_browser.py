@@ -512,6 +512,70 @@ def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, pag
         leave(page, server)
 
 
+def legs_all_down(directory: Path, legs: int) -> Path:
+    """A record of ``legs`` moonbot_zero legs, every one powered off from tick 1 on."""
+    joints = ["joint_1", "joint_2", "joint_3"]
+    names = [f"leg_{i}" for i in range(legs)]
+    limbs = {name: {"joints": joints, "chain": name} for name in names}
+    header = {"kind": "header", "v": 2, "mission": "legs_all_down", "mission_file": "",
+              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
+              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
+              "robots": {"quad": {"robot": "moonbot_zero", "plant": "kinematic", "agent": "sim",
+                                  "limbs": limbs,
+                                  "base": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]}}}  # fmt: skip
+    directory.mkdir(parents=True)
+    with open(directory / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for t in range(3):
+            events = [{"kind": "fault_injected", "limb": name, "fault": "power_off"}
+                      for name in names] if t == 1 else []  # fmt: skip
+            down = {name: {"state": None, "command": None, "q": [0.0, 0.3, 1.2],
+                           "q_command": None, "health": 1 if t else 0, "stale": False}
+                    for name in names}  # fmt: skip
+            log.write(msgpack.packb({"kind": "tick", "t": t / 10 + 6.0, "tick": t,
+                                     "limbs": down, "bases": {},
+                                     "nodes": {"0": "RUNNING"}, "events": events,
+                                     "skills": {}}))  # fmt: skip
+    return directory
+
+
+@pytest.mark.parametrize("size", [(960, 600), (1280, 800)])
+def test_a_limbs_table_taller_than_its_panel_scrolls_inside_it(tmp_path, page, size):
+    # Six legs powered off (power_loss.yaml at its fault) in a 960 x 600 window, eight in
+    # 1280 x 800: the table, its fault badges on two lines, was taller than its panel, and
+    # the panel overflowed the page's grid: the 3D view went down over the timeline, hiding
+    # the right part of the scrubber and its marks, and the last legs' rows could not be
+    # reached.
+    width, height = size
+    page.set_viewport_size({"width": width, "height": height})
+    server = serve(legs_all_down(tmp_path / "legs", 6 if width < 1000 else 8))
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=2")
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 2 ')"
+        )
+        panel = page.locator("#limbs-panel").bounding_box()
+        view3d = page.locator("#view3d").bounding_box()
+        timeline = page.locator("#timeline-pane").bounding_box()
+        assert panel is not None and view3d is not None and timeline is not None
+        assert view3d["y"] + view3d["height"] <= panel["y"] + panel["height"] + 0.5
+        assert view3d["y"] + view3d["height"] <= timeline["y"] + 0.5
+        assert view3d["height"] >= 89.5
+        # The scrubber's right end is the scrubber's, not the 3D view's.
+        right = timeline["x"] + timeline["width"] - 20
+        hit = page.evaluate(
+            "([x, y]) => document.elementFromPoint(x, y)?.closest('#timeline-pane') !== null",
+            [right - page.evaluate("window.scrollX"), timeline["y"] + 20],
+        )
+        assert hit
+        last = page.locator(f'#limbs tr[data-limb="leg_{5 if width < 1000 else 7}"]')
+        last.scroll_into_view_if_needed()
+        box = last.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= view3d["y"] + 0.5
+    finally:
+        leave(page, server)
+
+
 def test_arrow_keys_pressed_faster_than_the_frames_come_each_move_one_tick(tmp_path, page):
     # Each arrow key moved one tick from the frame on screen: presses that came before the
     # last one's frame (a key held down, two quick presses) moved from the same tick, and
