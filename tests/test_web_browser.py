@@ -487,6 +487,26 @@ def test_the_limbs_table_shows_every_health_flag_and_fault_whole(tmp_path, page,
         leave(page, server)
 
 
+@pytest.mark.parametrize("width", [960, 1280, 1400])
+def test_the_stale_badge_reads_as_one_word(tmp_path, page, width):
+    # The stale column was too narrow for its badge, which wrapped inside the word: a stale
+    # limb read "stal" over "e" in 960 and 1280 px windows (power_loss.yaml, live, once its
+    # legs lost power).
+    page.set_viewport_size({"width": width, "height": 800})
+    server = serve(legs_with_faults(tmp_path / "legs"))
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=3")
+        badge = page.locator('#limbs tr[data-limb="leg_0"] td.stale .badge')
+        badge.wait_for()
+        lines = badge.evaluate(
+            "(b) => { const r = document.createRange(); r.selectNodeContents(b); "
+            "return r.getClientRects().length; }"
+        )
+        assert lines == 1
+    finally:
+        leave(page, server)
+
+
 def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, page):
     # The page is at least 960 px wide; the body clipped what did not fit, and its overflow
     # was the window's: in an 800 x 600 window the tick label, the node panel's right side
