@@ -280,3 +280,15 @@ def test_closing_lines_given_as_one_message_after_the_end_keep_their_line_breaks
         "faults 0/0 recovered",
         "record: /tmp/r",
     ]
+
+
+def test_a_key_pressed_before_a_gate_asks_does_not_answer_it():
+    # A stray y typed at the terminal mid-run stayed in the keyboard's buffer and passed
+    # the next gate the moment it asked, before the operator could read its question.
+    keyboard = TerminalKeyboard(io.StringIO())
+    keyboard.interactive = True
+    operator = TerminalOperator(keyboard, lambda text: None)
+    keyboard.buffer = "y"  # pressed while no gate was waiting
+    assert operator.confirm("0.1", "grasp it?") is None
+    keyboard.buffer = "n"  # pressed once the question shows
+    assert operator.confirm("0.1", "grasp it?") is False

@@ -567,6 +567,10 @@ class TerminalOperator:
             if self.web:
                 how = f"answer it in the web page, or {how}"
             self.say(f"operator: {prompt} ({how}; --auto-confirm skips this)")
+            if self.keyboard.interactive:
+                # A y or n pressed at the terminal before this question was on the screen
+                # (a stray key, or one meant for an earlier gate) does not answer it.
+                self.keyboard.buffer = ""
         answer = self._read()
         if answer is None:
             return None
