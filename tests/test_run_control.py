@@ -21,7 +21,7 @@ from limbtree.trees.app import RunRequest, check_operator, load, run_mission
 from limbtree.trees.builder import build_tree
 from limbtree.trees.clocks import RealClock, SimClock
 from limbtree.trees.context import MissionContext
-from limbtree.trees.display import HeadlessProgress, TerminalKeyboard
+from limbtree.trees.display import LINE_HELP, HeadlessProgress, TerminalKeyboard
 from limbtree.trees.errors import AgentError, RunError
 from limbtree.trees.mission import load_mission
 from limbtree.trees.recorder import read_log
@@ -191,16 +191,39 @@ def test_lines_on_a_non_terminal_stdin_pause_resume_abort_and_answer():
         os.write(write, b"p\nresume\n  A \ny\nwhat\nr")
         assert keyboard.pressed() == "pra"
         assert keyboard.buffer == "y"
-        assert keyboard.ignored == ["what"]
+        assert keyboard.ignored == [f"'what' on stdin: the commands are {LINE_HELP}"]
+        keyboard.ignored.clear()
         # Whole words: the terminal's q aborts here too, and a word that only begins with a
         # command's letter is no command.
         os.write(write, b"\nPause\nq\nquit\nabort\nplease\nrestart\n")
         assert keyboard.pressed() == "rpaaa"
-        assert keyboard.ignored == ["what", "please", "restart"]
+        assert [line.split(" on stdin")[0] for line in keyboard.ignored] == [
+            "'please'",
+            "'restart'",
+        ]
         os.write(write, b"r")
         os.close(write)
         assert keyboard.pressed() == "r"  # the last line, ended by the end of the file
         assert keyboard.pressed() == ""
+
+
+def test_a_y_line_no_gate_reads_is_reported_not_kept():
+    # Without --view web (or with --auto-confirm) no gate reads stdin: a y line was kept
+    # without a word, and the README says every line that is no command is reported.
+    read, write = os.pipe()
+    with os.fdopen(read) as stream:
+        keyboard = TerminalKeyboard(stream)
+        keyboard.answers = False
+        os.write(write, b"y\nNo\np\n")
+        assert keyboard.pressed() == "p"
+        assert keyboard.buffer == ""
+        assert keyboard.ignored == [
+            "'y' on stdin: no operator gate of this run reads it (with --auto-confirm they "
+            "pass by themselves; without it, y / n lines answer them only with --view web)",
+            "'No' on stdin: no operator gate of this run reads it (with --auto-confirm they "
+            "pass by themselves; without it, y / n lines answer them only with --view web)",
+        ]
+        os.close(write)
 
 
 def test_a_closed_stdin_gives_no_keys():
@@ -216,7 +239,10 @@ class LineKeys(Keys):
 
     def __init__(self, script: dict[int, str], ignored: dict[int, str]) -> None:
         super().__init__(script)
-        self.later = dict(ignored)
+        self.later = {
+            tick: f"{line!r} on stdin: the commands are {LINE_HELP}"
+            for tick, line in ignored.items()
+        }
         self.ignored: list[str] = []
 
     def pressed(self) -> str:

@@ -598,6 +598,7 @@ def run_mission(
         )
     check_fault_clock(mission, request.clock)
     keyboard = TerminalKeyboard(stdin)
+    keyboard.answers = request.web is not None and not request.auto_confirm
     if request.web is not None:
         from limbtree.trees.web.server import check_binding, check_port
 

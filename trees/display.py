@@ -426,7 +426,10 @@ class TerminalKeyboard:
     Attributes:
         interactive: whether stdin is a terminal.
         buffer: answers to an operator gate (``y``, ``n``) read but not yet taken.
-        ignored: lines of a non-terminal stdin that were no command, not yet reported.
+        ignored: lines of a non-terminal stdin that were no command, not yet reported
+            (each with why, when there is more to say than the commands).
+        answers: whether ``y`` / ``n`` lines of a non-terminal stdin answer gates (with
+            ``--view web`` and no ``--auto-confirm``); else they are ignored, and reported.
     """
 
     def __init__(self, stream: TextIO | None = None) -> None:
@@ -435,6 +438,7 @@ class TerminalKeyboard:
         self._saved: list[object] | None = None
         self.buffer = ""
         self.ignored: list[str] = []
+        self.answers = True
         self._partial = ""
         self._fd: int | None = None
         if not self.interactive and self.stream is not None:
@@ -521,10 +525,16 @@ class TerminalKeyboard:
                 continue
             if word in LINE_COMMANDS:
                 keys += LINE_COMMANDS[word]
-            elif word in ("y", "yes", "n", "no"):
+            elif word in ("y", "yes", "n", "no") and self.answers:
                 self.buffer += word[0]
+            elif word in ("y", "yes", "n", "no"):
+                self.ignored.append(
+                    f"{line.strip()!r} on stdin: no operator gate of this run reads it (with "
+                    "--auto-confirm they pass by themselves; without it, y / n lines answer "
+                    "them only with --view web)"
+                )
             else:
-                self.ignored.append(line.strip())
+                self.ignored.append(f"{line.strip()!r} on stdin: the commands are {LINE_HELP}")
         return keys
 
 

@@ -33,7 +33,6 @@ from limbtree.transport.schema import ErrorCode
 from limbtree.trees.clocks import RunClock, TickClock, make_clock
 from limbtree.trees.context import MissionContext, Operator, Telemetry
 from limbtree.trees.control import BREAK_VERBS, BreakpointHit, ControlOp, RunControl
-from limbtree.trees.display import LINE_HELP
 from limbtree.trees.errors import AgentError
 from limbtree.trees.faults import FaultSchedule, ScheduledFault
 from limbtree.trees.header import RunInfo, robots_of, tree_of
@@ -698,10 +697,7 @@ class Runner:
         keys = self.keyboard.pressed()
         ignored = getattr(self.keyboard, "ignored", None)
         while ignored:
-            self._message(
-                f"t={self.t:7.2f} s  ignored the line {ignored.pop(0)!r} on stdin: the "
-                f"commands are {LINE_HELP}"
-            )
+            self._message(f"t={self.t:7.2f} s  ignored the line {ignored.pop(0)}")
         for key in keys:
             if key in "qQ\x03aA":
                 self._abort("aborted by the operator")
