@@ -286,3 +286,7 @@ def test_a_simulated_agent_killed_mid_run_stops_the_run_at_once(tmp_path, runnin
                                        "told to hold)")  # fmt: skip
     # (killed in the run's first seconds, it stopped then: the mission would wait 3600 s)
     assert summary["sim_time_s"] < 10
+    # It closes as any aborted run does, saying why as it stops and in its summary, not a
+    # third time as the command's error (which came instead of the summary lines).
+    assert "ABORTED: long_wait in " in out and f"record: {record}" in out
+    assert out.count("killed by SIGKILL") == 2 and "limbtree run:" not in out

@@ -40,7 +40,7 @@ from limbtree.trees.connection import AgentTarget, unreachable_message
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.control import SharedOperator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
-from limbtree.trees.errors import RunError
+from limbtree.trees.errors import AgentError, RunError
 from limbtree.trees.export.values import plural
 from limbtree.trees.header import limb_info, world_of
 from limbtree.trees.interrupts import SWEEP_ENDED, AbortSignals, signals_abort
@@ -791,8 +791,14 @@ def _run(
             runner.agent_exit = agents.exit_of  # (remote agents are not its: None)
             runner.startup_s = started.startup_s()
             try:
-                with keyboard.raw():
-                    outcome = runner.run()
+                try:
+                    with keyboard.raw():
+                        outcome = runner.run()
+                except AgentError:
+                    # The run stopped (limbs hold, record closed) and said why as it did:
+                    # close as any aborted run does, the why once more in its summary, not a
+                    # third time as the command's error.
+                    outcome = RunOutcome.ABORTED
                 _print_closing(runner, outcome, progress, view)
                 if web is not None:
                     _linger(web, keyboard, progress.stream)
