@@ -290,3 +290,30 @@ def test_a_simulated_agent_killed_mid_run_stops_the_run_at_once(tmp_path, runnin
     # third time as the command's error (which came instead of the summary lines).
     assert "ABORTED: long_wait in " in out and f"record: {record}" in out
     assert out.count("killed by SIGKILL") == 2 and "limbtree run:" not in out
+
+
+def test_a_signal_while_the_command_imports_its_libraries_aborts_the_run_with_a_record(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C or SIGTERM in a run's first seconds (its libraries importing, the mission
+    loading) ended the process with no record and no word of the run; it is now noted, and
+    the run is aborted before any agent starts, its record saying why."""
+    from limbtree.trees import app
+    from limbtree.trees.cli import main
+
+    original = app.load
+
+    def load(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # (before the run's own handlers: the command's)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(app, "load", load)
+    mission = tmp_path / "long_wait.yaml"
+    mission.write_text(MISSION)
+    record = tmp_path / "rec"
+    assert main(["run", str(mission), "--headless", "--record", str(record)]) == 1
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["outcome"] == "ABORTED" and summary["ticks"] == 0
+    assert summary["failure"] == "interrupted (Ctrl-C) while starting the agents"
+    assert "ABORTED: long_wait in 0.00 s mission time" in capsys.readouterr().out
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (restored)

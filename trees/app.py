@@ -220,6 +220,9 @@ class RunRequest:
     web: WebOptions | None = None
     #: A process whose end aborts the run (a sweep's: ``LIMBTREE_STOP_WITH``), or None.
     stop_with: int | None = None
+    #: Where the signals that abort the run are noted, already while the command line
+    #: imported the libraries (a SIGTERM then aborts the run at its first safe point).
+    signals: AbortSignals | None = None
 
 
 @dataclass
@@ -641,10 +644,11 @@ def run_mission(
     log_dir: Path | None = None
     temporary: OwnedTempDir | None = None  # (log_dir, when there is no record)
     try:
-        with signals_abort() as signals:
+        with signals_abort(state=request.signals) as signals:
             started.signals = signals
             if request.stop_with is not None:
                 stop_with_process(request.stop_with, signals)
+            signals.check()  # (one noted as the libraries imported: no agent is started)
             log_dir, temporary = agent_log_dir(request.record)
             return _run(
                 request, mission, registry, clock_mode, keyboard, progress, view, operator,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from limbtree.transport.exposure import ShutdownPolicy
     from limbtree.transport.plant import Plant
     from limbtree.trees.app import WebOptions
+    from limbtree.trees.interrupts import AbortSignals
     from limbtree.trees.mission import Mission
 
 Handler = Callable[[argparse.Namespace], int]
@@ -340,6 +341,17 @@ def _web_options(args: argparse.Namespace) -> WebOptions:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from limbtree.trees.interrupts import signals_abort
+
+    # SIGTERM and Ctrl-C are noted from now on, while the libraries import (seconds on a
+    # cold start): the run then stops at its first safe point, its record ABORTED, instead
+    # of the process dying with nothing written.
+    with signals_abort() as early:
+        return _run_noting(args, early)
+
+
+def _run_noting(args: argparse.Namespace, signals: AbortSignals) -> int:
+    """``limbtree run``, the signals that abort it noted in ``signals``."""
     from limbtree.trees.app import RunRequest, run_mission
     from limbtree.trees.runner import RunOutcome
 
@@ -364,6 +376,7 @@ def _run(args: argparse.Namespace) -> int:
             auto_confirm=args.auto_confirm,
             web=_web_options(args) if args.view == "web" else None,
             stop_with=_stop_with(),
+            signals=signals,
         )
     )
     return 0 if outcome is RunOutcome.SUCCESS else 1

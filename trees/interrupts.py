@@ -81,14 +81,21 @@ class AbortSignals:
 
 
 @contextlib.contextmanager
-def signals_abort(signals: Sequence[signal.Signals] = ABORT_SIGNALS) -> Iterator[AbortSignals]:
+def signals_abort(
+    signals: Sequence[signal.Signals] = ABORT_SIGNALS, state: AbortSignals | None = None
+) -> Iterator[AbortSignals]:
     """While inside, ``signals`` are noted in the returned :class:`AbortSignals`.
 
     The run checks it at its safe points. Outside the main thread (where Python cannot
     install handlers) signals keep their handlers. The previous handlers are restored on
     exit.
+
+    Args:
+        signals: the signals that abort.
+        state: where to note them: one that may have noted a signal already (the command
+            line's, from before its libraries were imported); None: a new one.
     """
-    state = AbortSignals()
+    state = AbortSignals() if state is None else state
     if threading.current_thread() is not threading.main_thread():
         yield state
         return
