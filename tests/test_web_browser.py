@@ -723,6 +723,28 @@ def test_the_3d_view_draws_a_limbs_target_frame_on_the_ticks_that_have_one(tmp_p
         leave(page, server)
 
 
+@pytest.mark.parametrize("width", [960, 1280])
+def test_the_3d_views_legend_leaves_its_fit_button_clear(tmp_path, page, width):
+    # In a 960 px window the legend ("solid: state · ghost: command · ...") ran on under the
+    # 3D view's fit button, which showed greyed and half hidden behind it.
+    page.set_viewport_size({"width": width, "height": 800})
+    server = serve(legs_with_faults(tmp_path / "legs"))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        legend = page.locator("#view3d-legend").bounding_box()
+        fit = page.locator("#fit3d").bounding_box()
+        assert legend is not None and fit is not None
+        apart = (
+            legend["x"] + legend["width"] <= fit["x"]
+            or fit["y"] + fit["height"] <= legend["y"]
+            or legend["y"] + legend["height"] <= fit["y"]
+        )
+        assert apart, (legend, fit)
+    finally:
+        leave(page, server)
+
+
 def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):
     record = arm_on_terrain(tmp_path / "arm")
     server = serve(record)
