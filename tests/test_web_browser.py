@@ -507,6 +507,29 @@ def test_the_stale_badge_reads_as_one_word(tmp_path, page, width):
         leave(page, server)
 
 
+def test_a_records_page_says_so_when_limbtree_view_has_stopped_serving_it(tmp_path, page):
+    # limbtree view stopped (Ctrl-C) under an open page: each scrub and each node opened
+    # then said only "frame: Failed to fetch", and nothing said why.
+    server = serve(legs_with_faults(tmp_path / "legs"))
+    page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=1")
+    page.wait_for_function(
+        "(document.querySelector('#tick-label')?.textContent || '').includes('tick 1 ')"
+    )
+    page.wait_for_function("window.limbtree?.view3d?.ok === true")
+    page.expected_errors.append("ERR_CONNECTION_REFUSED")
+    server.stop()
+    page.evaluate(
+        "t => { const s = document.querySelector('#timeline'); s.value = t; "
+        "s.dispatchEvent(new Event('input', {bubbles: true})); "
+        "s.dispatchEvent(new Event('change', {bubbles: true})); }",
+        3,
+    )
+    page.wait_for_function("!document.querySelector('#banner').hidden", timeout=10_000)
+    assert "stopped serving this record" in page.locator("#banner-text").inner_text()
+    assert "tick 1 " in page.locator("#tick-label").inner_text()
+    assert "Failed to fetch" not in page.locator("#toasts").inner_text()
+
+
 def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, page):
     # The page is at least 960 px wide; the body clipped what did not fit, and its overflow
     # was the window's: in an 800 x 600 window the tick label, the node panel's right side

@@ -2,7 +2,7 @@
 // views once, then shows frames: pushed by the live WebSocket (when following the live run)
 // or fetched from /api/frame/{tick} when the user scrubs the timeline.
 
-import { TOKEN, getRun, getFrame, getTerrain, postControl, FrameFetcher, LiveSocket } from "./js/api.js";
+import { TOKEN, ApiError, getRun, getFrame, getTerrain, postControl, FrameFetcher, LiveSocket } from "./js/api.js";
 import { TreeView } from "./js/tree.js";
 import { NodePanel } from "./js/nodepanel.js";
 import { LimbsTable } from "./js/limbs.js";
@@ -139,9 +139,9 @@ function buildViews(header) {
     watch: (id) => app.socket?.send({ watch: id }),
     pushed: () => following() && !!app.socket?.open,
     loadFailed: (err) => {
-      if (!serverGone()) return null;
+      if (!serverGone(err)) return null;
       sayServerGone();
-      return `cannot load: limbtree has stopped serving this run (${err.message})`;
+      return `cannot load: limbtree has stopped serving this ${live() ? "run" : "record"} (${err.message})`;
     },
   });
   limbs = new LimbsTable($("limbs"), names, colourOf);
@@ -154,7 +154,7 @@ function buildViews(header) {
     },
     (err) => {
       if (app.shown) timeline.value = app.shown.tick;   // (the scrubber says what is shown)
-      if (serverGone()) sayServerGone();
+      if (serverGone(err)) sayServerGone();
       else toast(`frame: ${err.message}`);
     },
   );
@@ -483,16 +483,27 @@ function onEnd(end, summary) {
   // node (the panel asks only if it is still short of them: panel.ended()).
 }
 
-/** Whether a live run's page may have lost its server: limbtree run stops serving it
- * after the run (at once when its stdin is not a terminal). */
-function serverGone() {
-  return live() && !!app.end;
+/** Whether the page may have lost its server: limbtree run stops serving a live run's
+ * page after the run (at once when its stdin is not a terminal), and a record's page loses
+ * its server when `limbtree view` is stopped (Ctrl-C): a request that got no answer at all,
+ * not an HTTP error (`err`: the failed request's error). */
+function serverGone(err) {
+  if (live()) return !!app.end;
+  return !(err instanceof ApiError) && err?.name !== "AbortError";
 }
 
 /** Say so once, with where the record is, instead of a failed request's toast. */
 function sayServerGone() {
   if (app.saidGone) return;
   app.saidGone = true;
+  if (!live()) {
+    showBanner(
+      "limbtree view has stopped serving this record: the page keeps what it has shown;"
+        + " run limbtree view on the record again to look further",
+      "info",
+    );
+    return;
+  }
   const record = app.end?.record;
   showBanner(
     "limbtree has stopped serving this run: the page keeps what it has shown"
