@@ -504,6 +504,17 @@ class MujocoPlant(Plant):
         self._rise_at: float | None = None
         self._errors: Mapping[str, tuple[float, float]] = {}
         self._rank = 0
+        if gripped:
+            # A robot that starts gripping (seed 004) stands on its servo: every joint holds
+            # its start value under the joint PD. In impedance mode with no goal its joints
+            # would get no torque, the robot would go limp and its grippers be torn off.
+            for limb in tree.limbs:
+                part = tree.limb_slice(limb)
+                self._q_target[limb], self._clipped[limb] = clip_to_limits(
+                    self._q0[part], self._lower[part], self._upper[part]
+                )
+                self._mode[limb] = CommandMode.JOINT_POSITION
+            self._replan()
         self._description = self._describe()
         self._states: dict[str, LimbState] = {}
         mujoco.mj_forward(model, self._data)

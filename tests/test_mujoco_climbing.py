@@ -101,6 +101,26 @@ def test_standing_3_s_with_four_grippers_closed_holds_still_with_tiny_forces():
     assert detail["contacts"]["count"] == 0
 
 
+def test_a_robot_that_starts_gripping_stands_on_its_servo_before_any_command():
+    # asteroid_stand's tree only waits: no leaf ever commands the joints. The servo must
+    # hold the start posture, not leave the legs limp until the grippers are torn off.
+    config = MujocoConfig(
+        gravity=G_MICRO,
+        terrain=TERRAIN,
+        latched={f"{leg}.palm": "terrain" for leg in LEGS},
+        servo=ServoGains(3.0, 0.02),
+    )
+    plant = MujocoPlant("hubrobo", config=config)
+    q0 = {leg: np.array(plant.limb_state(leg).q) for leg in LEGS}
+    run(plant, 1.0)
+    for leg in LEGS:
+        state = plant.limb_state(leg)
+        assert state.detail["grip"]["state"] == "anchored"
+        assert np.abs(np.array(state.q) - q0[leg]).max() < 1e-3  # [rad]
+        assert state.detail["mode"] == "joint_position"
+    assert plant.limb_state("leg_0").detail["detachments"] == []
+
+
 def test_a_push_past_the_grip_force_detaches_that_leg_naming_it_and_the_force():
     plant = hubrobo()
     run(plant, 0.1)
