@@ -87,7 +87,9 @@ CLIMB_STEP: Final = NodeSpec(
         ),
         ParamSpec("duration", POSITIVE_S, 1.75, "T_sw, the swing's duration (T = 14 s / 8)"),
         ParamSpec("c1", Quantity(low=0), 7.0, "eq. 2's weight on max |dL_lin/dt| [1/N] (ramp)"),
-        ParamSpec("c2", Quantity(low=0), 1.75, "eq. 2's weight on max |dL_ang/dt| (ramp)"),
+        ParamSpec(
+            "c2", Quantity(low=0), 1.75, "eq. 2's weight on max |dL_ang/dt| [1/(N m)] (ramp)"
+        ),
         ParamSpec("c3", Quantity(low=0), 30.0, "eq. 2's weight on the apex error [1/m] (ramp)"),
         ParamSpec(
             "swing_ends",
