@@ -89,6 +89,14 @@ def test_mission_and_tree_are_required(check):
     ]
 
 
+def test_a_subtree_library_given_as_a_mission_is_named_as_one(check):
+    # missions/subtrees/six_limbs.yaml given to limbtree tree/check/run: not "needs mission"
+    library = "description: a library\nsubtrees:\n  hop:\n    tree: {wait: {duration_s: 1}}\n"
+    message = only(check(library, header=False))
+    assert message.startswith("m.yaml:1:1: this file defines subtrees but no mission and no tree")
+    assert "include" in message
+
+
 def test_unknown_top_level_key_lists_the_valid_ones(check):
     message = only(check("tree: {wait: {duration_s: 1}}\ntreee: 1\n"))
     assert message.startswith("m.yaml:6:1: unknown key treee; did you mean tree? valid keys: ")

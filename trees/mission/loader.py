@@ -284,6 +284,16 @@ class _Loader:
         if entries is None:
             return None
         sections = self._sections(entries)
+        keys = {entry.key for entry in entries}
+        if "subtrees" in sections and not keys & {"mission", "tree"}:
+            # A subtree library (missions/subtrees/*.yaml) is not a mission: say what it is.
+            reader.report(
+                bare.at,
+                "this file defines subtrees but no mission and no tree: it is a library for "
+                "missions to include (include: [subtrees/FILE.yaml]); give limbtree a mission "
+                "file that includes it and uses its subtrees (subtree: NAME)",
+            )
+            return None
         scope, values = self._parameters(bare, sections.get("parameters"))
         top = replace(bare, scope=scope)
         self._library(top, sections, (Path(self.path).resolve(),))
