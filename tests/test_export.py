@@ -361,6 +361,17 @@ def test_file_units_collapse_equal_poses_and_write_rotations_in_degrees():
     assert to_file_units(p_e.type, math.inf) == math.inf
 
 
+def test_a_single_pose_port_is_written_in_file_units_like_waypoints():
+    # impedance_move's goal (mar_torso) came out as SI "0.08;0;0.05;0;0;0.0436194;0.999048"
+    goal = NODE_SPECS["impedance_move"].param("goal")
+    value = (0.08, 0.0, 0.05, *quarter_turn_z())
+    pose = {"translation_mm": [80.0, 0.0, 50.0], "rotation_deg": [0.0, 0.0, 90.0]}
+    assert to_file_units(goal.type, value) == pose
+    assert to_file_units(goal.type, (0.0, 0.01, 0.0, 0.0, 0.0, 0.0, 1.0)) == {
+        "translation_mm": [0.0, 10.0, 0.0]
+    }
+
+
 def test_an_unknown_format_names_the_valid_ones():
     with pytest.raises(TreesError, match="ascii, dot, svg, xml"):
         render_tree(make_tree(), "png")

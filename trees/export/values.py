@@ -39,8 +39,8 @@ _UNIT_LABEL: Final = MappingProxyType({"mm_s": "mm/s", "hz": "Hz"})
 def to_file_units(vtype: ValueType | None, value: Any) -> Any:
     """A model (SI) value back in the mission file's unit, as plain JSON types.
 
-    Poses become ``{translation_mm, rotation_deg}`` (rotation left out when zero), joint
-    postures ``{q_deg}``, velocity profiles ``{duration_s, velocity_mm_s}``.
+    Poses (one, or in waypoints) become ``{translation_mm, rotation_deg}`` (rotation left out
+    when zero), joint postures ``{q_deg}``, velocity profiles ``{duration_s, velocity_mm_s}``.
     """
     if isinstance(vtype, Integer) and vtype.forever and value is None:
         return "forever"
@@ -62,6 +62,8 @@ def to_file_units(vtype: ValueType | None, value: Any) -> Any:
         return [_per_limb({limb: _posture_file(p) for limb, p in wp.items()}) for wp in value]
     if isinstance(vtype, Posture):
         return _posture_file(value)
+    if isinstance(vtype, PoseSpec):
+        return _pose_file(value)
     return plain(value)
 
 
@@ -186,7 +188,7 @@ def summary(name: str, vtype: ValueType | None, unit: Unit | None, value: Any) -
     if isinstance(vtype, Posture):
         return value if isinstance(value, str) else f"q={_short(value['q_deg'])} deg"
     if isinstance(vtype, PoseSpec):
-        pose = _pose_file(value)
+        pose = value  # in file units: {translation_mm, rotation_deg}
         text = f"{name}={_short(pose['translation_mm'])} mm"
         return text + (f" {_short(pose['rotation_deg'])} deg" if "rotation_deg" in pose else "")
     if isinstance(vtype, Text):
