@@ -173,6 +173,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.sweep_runs < 0:
         parser.error(f"--sweep-runs must be 0 (no sweep) or more, not {args.sweep_runs}")
+    if args.rounds is not None and args.rounds < 1:
+        parser.error(f"--rounds must be 1 or more, not {args.rounds}")
+    if args.cycles < 1:
+        parser.error(f"--cycles must be 1 or more, not {args.cycles}")
     rounds = args.rounds or (2 if args.quick else 5)
 
     print(f"{'planning one swing (HubRobo, fractal terrain)':<46} {'best [ms]':>10} "
