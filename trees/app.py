@@ -799,6 +799,8 @@ def _run(
                     with keyboard.raw():
                         outcome = runner.run()
                 except AgentError:
+                    if not runner.started:  # (refused before it started: the command's error)
+                        raise
                     # The run stopped (limbs hold, record closed) and said why as it did:
                     # close as any aborted run does, the why once more in its summary, not a
                     # third time as the command's error.

@@ -255,6 +255,8 @@ class Runner:
         self.paused = False
         self.outcome: RunOutcome | None = None
         self.error: AgentError | None = None
+        #: Whether the run started ticking (False: it stopped before, its limbs not claimed).
+        self.started = False
         self.end: RunEnd | None = None
         self.events: list[RunEvent] = []
         self._next_events: list[RunEvent] = []
@@ -339,6 +341,7 @@ class Runner:
             f"running {self.name} in the {self.options.clock} clock at {self.options.rate_hz:g} Hz"
         )
         self.run_clock.start()
+        self.started = True
         try:
             self._watchdog.start()
             while self.outcome is None:
