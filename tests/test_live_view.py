@@ -9,6 +9,7 @@ from limbtree.trees.display import (
     LiveView,
     TerminalKeyboard,
     TerminalOperator,
+    limb_lines,
 )
 from limbtree.trees.runner import RunOutcome
 from limbtree.trees.stream import (
@@ -292,3 +293,13 @@ def test_a_key_pressed_before_a_gate_asks_does_not_answer_it():
     assert operator.confirm("0.1", "grasp it?") is None
     keyboard.buffer = "n"  # pressed once the question shows
     assert operator.confirm("0.1", "grasp it?") is False
+
+
+def test_a_limb_never_heard_from_is_not_shown_ok():
+    """A run stopped while its agents started drew every silent limb as health OK."""
+    never = LimbTick(None, None, None, None, 0, True)
+    lost = LimbTick(None, None, (0.0,), None, 0, True)  # (heard from, then went stale)
+    never_line, lost_line = limb_lines({"heavy": never, "light": lost})
+    assert "OK" not in never_line and "no answer" in never_line, never_line
+    assert "---- stale ----" in never_line
+    assert " OK " in lost_line, lost_line

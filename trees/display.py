@@ -56,7 +56,10 @@ def health_text(flags: int) -> str:
 
 
 def limb_lines(limbs: Mapping[str, LimbTick]) -> list[str]:
-    """One line per limb: health, freshness and end-effector position."""
+    """One line per limb: health, freshness and end-effector position [mm].
+
+    A limb never heard from (stale, no state yet, no flag) shows ``no answer``, not ``OK``.
+    """
     lines = []
     for name, limb in limbs.items():
         pose = None if limb.stale else limb.state
@@ -65,7 +68,10 @@ def limb_lines(limbs: Mapping[str, LimbTick]) -> list[str]:
             if pose is None
             else " ".join(f"{v * 1000:8.1f}" for v in pose.position) + " mm"
         )
-        lines.append(f"  {name:<12} {health_text(limb.health):<22} {where}")
+        # (a limb whose agent never answered has no health to show: not OK)
+        unknown = limb.stale and limb.q is None and not limb.health
+        health = "no answer" if unknown else health_text(limb.health)
+        lines.append(f"  {name:<12} {health:<22} {where}")
     return lines
 
 
