@@ -16,9 +16,12 @@ def test_plural_takes_an_irregular_plural(count, expected):
     assert plural(count, "recovery", "recoveries") == expected
 
 
-def closing(outcome: RunOutcome, clamped: bool = True, **summary: object) -> str:
+def closing(
+    outcome: RunOutcome, clamped: bool = True, started: bool = True, **summary: object
+) -> str:
     """``limbtree run``'s closing line for a run whose summary has these figures."""
     runner = SimpleNamespace(
+        started=started,
         end=SimpleNamespace(summary=summary),
         name="m",
         options=SimpleNamespace(record_dir=None),
@@ -70,3 +73,16 @@ def test_check_counts_a_fault_drawn_on_several_limbs_as_one_disruption_as_the_re
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert "through 29 disruptions" in readme
     assert faults_text(load(missions / "power_loss.yaml")) == "4 faults"
+
+
+def test_stopped_after_start_up_is_said_only_of_a_run_that_never_started_ticking():
+    # A run aborted after "running ..." but before its first tick (a p and an a queued on
+    # stdin) said "stopped after N s of start-up" though its start-up was over.
+    figures = dict(
+        sim_time_s=0.0, wall_time_s=0.1, ticks=0, faults_recovered=0, faults_injected=0,
+        recoveries=0, max_command_state_distance=0.0, failure="aborted", startup_s=1.52,
+    )  # fmt: skip
+    during = closing(RunOutcome.ABORTED, started=False, **figures)
+    assert "(0.10 s wall, 0 ticks; stopped after 1.52 s of start-up)" in during
+    after = closing(RunOutcome.ABORTED, started=True, **figures)
+    assert "(0.10 s wall, 0 ticks)" in after and "start-up" not in after

@@ -1008,7 +1008,7 @@ def _closing_line(runner: Runner, outcome: RunOutcome, recorded: bool) -> str:
         f"({s['wall_time_s']:.2f} s wall, {plural(s['ticks'], 'tick')}"
         + (
             f"; stopped after {s['startup_s']:.2f} s of start-up)"
-            if not s["ticks"] and s.get("startup_s") is not None
+            if not s["ticks"] and s.get("startup_s") is not None and not runner.started
             else ")"
         ),
         f"faults {s['faults_recovered']}/{s['faults_injected']} recovered, "
