@@ -39,7 +39,7 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str, str]:
-    """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (SystemExit when malformed).
+    """``KEY=VALUE`` arguments of a repeated ``flag`` as a dict (LimbtreeError when malformed).
 
     Spaces around KEY are dropped (``--set 'side_mm = 100'``); VALUE is kept as given. A
     KEY given twice is refused: which value was meant is not known (a script that appends
@@ -50,11 +50,10 @@ def _key_values(items: Sequence[str], flag: str, what: str = "KEY") -> dict[str,
         name, sep, value = item.partition("=")
         key = name.strip()
         if not sep or not key:
-            raise SystemExit(f"limbtree: {flag} wants {what}=VALUE, got {item!r}")
+            raise LimbtreeError(f"{flag} wants {what}=VALUE, got {item!r}")
         if key in values:
-            raise SystemExit(
-                f"limbtree: {flag} {key} is given twice ({key}={values[key]} and "
-                f"{key}={value}); give it once"
+            raise LimbtreeError(
+                f"{flag} {key} is given twice ({key}={values[key]} and {key}={value}); give it once"
             )
         values[key] = value
     return values
