@@ -58,9 +58,8 @@ class LoopWarning:
     longest: float
 
     def __str__(self) -> str:
-        where = self.location
         return (
-            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id} loops "
+            f"{self.location}: warning: node {self.node_id} loops "
             f"over segments that all lie inside its hypersphere (the longest is "
             f"{self.longest:.2f} of p_e / r_e): the clamp reaches each waypoint at once, so "
             f"the move goes round up to one lap per tick and its command jumps between the "
@@ -89,9 +88,8 @@ class SkipWarning:
     distance: float
 
     def __str__(self) -> str:
-        where = self.location
         return (
-            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"{self.location}: warning: node {self.node_id}: "
             f"waypoints {self.first} and {self.first + 1} both lie inside the hypersphere "
             f"around {self.origin} ({self.distance:.2f} of p_e / r_e): from there the clamp "
             f"commands the furthest point of the path within p_e, so the segment between "

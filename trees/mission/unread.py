@@ -74,12 +74,11 @@ class UnreadWarning:
     keys: tuple[str, ...]
 
     def __str__(self) -> str:
-        where = self.location
         other = 1 if self.version == 2 else 2
         names = ", ".join(self.keys)
         them = "it changes" if len(self.keys) == 1 else "they change"
         return (
-            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"{self.location}: warning: node {self.node_id}: "
             f"{self.node_type} version {self.version} does not read {names} (Version "
             f"{other}'s): {them} nothing; {_INSTEAD[self.version]}"
         )
@@ -104,9 +103,8 @@ class UnwaitedTurnWarning:
     angle_deg: float
 
     def __str__(self) -> str:
-        where = self.location
         return (
-            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"{self.location}: warning: node {self.node_id}: "
             f"waypoint {self.waypoint} turns limb {self.limb} by {self.angle_deg:.0f} deg, "
             f"but its r_e_deg is inf: the move neither paces nor waits for the rotation, so "
             f"it succeeds once the positions settle, before the turn is done (and a move "
@@ -169,9 +167,8 @@ class TextParameterWarning:
     name: str
 
     def __str__(self) -> str:
-        where = self.location
         return (
-            f"{where.file}:{where.line}:{where.column}: warning: node {self.node_id}: "
+            f"{self.location}: warning: node {self.node_id}: "
             f"{self.key} holds ${self.name} inside a text, which stays as written: a "
             f"parameter is only a whole value ({self.key}: ${self.name})"
         )
