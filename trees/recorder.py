@@ -236,6 +236,10 @@ def read_so_far(ticks: int) -> str:
     return f"its first {ticks} ticks (0 to {ticks - 1})"
 
 
+#: The files of a run record (``docs/record.md``).
+RECORD_FILES: Final = ("summary.json", "log.msgpack")
+
+
 def records_in(directory: Path) -> list[Path]:
     """The run records right under ``directory`` (a sweep's folder holds one per run).
 
@@ -249,7 +253,7 @@ def records_in(directory: Path) -> list[Path]:
         folders = sorted(p for p in directory.iterdir() if p.is_dir())
     except OSError:
         return []
-    return [p for p in folders if (p / "summary.json").is_file() or (p / "log.msgpack").is_file()]
+    return [p for p in folders if any((p / name).is_file() for name in RECORD_FILES)]
 
 
 def not_a_record_hint(directory: Path) -> str:

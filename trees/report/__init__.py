@@ -41,10 +41,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from limbtree.trees.errors import RunError
 from limbtree.trees.recorder import (
+    RECORD_FILES,
     being_written,
     not_a_record_hint,
     read_record,
@@ -106,10 +107,6 @@ __all__ = [
     "summary_text",
     "unique_labels",
 ]
-
-
-#: The files of a run record (``docs/record.md``).
-RECORD_FILES: Final = ("summary.json", "log.msgpack")
 
 
 @dataclass(frozen=True)
