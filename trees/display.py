@@ -18,7 +18,7 @@ import select
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Final, TextIO
 
@@ -53,6 +53,30 @@ def health_text(flags: int) -> str:
     if health == Health.OK:
         return "OK"
     return "|".join(flag.name or "" for flag in Health if flag and flag & health)
+
+
+def wrap_lines(texts: Sequence[str], columns: int, *, whole_words: bool = False) -> list[str]:
+    """``texts`` wrapped to ``columns``, each of their own lines apart, continuations indented.
+
+    Args:
+        texts: messages, each of one or more lines (``wrap`` alone would run them into one).
+        columns: the width [characters].
+        whole_words: keep a word longer than the width (a path, to be copied) and words with
+            hyphens whole.
+    """
+    return [
+        wrapped
+        for text in texts
+        for line in text.split("\n")
+        for wrapped in textwrap.wrap(
+            line,
+            columns,
+            subsequent_indent="  ",
+            break_long_words=not whole_words,
+            break_on_hyphens=not whole_words,
+        )
+        or [""]
+    ]
 
 
 def limb_lines(limbs: Mapping[str, LimbTick]) -> list[str]:
@@ -251,12 +275,7 @@ class LiveView:
         else:
             # The last frame stays on the screen: its closing lines whole, wrapped.
             # (each of a message's own lines apart: wrap() would run them into one)
-            tail = [
-                wrapped
-                for message in tail
-                for line in message.split("\n")
-                for wrapped in textwrap.wrap(line, columns, subsequent_indent="  ") or [""]
-            ]
+            tail = wrap_lines(tail, columns)
         # Fixed lines: title, blank, blank, limb heading, blank; then tree, limbs and tail.
         room = max(2, rows - 5 - len(tail) - 1)  # one row spare for the cursor
         order = [node.id for node in header.tree.walk()]  # the order tree_lines draws
@@ -294,19 +313,7 @@ class LiveView:
         Args:
             text: the closing lines, separated by newlines.
         """
-        columns = self.size()[0]
-        wrapped = [
-            w
-            for line in text.split("\n")
-            for w in textwrap.wrap(
-                line,
-                columns,
-                subsequent_indent="  ",
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            or [""]
-        ]
+        wrapped = wrap_lines([text], self.size()[0], whole_words=True)
         print("\n".join(wrapped), file=self.stream, flush=True)
 
     def draw(self) -> None:
@@ -533,7 +540,7 @@ class TerminalKeyboard:
                 keys += LINE_COMMANDS[word]
             elif word in ("y", "yes", "n", "no") and self.answers:
                 self.buffer += word[0]
-            elif word in ("y", "yes", "n", "no"):
+            elif word in ("y", "yes", "n", "no"):  # (no gate reads stdin in this run)
                 self.ignored.append(
                     f"{line.strip()!r} on stdin: no operator gate of this run reads it (with "
                     "--auto-confirm they pass by themselves; without it, y / n lines answer "
