@@ -26,7 +26,6 @@ import zmq
 
 from limbtree.kinematics import Pose
 from limbtree.robots import RobotSpec, load_robot, robot_names
-from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.tempdirs import OwnedTempDir
 from limbtree.transport import AgentClient, AgentDescription, ping_endpoint
 from limbtree.transport.clock import ClockMode
@@ -52,7 +51,7 @@ from limbtree.trees.mission.errors import MissionError, Problem
 from limbtree.trees.mission.loops import mission_warnings
 from limbtree.trees.mission.model import PlantKind, RobotDecl
 from limbtree.trees.nodes import NodeRegistry, default_registry
-from limbtree.trees.reach import reach_problems, recover_problems
+from limbtree.trees.reach import reach_problems, recover_problems, world_grasp_points
 from limbtree.trees.recorder import BEING_WRITTEN, being_written
 from limbtree.trees.runner import (
     RunInfo,
@@ -172,13 +171,6 @@ def _place(problem: Problem) -> tuple[bool, str, int, int]:
     """Command-line values first, then each file's problems in the order of its lines."""
     at = problem.location
     return (not at.on_command_line, at.file, at.line, at.column)
-
-
-def world_grasp_points(mission: Mission) -> dict[str, Pose]:
-    """``MODULE/GRASP_POINT`` -> world pose, for every grasp point of the mission's world."""
-    return grasp_poses(
-        [WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world]
-    )
 
 
 def world_physics(mission: Mission) -> dict[str, Any]:

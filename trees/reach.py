@@ -67,8 +67,11 @@ from pathlib import Path
 from typing import Any, Final
 from xml.etree import ElementTree
 
+import numpy as np
+
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
+from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.robots.modules import ModuleSpec, load_module
 from limbtree.robots.sim import SimConfig
 from limbtree.trees.mission import Mission
@@ -384,12 +387,19 @@ def _align_problems(mission: Mission, node: Any) -> list[Problem]:
     ]
 
 
-def _walk_step_problems(mission: Mission, node: NodeModel) -> list[Problem]:
+def _walk_step_problems(
+    mission: Mission, node: NodeModel, points: Mapping[str, Pose]
+) -> list[Problem]:
     """A limb's first ``walk_step`` onto a target its arm cannot reach from the latched anchor.
 
     The anchor (``anchor``, or the limb's other end) is where the robot's ``latched`` start
     puts it, a grasp point of the world; the arm's two ends are never farther apart than
     its links between them (:func:`interface_reach`).
+
+    Args:
+        mission: the mission.
+        node: the ``walk_step``.
+        points: the world's grasp points (:func:`world_grasp_points`).
     """
     limb = mission.limb(str(node.params.get("limb")))
     robot = next((r for r in mission.robots if r.name == limb.plant_name), None)
@@ -398,15 +408,14 @@ def _walk_step_problems(mission: Mission, node: NodeModel) -> list[Problem]:
     if robot is None or not robot.simulated or robot.plant is not PlantKind.MUJOCO:
         return []
     start = robot.latched.get(f"{limb.limb}.{anchor}")
-    points = _world_grasp_points(mission)
     target = str(node.params.get("target"))
-    if start not in points or target not in points:
+    if start is None or start not in points or target not in points:
         return []  # (a terrain, or names targets.py and the node's check report)
     spec = load_robot(limb.robot).limb(limb.limb)
     reach = interface_reach(limb.robot, tuple(j.name for j in spec.joints), end, str(anchor))
     if reach is None:
         return []
-    distance = math.dist(points[start], points[target])
+    distance = float(np.linalg.norm(points[start].position - points[target].position))
     settle = float(node.params.get("settle") or 0.0)
     if distance <= reach + settle + REACH_SLACK_M:
         return []
@@ -422,14 +431,11 @@ def _walk_step_problems(mission: Mission, node: NodeModel) -> list[Problem]:
     ]
 
 
-def _world_grasp_points(mission: Mission) -> dict[str, tuple[float, ...]]:
-    """``MODULE/GRASP_POINT`` -> its position in the world [m], for every placed module."""
-    points: dict[str, tuple[float, ...]] = {}
-    for item in mission.world:
-        where = Pose.from_array(item.pose)
-        for name, point in load_module(item.module).grasp_points.items():
-            points[f"{item.name}/{name}"] = tuple((where @ point.pose).position.tolist())
-    return points
+def world_grasp_points(mission: Mission) -> dict[str, Pose]:
+    """``MODULE/GRASP_POINT`` -> world pose, for every grasp point of the mission's world."""
+    return grasp_poses(
+        [WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world]
+    )
 
 
 def registry_or_default(registry: NodeRegistry | None) -> NodeRegistry:
@@ -500,6 +506,7 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
     defaults = _defaults(registry, "sync_move", ("p_e", "settle"))
     problems: list[Problem] = []
     moved: set[str] = set()  # the limbs a node before may have moved
+    points: dict[str, Pose] | None = None  # the world's grasp points, read once if needed
     for node, again, use in _visits(mission.root):
         found: list[Problem] = []
         if node.type == "align":
@@ -508,7 +515,8 @@ def reach_problems(mission: Mission, registry: NodeRegistry | None = None) -> li
             first = set() if again else set(node.params.get("limbs") or ()) - moved
             found = _sync_move_problems(mission, node, first, defaults)
         elif node.type == "walk_step" and not again and node.params.get("limb") not in moved:
-            found = _walk_step_problems(mission, node)
+            points = world_grasp_points(mission) if points is None else points
+            found = _walk_step_problems(mission, node, points)
         if use is not None:  # (the same lines of a subtree serve every use: name this one)
             found = [Problem(p.location, f"{p.message} ({use.origin} given at {use.location})")
                      for p in found]  # fmt: skip

@@ -33,7 +33,6 @@ from typing import Any
 
 from limbtree.kinematics import Pose
 from limbtree.robots import load_robot
-from limbtree.robots.assembly import WorldModule, grasp_poses
 from limbtree.robots.floating import floating_tree
 from limbtree.robots.grippers import TERRAIN_GRIP
 from limbtree.robots.modules import load_module
@@ -45,7 +44,7 @@ from limbtree.trees.mission import Mission
 from limbtree.trees.mission.errors import Location, Problem, value_problem
 from limbtree.trees.mission.model import NodeModel, PlantKind, RobotDecl
 from limbtree.trees.mission.nodes import NodeRegistry, NodeSpec
-from limbtree.trees.reach import registry_or_default
+from limbtree.trees.reach import registry_or_default, world_grasp_points
 
 #: The motion-capture body of a limb's own end-effector.
 EE_BODY = "ee"
@@ -233,9 +232,6 @@ def _placed(mission: Mission, robot: RobotDecl, spec: RobotSpec) -> list[Problem
     A latched palm whose leg cannot reach the ground, or off a terrain too small for the
     robot, is refused by the run's agent at its start: here, before anything starts.
     """
-    modules = [
-        WorldModule(item.name, item.module, Pose.from_array(item.pose)) for item in mission.world
-    ]
     try:
         terrain = None
         if mission.terrain is not None:
@@ -248,7 +244,7 @@ def _placed(mission: Mission, robot: RobotDecl, spec: RobotSpec) -> list[Problem
                 Pose.from_array(robot.base_pose) if robot.base_pose else Pose()
             ).as_matrix(),
             latched=robot.latched,
-            grasps={name: pose.as_matrix() for name, pose in grasp_poses(modules).items()},
+            grasps={name: pose.as_matrix() for name, pose in world_grasp_points(mission).items()},
             terrain=terrain,
         )
     except ValueError as exc:
