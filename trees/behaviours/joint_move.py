@@ -41,8 +41,16 @@ from limbtree.trees.behaviours.base import (
 )
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
+from limbtree.trees.limbs import LimbHandle
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def _farthest_joint(limb: LimbHandle, q: FloatArray, goal: FloatArray) -> tuple[float, str]:
+    """How far [rad or m] the limb's farthest joint is from ``goal``, and its name."""
+    errors = np.abs(q - goal)
+    j = int(np.argmax(errors))
+    return float(errors[j]), limb.description.joints[j].name
 
 
 class JointSyncMoveBehaviour(SkillBehaviour):
@@ -133,10 +141,8 @@ class JointSyncMoveBehaviour(SkillBehaviour):
                 if q is None:
                     gaps.append(f"{name} has no state")
                     continue
-                errors = np.abs(q - goal)
-                j = int(np.argmax(errors))
-                joint = limb.description.joints[j].name
-                gaps.append(f"{name} joint {joint} {math.degrees(float(errors[j])):.1f} deg")
+                off, joint = _farthest_joint(limb, q, goal)
+                gaps.append(f"{name} joint {joint} {math.degrees(off):.1f} deg")
             self.feedback_message = stalled_text(result.message, gaps, self.limb_names, self.limbs)
             return py_trees.common.Status.FAILURE
         if result.command is not None:
@@ -171,10 +177,9 @@ class JointSyncMoveBehaviour(SkillBehaviour):
         ):
             if q is None:
                 continue
-            errors = np.abs(q - target)
-            j = int(np.argmax(errors))
-            if worst is None or errors[j] > worst[0]:
-                worst = (float(errors[j]), name, limb.description.joints[j].name)
+            off, joint = _farthest_joint(limb, q, target)
+            if worst is None or off > worst[0]:
+                worst = (off, name, joint)
         where = f"posture {index + 1}/{len(self._targets)}"
         settle = math.degrees(float(self.params["settle"]))
         if worst is None:
