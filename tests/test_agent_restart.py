@@ -93,7 +93,7 @@ def test_a_mission_goes_on_after_its_agent_is_killed_and_started_again(
         assert summary["outcome"] == "ABORTED", summary
         assert summary["failure"] == (
             "limb arm: its agent restarted and drives heavy_limb, but the mission declares "
-            "light_limb: the run stops (limbs told to hold); start the right agent and run again"
+            "light_limb: the run stops; start the right agent and run again"
         )
         assert "drives heavy_limb, but the mission declares light_limb" in run_out.read_text()
         return

@@ -191,15 +191,16 @@ def test_lines_on_a_non_terminal_stdin_pause_resume_abort_and_answer():
         os.write(write, b"p\nresume\n  A \ny\nwhat\nr")
         assert keyboard.pressed() == "pra"
         assert keyboard.buffer == "y"
-        assert keyboard.ignored == [f"'what' on stdin: the commands are {LINE_HELP}"]
+        # (with the number of the keys above that came before it: "p", "resume", "A")
+        assert keyboard.ignored == [(3, f"'what' on stdin: the commands are {LINE_HELP}")]
         keyboard.ignored.clear()
         # Whole words: the terminal's q aborts here too, and a word that only begins with a
         # command's letter is no command.
         os.write(write, b"\nPause\nq\nquit\nabort\nplease\nrestart\n")
         assert keyboard.pressed() == "rpaaa"
-        assert [line.split(" on stdin")[0] for line in keyboard.ignored] == [
-            "'please'",
-            "'restart'",
+        assert [(at, line.split(" on stdin")[0]) for at, line in keyboard.ignored] == [
+            (5, "'please'"),
+            (5, "'restart'"),
         ]
         os.write(write, b"r")
         os.close(write)
@@ -217,12 +218,11 @@ def test_a_y_line_no_gate_reads_is_reported_not_kept():
         os.write(write, b"y\nNo\np\n")
         assert keyboard.pressed() == "p"
         assert keyboard.buffer == ""
-        assert keyboard.ignored == [
-            "'y' on stdin: no operator gate of this run reads it (with --auto-confirm they "
-            "pass by themselves; without it, y / n lines answer them only with --view web)",
-            "'No' on stdin: no operator gate of this run reads it (with --auto-confirm they "
-            "pass by themselves; without it, y / n lines answer them only with --view web)",
-        ]
+        why = (
+            "on stdin: no operator gate of this run reads it (with --auto-confirm they "
+            "pass by themselves; without it, y / n lines answer them only with --view web)"
+        )
+        assert keyboard.ignored == [(0, f"'y' {why}"), (0, f"'No' {why}")]
         os.close(write)
 
 
@@ -237,13 +237,13 @@ class LineKeys(Keys):
 
     hint = "lines on stdin: p pauses, r resumes, a aborts"
 
-    def __init__(self, script: dict[int, str], ignored: dict[int, str]) -> None:
+    def __init__(self, script: dict[int, str], ignored: dict[int, tuple[int, str]]) -> None:
         super().__init__(script)
         self.later = {
-            tick: f"{line!r} on stdin: the commands are {LINE_HELP}"
-            for tick, line in ignored.items()
+            tick: (before, f"{line!r} on stdin: the commands are {LINE_HELP}")
+            for tick, (before, line) in ignored.items()
         }
-        self.ignored: list[str] = []
+        self.ignored: list[tuple[int, str]] = []
 
     def pressed(self) -> str:
         keys = super().pressed()
@@ -253,7 +253,7 @@ class LineKeys(Keys):
 
 
 def test_the_run_says_how_to_resume_from_its_stdin_and_which_lines_it_ignored(tmp_path):
-    keys = LineKeys({10: "p", 20: "r"}, ignored={15: "x"})
+    keys = LineKeys({10: "p", 20: "r"}, ignored={15: (0, "x")})
     runner, out = make_runner(tmp_path, MOVE, keys=keys)
     assert runner.run() is RunOutcome.SUCCESS
     said = out.getvalue()
@@ -264,6 +264,25 @@ def test_the_run_says_how_to_resume_from_its_stdin_and_which_lines_it_ignored(tm
         "(abort), y / n (answer an operator gate)"
     ) in said
     assert keys.ignored == []  # each said once
+
+
+def test_lines_ignored_are_said_in_their_place_among_the_commands(tmp_path):
+    # "p", "x", "r" in one burst: paused, then the ignored line, then resumed (the ignored
+    # line was said before the pause, as if it came first).
+    keys = LineKeys({10: "pr"}, ignored={10: (1, "x")})
+    runner, out = make_runner(tmp_path, MOVE, keys=keys)
+    assert runner.run() is RunOutcome.SUCCESS
+    said = out.getvalue()
+    paused, ignored = said.index("paused"), said.index("ignored the line 'x'")
+    assert paused < ignored < said.index("resumed", ignored), said
+
+
+def test_lines_after_an_abort_are_still_said(tmp_path):
+    keys = LineKeys({10: "a"}, ignored={10: (1, "x")})
+    runner, out = make_runner(tmp_path, MOVE, keys=keys)
+    assert runner.run() is RunOutcome.ABORTED
+    said = out.getvalue()
+    assert said.index("aborted by the operator") < said.index("ignored the line 'x'"), said
 
 
 def test_a_long_pause_in_the_sim_clock_makes_no_link_errors_and_is_recorded(tmp_path):

@@ -282,8 +282,9 @@ def test_a_simulated_agent_killed_mid_run_stops_the_run_at_once(tmp_path, runnin
     summary = json.loads((record / "summary.json").read_text())
     assert summary["outcome"] == "ABORTED"
     assert summary["failure"].startswith("the simulated agent of arm was killed by SIGKILL; see ")
-    assert summary["failure"].endswith(": its limbs cannot answer again, the run stops (limbs "
-                                       "told to hold)")  # fmt: skip
+    assert summary["failure"].endswith(": its limbs cannot answer again, the run stops")
+    # the line says once that the limbs hold (it said "(limbs told to hold): limbs hold")
+    assert "the run stops: limbs hold, record closed" in out and "told to hold" not in out
     # (killed in the run's first seconds, it stopped then: the mission would wait 3600 s)
     assert summary["sim_time_s"] < 10
     # It closes as any aborted run does, saying why as it stops and in its summary, not a

@@ -439,8 +439,9 @@ class TerminalKeyboard:
     Attributes:
         interactive: whether stdin is a terminal.
         buffer: answers to an operator gate (``y``, ``n``) read but not yet taken.
-        ignored: lines of a non-terminal stdin that were no command, not yet reported
-            (each with why, when there is more to say than the commands).
+        ignored: lines of a non-terminal stdin that were no command, not yet reported: each
+            with why, and with how many of the run keys the same :meth:`pressed` returned came
+            before it (the runner reports it in its place among them).
         answers: whether ``y`` / ``n`` lines of a non-terminal stdin answer gates (with
             ``--view web`` and no ``--auto-confirm``); else they are ignored, and reported.
     """
@@ -450,7 +451,7 @@ class TerminalKeyboard:
         self.interactive = is_terminal(self.stream)
         self._saved: list[object] | None = None
         self.buffer = ""
-        self.ignored: list[str] = []
+        self.ignored: list[tuple[int, str]] = []
         self.answers = True
         self._partial = ""
         self._fd: int | None = None
@@ -542,12 +543,17 @@ class TerminalKeyboard:
                 self.buffer += word[0]
             elif word in ("y", "yes", "n", "no"):  # (no gate reads stdin in this run)
                 self.ignored.append(
-                    f"{line.strip()!r} on stdin: no operator gate of this run reads it (with "
-                    "--auto-confirm they pass by themselves; without it, y / n lines answer "
-                    "them only with --view web)"
+                    (
+                        len(keys),
+                        f"{line.strip()!r} on stdin: no operator gate of this run reads it "
+                        "(with --auto-confirm they pass by themselves; without it, y / n "
+                        "lines answer them only with --view web)",
+                    )
                 )
             else:
-                self.ignored.append(f"{line.strip()!r} on stdin: the commands are {LINE_HELP}")
+                self.ignored.append(
+                    (len(keys), f"{line.strip()!r} on stdin: the commands are {LINE_HELP}")
+                )
         return keys
 
 

@@ -647,7 +647,7 @@ class Runner:
                 raise AgentError(
                     agent.limbs,
                     f"the simulated agent of {', '.join(agent.limbs)} {ended}: its limbs "
-                    "cannot answer again, the run stops (limbs told to hold)",
+                    "cannot answer again, the run stops",
                 )
 
     def _check_restarted(self, agent: SteppedAgent) -> None:
@@ -676,8 +676,8 @@ class Runner:
                 continue
             raise AgentError(
                 agent.limbs,
-                f"limb {limb}: its agent restarted and {problem}: the run stops (limbs told "
-                "to hold); start the right agent and run again",
+                f"limb {limb}: its agent restarted and {problem}: the run stops; start the "
+                "right agent and run again",
             )
 
     def _track_faults(self, t: float) -> None:
@@ -698,12 +698,19 @@ class Runner:
         if self.keyboard is None:
             return False
         keys = self.keyboard.pressed()
-        ignored = getattr(self.keyboard, "ignored", None)
-        while ignored:
-            self._message(f"t={self.t:7.2f} s  ignored the line {ignored.pop(0)}")
-        for key in keys:
+        ignored: list[tuple[int, str]] = getattr(self.keyboard, "ignored", None) or []
+        lines = list(ignored)  # (said in their place among the keys, each once)
+        ignored.clear()
+
+        def say_ignored(before: int) -> None:
+            while lines and lines[0][0] <= before:
+                self._message(f"t={self.t:7.2f} s  ignored the line {lines.pop(0)[1]}")
+
+        for index, key in enumerate(keys):
+            say_ignored(index)
             if key in "qQ\x03aA":
                 self._abort("aborted by the operator")
+                say_ignored(len(keys))
                 return True
             if key == " ":
                 self._set_paused(not self.paused)
@@ -711,6 +718,7 @@ class Runner:
                 self._set_paused(True)
             elif key in "rR":
                 self._set_paused(False)
+        say_ignored(len(keys))
         return False
 
     def _nothing_can_resume(self) -> bool:
