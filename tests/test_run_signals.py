@@ -11,6 +11,7 @@ import io
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -285,12 +286,35 @@ def test_a_simulated_agent_killed_mid_run_stops_the_run_at_once(tmp_path, runnin
     assert summary["failure"].endswith(": its limbs cannot answer again, the run stops")
     # the line says once that the limbs hold (it said "(limbs told to hold): limbs hold")
     assert "the run stops: limbs hold, record closed" in out and "told to hold" not in out
+    # the last map shows the dead agent's limb stale (its last state was not old enough yet)
+    *_, last = read_log(record / "log.msgpack")
+    assert [e["kind"] for e in last["events"]] == ["aborted"]
+    assert last["limbs"]["arm"]["stale"] is True and last["limbs"]["arm"]["state"] is None
+    assert last["limbs"]["arm"]["q"] is not None  # (what it last reported stays)
     # (killed in the run's first seconds, it stopped then: the mission would wait 3600 s)
     assert summary["sim_time_s"] < 10
     # It closes as any aborted run does, saying why as it stops and in its summary, not a
     # third time as the command's error (which came instead of the summary lines).
     assert "ABORTED: long_wait in " in out and f"record: {record}" in out
     assert out.count("killed by SIGKILL") == 2 and "limbtree run:" not in out
+
+
+def test_a_simulated_agent_killed_in_a_run_without_record_keeps_the_output_it_names(
+    tmp_path, running
+):
+    """Without --record the agents write into a temporary folder, removed at the end: the
+    message said "see /tmp/limbtree-agents-.../agent-arm.log", a file already gone."""
+    run = Run(tmp_path, "--speed", "1")
+    running.append(run)
+    run.wait_for("running long_wait")
+    (agent,) = [pid for pid in processes_holding(run.tmp) if pid != run.process.pid]
+    os.kill(agent, signal.SIGKILL)
+    out = run.end()
+    assert run.process.returncode == 1, out
+    named = re.search(r"see (\S+\.log)", out)
+    assert named is not None, out
+    assert Path(named[1]).is_file(), out
+    assert Path(named[1]).is_relative_to(run.tmp)
 
 
 def test_a_signal_while_the_command_imports_its_libraries_aborts_the_run_with_a_record(

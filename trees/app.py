@@ -665,7 +665,7 @@ def run_mission(
         raise
     finally:
         if temporary is not None:
-            if keep_logs:
+            if keep_logs or started.keep_logs:
                 temporary.keep()  # (an error message names a file in it)
             else:
                 temporary.remove()
@@ -691,6 +691,8 @@ class _Started:
 
     doing: str = "starting the agents"
     signals: AbortSignals | None = None
+    #: Whether a message of the run named an agent's output file (the file is then kept).
+    keep_logs: bool = False
     #: When the command started [s, monotonic].
     since: float = field(default_factory=time.monotonic)
 
@@ -790,9 +792,11 @@ def _run(
                 try:
                     with keyboard.raw():
                         outcome = runner.run()
-                except AgentError:
+                except AgentError as exc:
                     if not runner.started:  # (refused before it started: the command's error)
                         raise
+                    # (its message names a dead agent's output file: that file is kept)
+                    started.keep_logs = str(log_dir) in str(exc)
                     # The run stopped (limbs hold, record closed) and said why as it did:
                     # close as any aborted run does, the why once more in its summary, not a
                     # third time as the command's error.

@@ -29,8 +29,11 @@ class AgentError(RunError):
 
     Attributes:
         limbs: the limbs that agent serves.
+        gone: whether the agent is gone for good (its process ended): its limbs cannot
+            answer again, and the run's last tick shows them stale.
     """
 
-    def __init__(self, limbs: tuple[str, ...], message: str) -> None:
+    def __init__(self, limbs: tuple[str, ...], message: str, *, gone: bool = False) -> None:
         super().__init__(message)
         self.limbs = limbs
+        self.gone = gone

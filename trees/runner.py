@@ -641,14 +641,18 @@ class Runner:
             AgentError: naming its limbs, how its process ended and where its output is.
         """
         assert self.agent_exit is not None
-        for agent in silent:
+        first: str | None = None
+        gone: list[str] = []  # (the limbs of every agent whose process ended: one process
+        for agent in silent:  # may have served several)
             ended = self.agent_exit(getattr(agent, "robot", "") or agent.limbs[0])
             if ended is not None:
-                raise AgentError(
-                    agent.limbs,
-                    f"the simulated agent of {', '.join(agent.limbs)} {ended}: its limbs "
-                    "cannot answer again, the run stops",
-                )
+                if first is None:
+                    first = f"the simulated agent of {', '.join(agent.limbs)} {ended}"
+                gone += agent.limbs
+        if first is not None:
+            raise AgentError(
+                tuple(gone), f"{first}: its limbs cannot answer again, the run stops", gone=True
+            )
 
     def _check_restarted(self, agent: SteppedAgent) -> None:
         limbs = ", ".join(agent.limbs)
@@ -883,6 +887,9 @@ class Runner:
             for node_id, behaviour in walk(self.root)
             if behaviour.status != py_trees.common.Status.INVALID
         }
+        # (the limbs of an agent whose process ended are stale: they cannot answer again,
+        # though their last state is not old enough yet to be called so)
+        gone = self.error.limbs if self.error is not None and self.error.gone else ()
         limbs: dict[str, LimbTick] = {}
         for name, limb in self.context.limbs.items():
             state = limb.link.state
@@ -890,9 +897,9 @@ class Runner:
                 limbs[name] = LimbTick(None, None, None, None, 0, True)
                 continue
             q = state.q if type(state.q) is tuple else tuple(state.q)
-            limbs[name] = LimbTick(
-                limb.last_pose(), None, q, None, int(limb.health), limb.link.is_stale
-            )
+            stale = limb.link.is_stale or name in gone
+            pose = None if name in gone else limb.last_pose()
+            limbs[name] = LimbTick(pose, None, q, None, int(limb.health), stale)
         snapshot = TickSnapshot(
             t=self.t,
             tick=self.ticks,
