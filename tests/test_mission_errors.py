@@ -302,7 +302,19 @@ def test_wrong_types_say_what_was_expected(check, value, expected):
 
 def test_a_limb_list_must_be_a_list(check):
     message = only(check("tree:\n  sync_move: {limbs: left, waypoints: [{}]}\n"))
-    assert message == "m.yaml:6:22: limbs must be a list of declared limbs; got text 'left'"
+    assert message == (
+        "m.yaml:6:22: limbs must be a list of declared limbs; got text 'left' (a list of one "
+        "limb is [left])"
+    )
+
+
+def test_a_waypoint_written_as_a_position_list_says_how_to_write_it(check):
+    message = only(check("tree:\n  sync_move: {limbs: [left], waypoints: [[100, 0, 300]]}\n"))
+    assert message == (
+        "m.yaml:6:42: waypoints 1 must be a pose {translation_mm: [x, y, z], rotation_deg: "
+        "[rx, ry, rz]}, or a map limb -> pose; got a list (a position alone is "
+        "{translation_mm: [x, y, z]})"
+    )
 
 
 @pytest.mark.parametrize(

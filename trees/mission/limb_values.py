@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from limbtree.trees.mission.scalars import Quantity, Text
-from limbtree.trees.mission.source import INVALID, Entry, Item, unknown
+from limbtree.trees.mission.source import INVALID, STR, Entry, Item, unknown
 from limbtree.trees.mission.units import Unit
 from limbtree.trees.mission.value_type import ValueContext, ValueType, list_items
 
@@ -50,6 +50,13 @@ class LimbList(ValueType):
 
     def read(self, ctx: ValueContext, item: Item, key: str) -> Any:
         """See :meth:`ValueType.read`."""
+        node = item.node
+        if isinstance(node, yaml.ScalarNode) and node.tag == STR and node.value:
+            # one limb written alone: say how to list it
+            return ctx.reader.error(
+                item, f"{key} must be {self.expected()}; got text {node.value!r} (a list of one "
+                f"limb is [{node.value}])",
+            )  # fmt: skip
         elements = list_items(ctx, item, key, self.expected())
         if elements is None:
             return INVALID

@@ -105,6 +105,13 @@ class Waypoints(ValueType):
         return tuple(waypoints)
 
     def _waypoint(self, ctx: ValueContext, item: Item, what: str) -> Any:
+        if isinstance(item.node, yaml.SequenceNode):  # (a position written as a list)
+            return ctx.reader.error(
+                item,
+                f"{what} must be a pose {{translation_mm: [x, y, z], rotation_deg: [rx, ry, "
+                "rz]}, or a map limb -> pose; got a list (a position alone is "
+                "{translation_mm: [x, y, z]})",
+            )
         entries = ctx.reader.entries(item, what)
         if entries is None:
             return INVALID
