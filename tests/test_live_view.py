@@ -2,6 +2,10 @@
 
 import dataclasses
 import io
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from limbtree.kinematics import Pose
 from limbtree.trees.display import (
@@ -21,6 +25,7 @@ from limbtree.trees.stream import (
     TickSnapshot,
     TreeNode,
 )
+from limbtree.trees.web.store import RunStore
 
 
 def big_tree(leaves: int) -> TreeNode:
@@ -303,3 +308,93 @@ def test_a_limb_never_heard_from_is_not_shown_ok():
     assert "OK" not in never_line and "no answer" in never_line, never_line
     assert "---- stale ----" in never_line
     assert " OK " in lost_line, lost_line
+
+
+# -- statuses held until py_trees resets them (as Groot2 and the web page show them) -------
+
+NESTED = TreeNode(
+    "0",
+    "mission",
+    "sequence",
+    children=(
+        TreeNode(
+            "0.0",
+            "twice",
+            "sequence",
+            children=(TreeNode("0.0.0", "a", "wait"), TreeNode("0.0.1", "b", "wait")),
+        ),
+        TreeNode("0.1", "c", "wait"),
+    ),
+)
+GLYPH = {"SUCCESS": "✓", "FAILURE": "✕", "RUNNING": "*", "IDLE": " ", "INVALID": " "}
+
+
+def tick_of(i: int, nodes: dict[str, str]) -> TickSnapshot:
+    return TickSnapshot(
+        t=0.1 * i,
+        tick=i,
+        nodes={k: NodeTick(NodeStatus(v), f"{k} at {i}", 0.0) for k, v in nodes.items()},
+        limbs={},
+        bases={},
+        events=(),
+        skills={},
+    )
+
+
+def glyphs(view: LiveView) -> dict[str, str]:
+    """Node id -> the glyph its line starts with, in the frame drawn now."""
+    out = {}
+    for line in view.frame().splitlines():
+        found = re.search(r"  \[([\d.]+)\]", line)
+        if found:
+            out[found[1]] = line[0]
+    return out
+
+
+def test_a_node_done_earlier_keeps_its_glyph_until_its_parent_starts_again():
+    """The live view drew a node only in the tick that ticked it: a walk's finished steps,
+    and a child that failed under a fallback, showed nothing a tick later."""
+    view = LiveView(io.StringIO(), size=lambda: (100, 40))
+    view.on_start(header(NESTED))
+    ticks = [
+        {"0": "RUNNING", "0.0": "RUNNING", "0.0.0": "RUNNING"},
+        {"0": "RUNNING", "0.0": "RUNNING", "0.0.0": "SUCCESS", "0.0.1": "RUNNING"},
+        {"0": "RUNNING", "0.0": "RUNNING", "0.0.1": "RUNNING"},
+        {"0": "RUNNING", "0.0": "SUCCESS", "0.0.1": "SUCCESS", "0.1": "RUNNING"},
+        {"0": "FAILURE", "0.1": "FAILURE"},
+    ]
+    seen = []
+    for i, nodes in enumerate(ticks):
+        view.on_tick(tick_of(i, nodes))
+        seen.append(glyphs(view))
+    assert seen[2] == {"0": "*", "0.0": "*", "0.0.0": "✓", "0.0.1": "*", "0.1": " "}
+    assert seen[4] == {"0": "✕", "0.0": "✓", "0.0.0": "✓", "0.0.1": "✓", "0.1": "✕"}
+    # The message stays with the status: what the node said when it was last ticked.
+    assert "0.0.0 at 1" in view.frame()
+    # The mission starts again (a repeat above it, say): the nodes under it are reset.
+    view.on_tick(tick_of(5, {"0": "RUNNING", "0.0": "RUNNING", "0.0.0": "RUNNING"}))
+    assert glyphs(view) == {"0": "*", "0.0": "*", "0.0.0": "*", "0.0.1": " ", "0.1": " "}
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from([node.id for node in NESTED.walk()]),
+            st.sampled_from(["SUCCESS", "FAILURE", "RUNNING", "INVALID"]),
+            min_size=1,
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_the_live_view_and_the_web_page_show_the_same_statuses(ticks):
+    """One rule for both (``reset_without_tick``), whatever the ticks."""
+    view = LiveView(io.StringIO(), size=lambda: (100, 40))
+    view.on_start(header(NESTED))
+    store = RunStore({"kind": "header", "v": 2, "mission": "m", "tree": NESTED.as_map()}, {})
+    for i, nodes in enumerate(ticks):
+        view.on_tick(tick_of(i, nodes))
+        store.add({"kind": "tick", "t": 0.1 * i, "tick": i, "nodes": nodes, "limbs": {},
+                   "bases": {}, "events": []})  # fmt: skip
+        page = {k: GLYPH[v["status"]] for k, v in store.frame(i)["nodes"].items()}
+        assert glyphs(view) == page, (i, nodes)

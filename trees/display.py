@@ -34,11 +34,12 @@ from limbtree.trees.stream import (
     RunHeader,
     TickSnapshot,
     TreeNode,
+    reset_without_tick,
 )
 
 _CLEAR = "\x1b[H\x1b[2J"
 
-#: One glyph per status in the live tree; a node not ticked in the last tick has none.
+#: One glyph per status in the live tree; a node never ticked (or reset since) has none.
 STATUS_GLYPH: Mapping[NodeStatus, str] = {
     NodeStatus.SUCCESS: "✓",
     NodeStatus.FAILURE: "✕",
@@ -102,8 +103,7 @@ def limb_lines(limbs: Mapping[str, LimbTick]) -> list[str]:
 def tree_lines(tree: TreeNode, nodes: Mapping[str, NodeTick]) -> list[str]:
     """The tree, one node per line with its id, type and name.
 
-    The nodes ticked this tick show their status glyph and feedback message (py_trees'
-    convention: a node not ticked shows no status).
+    The nodes in ``nodes`` show their status glyph and feedback message; the others none.
     """
     lines: list[str] = []
 
@@ -203,6 +203,9 @@ class LiveView:
         self._messages: list[str] = []
         self._header: RunHeader | None = None
         self._snapshot: TickSnapshot | None = None
+        #: Each node's last status and message, until py_trees resets it (Groot2's way).
+        self._held: dict[str, NodeTick] = {}
+        self._below: dict[str, tuple[str, ...]] = {}
         self._state = "RUNNING"
         self._ended = False
         self._draw_next_tick = False
@@ -210,6 +213,11 @@ class LiveView:
     def on_start(self, header: RunHeader) -> None:
         """Keep the tree and the mission's name."""
         self._header = header
+        self._below = {
+            node.id: tuple(below.id for below in node.walk()[1:])
+            for node in header.tree.walk()
+            if node.children
+        }
 
     def on_message(self, text: str) -> None:
         """Keep the last few messages under the tree, and show them now.
@@ -235,13 +243,40 @@ class LiveView:
         self.draw()
 
     def on_tick(self, snapshot: TickSnapshot) -> None:
-        """Redraw if the interval has passed."""
+        """Keep each node's status as Groot2 shows it; redraw if the interval has passed."""
         self._snapshot = snapshot
+        self._hold(snapshot.nodes)
         now = self.wall()
         if now - self._last >= self.interval_s or self._draw_next_tick:
             self._last = now
             self._draw_next_tick = False
             self.draw()
+
+    def _hold(self, ticked: Mapping[str, NodeTick]) -> None:
+        """Each node's last status, until py_trees resets it (the web page shows the same).
+
+        A tick's snapshot holds the nodes ticked in it; a node done earlier keeps its ``✓``
+        or ``✕`` until its parent starts again (or halts it), as Groot2 and the web page
+        show it.
+        """
+        held = self._held
+        below = self._below
+
+        def running(node_id: str) -> bool:
+            tick = held.get(node_id)
+            return tick is not None and tick.status is NodeStatus.RUNNING
+
+        for node_id, tick in ticked.items():
+            under = below.get(node_id)
+            if under:
+                was = held.get(node_id)
+                status = NodeStatus.INVALID if was is None else was.status
+                for reset in list(reset_without_tick(status, tick.status, under, ticked, running)):
+                    held.pop(reset, None)
+            if tick.status is NodeStatus.INVALID:
+                held.pop(node_id, None)
+            else:
+                held[node_id] = tick
 
     def on_end(self, end: RunEnd) -> None:
         """The final frame, with the outcome (and no keys: they do nothing any more)."""
@@ -279,9 +314,14 @@ class LiveView:
         # Fixed lines: title, blank, blank, limb heading, blank; then tree, limbs and tail.
         room = max(2, rows - 5 - len(tail) - 1)  # one row spare for the cursor
         order = [node.id for node in header.tree.walk()]  # the order tree_lines draws
-        active = [node_id in nodes and nodes[node_id].status is not NodeStatus.INVALID
-                  for node_id in order]  # fmt: skip
-        tree = tree_lines(header.tree, nodes)
+        held = self._held
+        # (first the nodes ticked last, and those that failed: the running path and why)
+        first = {
+            node_id for node_id, node in nodes.items() if node.status is not NodeStatus.INVALID
+        }
+        first.update(node_id for node_id, node in held.items() if node.status is NodeStatus.FAILURE)
+        active = [node_id in first for node_id in order]
+        tree = tree_lines(header.tree, held)
         limb_rows = limb_lines(limbs)
         unwell = [limb.health != 0 or limb.stale for limb in limbs.values()]
         # Limbs get a third of the room at least; the tree what it needs of the rest.

@@ -20,7 +20,7 @@ A sink that raises is detached and the run goes on (see :class:`~limbtree.trees.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from types import MappingProxyType
@@ -405,6 +405,35 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+def reset_without_tick(
+    was: str, now: str, below: Iterable[str], ticked: Container[str], running: Callable[[str], bool]
+) -> Iterator[str]:
+    """The nodes under a composite that py_trees resets (to INVALID) without ticking them.
+
+    A tick's map holds only the nodes ticked in it; a viewer that shows each node's last
+    status (Groot2's way: green until reset) replays the resets that the map does not
+    carry. A composite (or decorator) that starts again (it was not RUNNING) resets its whole
+    subtree; one that ends (not RUNNING after its tick) halts what under it was still RUNNING.
+
+    Args:
+        was: the composite's status before this tick (``INVALID`` or ``IDLE``: never ticked).
+        now: its status after this tick.
+        below: the ids of every node under it.
+        ticked: the ids of the nodes ticked this tick (they have their own status).
+        running: whether a node under it was RUNNING before this tick.
+
+    Yields:
+        The ids of the nodes reset (some may have been reset already).
+    """
+    running_status = NodeStatus.RUNNING.value
+    if was == running_status and now == running_status:
+        return
+    starting = was != running_status
+    for node_id in below:
+        if node_id not in ticked and (starting or running(node_id)):
+            yield node_id
+
+
 def frozen_map(values: Mapping[str, Any]) -> Mapping[str, Any]:
     """A read-only view of a fresh copy of ``values``."""
     return MappingProxyType(dict(values))
@@ -426,4 +455,5 @@ __all__ = [
     "TreeNode",
     "frozen_map",
     "plain",
+    "reset_without_tick",
 ]

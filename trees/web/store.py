@@ -42,6 +42,7 @@ from limbtree.trees.recorder import (
     read_so_far,
     read_summary,
 )
+from limbtree.trees.stream import reset_without_tick
 from limbtree.trees.web.skeleton import SkeletonLoader, Skeletons
 from limbtree.trees.web.terrain import Ground
 
@@ -248,8 +249,13 @@ class RunStore:
         for node_id, value in statuses.items():
             node = nodes.get(node_id) or self._node(str(node_id))
             status = "IDLE" if value == "INVALID" else value
-            if node.composite and (node.status != "RUNNING" or status != "RUNNING"):
-                self._reset_below(node, index, statuses, status)
+            if node.composite:
+                for below_id in reset_without_tick(
+                    node.status, status, node.descendants, statuses, self._running
+                ):
+                    below = nodes[below_id]
+                    if below.status != IDLE:
+                        below.note(index, IDLE, "")
             message = messages.get(node_id, "")
             if status != node.status or message != node.message:
                 node.note(index, status, str(message))
@@ -263,21 +269,8 @@ class RunStore:
                 if took > node.busy_max:
                     node.busy_max = took
 
-    def _reset_below(self, node: _Node, index: int, ticked: Mapping[str, Any], status: str) -> None:
-        """The resets py_trees does without ticking the nodes reset.
-
-        A composite starting again resets its subtree; one ending halts what under it was
-        still RUNNING.
-        """
-        starting = node.status != "RUNNING"
-        for below_id in node.descendants:
-            if below_id in ticked:
-                continue
-            below = self.nodes[below_id]
-            if below.status == IDLE:
-                continue
-            if starting or (status != "RUNNING" and below.status == "RUNNING"):
-                below.note(index, IDLE, "")
+    def _running(self, node_id: str) -> bool:
+        return self.nodes[node_id].status == "RUNNING"
 
     def _add_event(self, index: int, t: float, event: Mapping[str, Any]) -> None:
         out = {"tick": index, **event}
