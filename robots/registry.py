@@ -492,8 +492,8 @@ def _load(path: Path, *, expected_name: str | None) -> RobotSpec:
 def _interfaces(
     doc: YamlDocument, model: _UrdfModel, key: tuple[str, ...], value: Any
 ) -> Mapping[str, str]:
-    """Check a mapping of interface name -> URDF link."""
-    if not isinstance(value, dict) or not value:
+    """Check a mapping of interface name -> URDF link (``{}``: none, as when left out)."""
+    if not isinstance(value, dict):
         doc.fail(key, f"expected a mapping of interface name to link, got {kind(value)}")
     frames: dict[str, str] = {}
     for frame, link in value.items():

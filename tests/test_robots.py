@@ -3,6 +3,7 @@
 import math
 import os
 import re
+import textwrap
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -513,3 +514,22 @@ def test_table_shows_unlimited_and_prismatic_joints(tmp_path):
 
 def test_empty_table_says_so():
     assert format_robot_table([]) == "(no robots)"
+
+
+def test_the_robot_of_the_docs_loads_as_written(tmp_path):
+    """docs/robots.md's pan_tilt example, URDF and robot.yaml as the page shows them (its
+    ``interfaces: {}`` was refused: "expected a mapping of interface name to link")."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "robots.md").read_text()
+    section = page[page.index("## Adding your own robot") :]
+    blocks = dict(
+        (kind, textwrap.dedent(text))
+        for kind, text in reversed(re.findall(r"```(xml|yaml)\n(.*?)```", section, re.S))
+    )  # (the first block of each kind)
+    folder = tmp_path / "pan_tilt"
+    folder.mkdir()
+    (folder / "pan_tilt.urdf").write_text(blocks["xml"])
+    (folder / "robot.yaml").write_text(blocks["yaml"])
+    spec = load_robot_file(folder / "robot.yaml")
+    assert spec.name == "pan_tilt" and spec.interfaces == {}
+    head = spec.limb("head")
+    assert head.posture("safe") == pytest.approx([0.0, -0.5])
