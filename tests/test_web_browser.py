@@ -507,6 +507,79 @@ def test_the_stale_badge_reads_as_one_word(tmp_path, page, width):
         leave(page, server)
 
 
+def legs_with_every_flag(directory: Path) -> Path:
+    """A record of eight moonbot_zero legs, from tick 1 on each with other health flags
+    (the longest, DISASSEMBLED, JOINT_LIMIT, POWER_OFF among them), the powered-off ones
+    stale and with their fault: more rows than a 600 px high window has room for."""
+    joints = ["joint_1", "joint_2", "joint_3"]
+    health = [1, 8, 32, 128, 2 | 4, 16 | 64, 1, 8 | 32]
+    names = [f"leg_{i}" for i in range(len(health))]
+    limbs = {name: {"joints": joints, "chain": name} for name in names}
+    header = {"kind": "header", "v": 2, "mission": "legs_with_every_flag", "mission_file": "",
+              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
+              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
+              "robots": {"quad": {"robot": "moonbot_zero", "plant": "kinematic", "agent": "sim",
+                                  "limbs": limbs,
+                                  "base": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]}}}  # fmt: skip
+    directory.mkdir(parents=True)
+    with open(directory / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for t in range(3):
+            events = [{"kind": "fault_injected", "limb": name, "fault": "power_off"}
+                      for name, h in zip(names, health, strict=True)
+                      if h & 1] if t == 1 else []  # fmt: skip
+            legs = {name: {"state": None, "command": None, "q": [0.0, 0.3, 1.2],
+                           "q_command": None, "health": h if t else 0,
+                           "stale": bool(t and h & 1)}
+                    for name, h in zip(names, health, strict=True)}  # fmt: skip
+            log.write(msgpack.packb({"kind": "tick", "t": t / 10 + 6.0, "tick": t,
+                                     "limbs": legs, "bases": {},
+                                     "nodes": {"0": "RUNNING"}, "events": events,
+                                     "skills": {}}))  # fmt: skip
+    return directory
+
+
+#: The limbs table's badges with a word broken over two lines: per badge, its words that
+#: do not each lie on one line.
+BROKEN_WORDS = """() => [...document.querySelectorAll('#limbs tbody .badge')].map((b) => {
+  const text = b.firstChild, broken = [];
+  for (const m of text.textContent.matchAll(/\\S+/g)) {
+    const r = document.createRange();
+    r.setStart(text, m.index);
+    r.setEnd(text, m.index + m[0].length);
+    const tops = new Set([...r.getClientRects()].map((q) => Math.round(q.top)));
+    if (tops.size > 1) broken.push(m[0]);
+  }
+  return [b.textContent, broken];
+}).filter(([, broken]) => broken.length)"""
+
+
+@pytest.mark.parametrize("size", [(960, 600), (960, 800), (1280, 800), (1400, 900)])
+def test_no_badge_of_the_limbs_table_breaks_inside_a_word(tmp_path, page, size):
+    # In a 960 x 600 window (power_loss.yaml, its legs powered off) the health flags read
+    # "POWER_" over "OFF" and the stale badge "stal" over "e": the short window's rows took
+    # back the narrow window's smaller cell paddings, and a badge wrapped anywhere.
+    width, height = size
+    page.set_viewport_size({"width": width, "height": height})
+    server = serve(legs_with_every_flag(tmp_path / "legs"))
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=2")
+        page.wait_for_function(
+            "(document.querySelector('#tick-label')?.textContent || '').includes('tick 2 ')"
+        )
+        flags = page.locator('#limbs tr[data-limb="leg_7"] td.health .badge').all_inner_texts()
+        assert flags == ["DISASSEMBLED", "JOINT_LIMIT"]
+        page.screenshot(path=str(tmp_path / "limbs.png"))
+        assert page.evaluate(BROKEN_WORDS) == []
+        assert page.evaluate(CUT_BADGES) == []
+        # The table scrolls (its scrollbar takes from its width where it is not an overlay).
+        scroller = page.locator("#limbs-scroll")
+        if height <= 600:
+            assert scroller.evaluate("(e) => e.scrollHeight > e.clientHeight")
+    finally:
+        leave(page, server)
+
+
 def test_a_records_page_says_so_when_limbtree_view_has_stopped_serving_it(tmp_path, page):
     # limbtree view stopped (Ctrl-C) under an open page: each scrub and each node opened
     # then said only "frame: Failed to fetch", and nothing said why.

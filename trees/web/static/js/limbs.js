@@ -61,7 +61,7 @@ export class LimbsTable {
   }
 
   /**
-   * The name column as wide as its longest name needs (at least its 18%, at most 40% of the
+   * The name column as wide as its longest name needs (at least its 15%, at most 40% of the
    * table), then each name cut to its cell if it must be.
    */
   #fitNames() {
@@ -74,7 +74,7 @@ export class LimbsTable {
     const table = this.body.parentElement;
     if (header && needed && table.clientWidth) {
       // (the swatch and its margin, 16 px, and the cell's padding, 16 px)
-      const width = Math.max(0.18 * table.clientWidth, Math.min(Math.ceil(needed) + 34, 0.4 * table.clientWidth));
+      const width = Math.max(0.15 * table.clientWidth, Math.min(Math.ceil(needed) + 34, 0.4 * table.clientWidth));
       header.style.width = `${Math.round(width)}px`;
     }
     for (const entry of this.rows.values()) this.#fitName(entry);
@@ -125,7 +125,7 @@ export class LimbsTable {
       const fKey = faults.map((f) => `${f.fault}@${f.since_t}`).join(",");
       this.#set(entry, "faults", fKey, () =>
         faults.length
-          ? faults.map((f) => el("span", { class: "badge red", title: `since t = ${Number(f.since_t).toFixed(2)} s`, text: `${f.fault} since ${Number(f.since_t).toFixed(1)} s` }))
+          ? faults.map((f) => el("span", { class: "badge red", title: `since t = ${Number(f.since_t).toFixed(2)} s`, text: `${f.fault} since ${Number(f.since_t).toFixed(1)}\u00a0s` }))
           : [el("span", { class: "muted", text: "–" })]);
       const bad = flags.some((f) => RED_FLAGS.has(f)) || faults.length > 0;
       entry.row.classList.toggle("bad", bad);
