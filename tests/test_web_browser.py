@@ -1106,6 +1106,42 @@ def test_a_software_rendered_page_draws_each_live_frame_in_3d_without_antialiasi
     assert len(asks) >= 3 and min(b - a for a, b in itertools.pairwise(asks)) >= 990, asks
 
 
+#: The search box's placeholder and whether it shows whole (its text as wide as the box's
+#: room at most).
+PLACEHOLDER = """() => {
+  const s = document.querySelector('#search'), style = getComputedStyle(s);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = style.font;
+  const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return [s.placeholder, ctx.measureText(s.placeholder).width <= room];
+}"""
+
+
+@pytest.mark.parametrize(
+    "live_run", [LIVE_LONG.replace("browser_live", "self_assembly_dragon_live")], indirect=True
+)
+def test_the_search_boxs_placeholder_shows_whole_in_a_narrow_window(live_run, page):
+    # A live run's page in a 960 px window, its top bar full (the controls, follow live, a
+    # long mission name): the placeholder read "Search noc".
+    _, url, _ = live_run
+    page.set_viewport_size({"width": 960, "height": 600})
+    page.goto(url)
+    page.wait_for_function("!document.querySelector('#pause').disabled")
+    page.wait_for_timeout(300)  # (the placeholder is fitted as the box is resized)
+    placeholder, whole = page.evaluate(PLACEHOLDER)
+    assert placeholder.startswith("Search") and whole, placeholder
+    # The top bar fits the window, and the mission's name is not cut to nothing.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 960
+    name = page.locator("#mission-name").bounding_box()
+    assert name is not None and name["width"] >= 60
+    # A wide window shows the whole hint.
+    page.set_viewport_size({"width": 1400, "height": 600})
+    page.wait_for_function(
+        "document.querySelector('#search').placeholder === 'Search nodes (name or id)'"
+    )
+    assert page.evaluate(PLACEHOLDER)[1]
+
+
 def test_a_page_without_the_token_watches_a_live_run_with_its_controls_off(live_run, page):
     _, url, _ = live_run
     page.goto(url.split("?")[0])  # the URL without its ?token=

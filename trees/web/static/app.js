@@ -691,9 +691,26 @@ function wireSplitter() {
   });
 }
 
+/** The search box's placeholders, longest first: the longest that fits the box is shown. */
+const SEARCH_PLACEHOLDERS = ["Search nodes (name or id)", "Search nodes", "Search"];
+
+/** Show the longest placeholder the search box has room for (never one cut off). */
+function fitSearchPlaceholder(search) {
+  const style = getComputedStyle(search);
+  const room = search.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  if (!(room > 0)) return;
+  const ctx = (fitSearchPlaceholder.ctx ??= document.createElement("canvas").getContext("2d"));
+  ctx.font = style.font;
+  const fits = SEARCH_PLACEHOLDERS.find((text) => ctx.measureText(text).width <= room);
+  const placeholder = fits ?? SEARCH_PLACEHOLDERS[SEARCH_PLACEHOLDERS.length - 1];
+  if (search.placeholder !== placeholder) search.placeholder = placeholder;
+}
+
 function wireSearch() {
   const search = $("search");
   const count = $("search-count");
+  new ResizeObserver(() => fitSearchPlaceholder(search)).observe(search);
+  document.fonts?.ready.then(() => fitSearchPlaceholder(search));
   let timer = null;
   let applied = "";
   const run = () => {
