@@ -841,6 +841,88 @@ def test_the_3d_views_legend_leaves_its_fit_button_clear(tmp_path, page, width):
         leave(page, server)
 
 
+def arm_reaching_far(directory: Path) -> Path:
+    """A record of a heavy_limb arm whose target is near it for 5 ticks, then 3 m away."""
+    joints = [f"joint_{i}" for i in range(1, 8)]
+    header = {"kind": "header", "v": 2, "mission": "arm_reaching_far", "mission_file": "",
+              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
+              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
+              "robots": {"arm": {"robot": "heavy_limb", "plant": "kinematic", "agent": "sim",
+                                 "limbs": {"arm": {"joints": joints, "chain": "arm"}},
+                                 "base": [0.0, 0.0, 0.05, 0.0, 0.0, 0.0, 1.0]}}}  # fmt: skip
+    far = [2.5, 2.0, 0.3, 0.0, 0.0, 0.0, 1.0]
+    directory.mkdir(parents=True)
+    with open(directory / "log.msgpack", "wb") as log:
+        log.write(msgpack.packb(header))
+        for t in range(10):
+            limb = {"state": ARM_STATE, "command": None, "q": [0.0, 0.3, 0.0, -1.2, 0.0, 0.6, 0.0],
+                    "q_command": None, "health": 0, "stale": False,
+                    "target": ARM_TARGET if t < 5 else far}  # fmt: skip
+            log.write(msgpack.packb({"kind": "tick", "t": t / 10, "tick": t,
+                                     "limbs": {"arm": limb}, "bases": {},
+                                     "nodes": {"0": "RUNNING"}, "events": [],
+                                     "skills": {}}))  # fmt: skip
+    return directory
+
+
+#: Where the arm's target is drawn, in the 3D view's normalized device coordinates.
+TARGET_NDC = """() => {
+  const v = window.limbtree.view3d;
+  v.camera.updateMatrixWorld();
+  const p = v.limbs.get('arm').target.position.clone().project(v.camera);
+  return [p.x, p.y];
+}"""
+
+
+def target_in_view(page) -> bool:
+    x, y = page.evaluate(TARGET_NDC)
+    below = page.evaluate("window.limbtree.view3d.below ?? 1")  # (the legend's bottom edge)
+    return abs(x) <= 1 and -1 <= y <= below
+
+
+def test_the_3d_view_follows_a_limb_out_of_it_until_the_user_moves_it(tmp_path, page):
+    # The camera was fitted once, to the first frame: a limb (or its target) that went out
+    # of the view stayed out (self_assembly_dragon.yaml's arm reaching up to its next
+    # module), and nothing said so.
+    page.set_viewport_size({"width": 960, "height": 600})
+    server = serve(arm_reaching_far(tmp_path / "arm"))
+    view3d = page.locator("#view3d")
+    try:
+        page.goto(server.url + ("&" if "?" in server.url else "?") + "tick=0")
+        page.wait_for_function("window.limbtree?.view3d?.ok === true")
+        page.wait_for_function("window.limbtree.app.shown?.skeletons === 'ready'")
+        assert view3d.get_attribute("data-follow") == "auto"
+        assert target_in_view(page)
+        # The target leaves the view: the view is fitted again.
+        scrub(page, 7)
+        page.wait_for_function("window.limbtree.view3d.lastFrame?.tick === 7")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(tmp_path / "followed.png"))
+        assert target_in_view(page)
+        assert view3d.get_attribute("data-out-of-view") == "false"
+        # Moved by hand, the view stays where the user put it, and fit says a limb is out.
+        scrub(page, 0)
+        page.evaluate("window.limbtree.view3d.fit()")
+        box = view3d.bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.7)
+        page.mouse.wheel(0, -400)  # (zoomed in by hand)
+        page.wait_for_function("document.querySelector('#view3d').dataset.follow === 'manual'")
+        scrub(page, 7)
+        page.wait_for_function(
+            "document.querySelector('#view3d').dataset.outOfView === 'true'", timeout=5_000
+        )
+        assert not target_in_view(page)
+        page.screenshot(path=str(tmp_path / "manual.png"))
+        # fit: every limb in view, and the view follows them again.
+        page.locator("#fit3d").click()
+        page.wait_for_function("document.querySelector('#view3d').dataset.follow === 'auto'")
+        assert target_in_view(page)
+        assert view3d.get_attribute("data-out-of-view") == "false"
+    finally:
+        leave(page, server)
+
+
 def test_the_3d_view_draws_the_records_terrain_under_the_limbs(tmp_path, page):
     record = arm_on_terrain(tmp_path / "arm")
     server = serve(record)

@@ -99,6 +99,11 @@ export class View3D {
     this.thick = 1;          // radii and triads scale with the scene (set by fit on the first frame)
     this.fitted = false;
     this.fittedSkeletons = false;  // whether the fit saw skeletons (they may come later)
+    // The camera follows the limbs (fitted again when one leaves the view) until the user
+    // orbits, zooms or pans by hand; `fit` fits and follows again. #view3d[data-follow] is
+    // "auto" or "manual", [data-out-of-view] "true" while a limb is out of a manual view.
+    this.manual = false;
+    this.handling = false;   // between the controls' start and end: the user's own move
     this.terrain = null;     // the ground's mesh, when the run has a terrain
     this.pending = false;
     this.deferred = null;    // a paced draw waiting for its turn
@@ -149,7 +154,17 @@ export class View3D {
 
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = false;    // damping would need a render loop
-    this.controls.addEventListener("change", () => this.requestRender());
+    this.controls.addEventListener("change", () => {
+      if (this.handling && !this.manual) {
+        this.manual = true;
+        this.#showFollow();
+      }
+      this.requestRender();
+    });
+    this.controls.addEventListener("start", () => { this.handling = true; });
+    this.controls.addEventListener("end", () => { this.handling = false; });
+    this.fitButton = this.container.querySelector("#fit3d");
+    this.#showFollow();
 
     new ResizeObserver(() => this.#resize()).observe(this.container);
     this.#resize();
@@ -241,7 +256,14 @@ export class View3D {
     if (!w || !h) return;
     // Pixel sizes on the canvas too (percentages would make the page re-lay it out).
     this.renderer.setSize(w, h, true);
-    this.camera.aspect = w / h;
+    // The legend covers the view's top: the camera's centre is that of the part below it
+    // (a view `top` px taller, of which the canvas shows all but its bottom), where a fit
+    // puts the limbs and where they count as in view.
+    const legend = this.container.querySelector(".view3d-legend");
+    const top = legend ? Math.min(h / 3, legend.offsetTop + legend.offsetHeight) : 0;
+    this.coveredTop = top / h;
+    this.camera.aspect = w / (h + top);
+    this.camera.setViewOffset(w, h + top, 0, 0, w, h);
     this.camera.updateProjectionMatrix();
     this.requestRender();
   }
@@ -410,8 +432,42 @@ export class View3D {
       this.fittedSkeletons = skeletons;
       this.#scaleToScene(frame);
       this.fit();
+    } else {
+      // A limb that walks (or reaches) out of the view: fitted again, unless the user has
+      // moved the view by hand; then the fit button says so.
+      const out = !this.#inView(frame);
+      if (out && !this.manual) this.#fitCamera();
+      this.#showFollow(out && this.manual);
     }
     this.requestRender(true, inFrame);
+  }
+
+  /** Whether every point worth keeping in view (#points) is inside the camera's view. */
+  #inView(frame) {
+    this.camera.updateMatrixWorld();
+    this.below = 1 - 2 * (this.coveredTop ?? 0);   // (the legend's bottom edge, in NDC)
+    const p = new THREE.Vector3();
+    for (const point of this.#points(frame)) {
+      p.copy(point).project(this.camera);
+      if (!(Math.abs(p.x) <= 1 && p.y >= -1 && p.y <= this.below && p.z >= -1 && p.z <= 1)) return false;
+    }
+    return true;
+  }
+
+  /** #view3d's data-follow and data-out-of-view, and the fit button's look and title. */
+  #showFollow(out = false) {
+    const follow = this.manual ? "manual" : "auto";
+    if (this.container.dataset.follow !== follow) this.container.dataset.follow = follow;
+    const outText = out ? "true" : "false";
+    if (this.container.dataset.outOfView === outText) return;
+    this.container.dataset.outOfView = outText;
+    if (this.fitButton) {
+      this.fitButton.title = out
+        ? "A limb is out of view: fit the view to the limbs (and follow them again)"
+        : this.manual
+          ? "Fit the view to the limbs, and follow them again as they move"
+          : "Fit the view to the limbs (it follows them as they move until you orbit, zoom or pan)";
+    }
   }
 
   /** The limb's target frame, and the dashed line to it from the sensed end-effector. */
@@ -493,10 +549,23 @@ export class View3D {
   }
 
   /**
+   * Aim the camera at all the limbs of the last frame, and follow them again as they move
+   * (the user's `fit`, and the first frames').
+   * @param {boolean} render  draw now (a frame's own update draws at its pace)
+   */
+  fit(render = true) {
+    if (!this.ok) return;
+    this.manual = false;
+    this.#showFollow(false);
+    this.#fitCamera();
+    if (render) this.requestRender();
+  }
+
+  /**
    * Aim the camera at all the limbs of the last frame: from a fixed direction, at the
    * distance where every point is inside the view (exact for a perspective camera).
    */
-  fit() {
+  #fitCamera() {
     if (!this.ok || !this.lastFrame) return;
     const points = [...this.#points(this.lastFrame), ...this.#reachPoints(this.lastFrame)];
     if (!points.length) return;
@@ -510,8 +579,11 @@ export class View3D {
     this.camera.lookAt(centre);
     this.camera.updateMatrixWorld();
     const rotation = new THREE.Quaternion().copy(this.camera.quaternion).invert();
-    const tanV = Math.tan((this.camera.fov * Math.PI) / 360);
-    const tanH = tanV * this.camera.aspect;
+    // (vertically, the part under the legend: its half is the whole view's less the legend)
+    const tanFull = Math.tan((this.camera.fov * Math.PI) / 360);
+    const covered = this.coveredTop ?? 0;
+    const tanV = (tanFull * (1 - covered)) / (1 + covered);
+    const tanH = tanFull * this.camera.aspect;
     const margin = 1.25;
     let distance = 0.3;
     for (const p of points) {
@@ -526,7 +598,6 @@ export class View3D {
     this.controls.update();
     this.#grid(Math.max(2, Math.ceil(Math.max(size.x, size.y) * 1.6)), centre);
     this.axes.scale.setScalar(Math.max(1, Math.max(size.x, size.y) / 3));
-    this.requestRender();
   }
 }
 
