@@ -195,6 +195,77 @@ def test_a_505_node_record_opens_folded_to_its_running_path_and_legible(tmp_path
         leave(page, server)
 
 
+#: self_assembly_dragon.yaml's tree: a root over seven phases and gates, two with two steps.
+DRAGON_NAMES = ["1 safe pose", "Operator gate", "2 align 150 mm above the grasp point",
+                "Operator gate", "3 grasp", "Operator gate", "4 reconfiguration"]  # fmt: skip
+DRAGON_STEPS = {4: ["align on the grasp point", "Grasp"], 6: ["lift", "assembly posture"]}
+
+
+def dragon_tree() -> dict:
+    children = []
+    for i, name in enumerate(DRAGON_NAMES):
+        steps = [
+            {"id": f"0.{i}.{j}", "name": step, "type": "wait", "params": {}, "children": []}
+            for j, step in enumerate(DRAGON_STEPS.get(i, []))
+        ]
+        kind = "sequence" if steps else "wait"
+        children.append({"id": f"0.{i}", "name": name, "type": kind, "params": {},
+                         "children": steps})  # fmt: skip
+    return {"id": "0", "name": "self-assembly (Dragon)", "type": "sequence", "params": {},
+            "children": children}  # fmt: skip
+
+
+#: The least size on screen of a node's name, px (13 px at scale 1).
+NAME_PX = "13 * window.d3.zoomTransform(document.querySelector('#tree')).k"
+
+
+def test_a_tree_wider_than_its_pane_is_fitted_no_smaller_than_its_names_read(tmp_path, page):
+    # self_assembly_dragon.yaml in a 960 x 600 window: fitted, its names were 6 px high.
+    page.set_viewport_size({"width": 960, "height": 600})
+    ticks = [{"0": "RUNNING", "0.0": "SUCCESS", "0.1": "SUCCESS", "0.2": "RUNNING"}] * 3
+    record = write_record(tmp_path / "dragon", dragon_tree(), ticks)
+    server = serve(record)
+    try:
+        page.goto(server.url)
+        page.wait_for_function(
+            "document.querySelector('[data-node-id=\"0.2\"]')?.dataset.status === 'RUNNING'"
+        )
+        settled(page)
+        for fitted_by in ("first view", "fit", "fit after zooming out"):
+            if fitted_by != "first view":
+                if fitted_by == "fit after zooming out":
+                    page.mouse.move(250, 300)
+                    page.mouse.wheel(0, 1500)
+                    settled(page)
+                page.locator("#fit").click()
+                settled(page)
+            assert page.evaluate(NAME_PX) >= 9.99, fitted_by
+            shown = view(page)["nodes"]
+            # The running node and the root are in the pane; the rest is a pan away.
+            assert shown["0"]["inside"] and shown["0.2"]["inside"], fitted_by
+        page.screenshot(path=str(shots(tmp_path) / "dragon_fit.png"))
+        # Shift+wheel pans sideways to the rest of the tree, at the same scale.
+        before = page.evaluate(NAME_PX)
+        assert not view(page)["nodes"]["0.6"]["inside"]
+        page.mouse.move(250, 300)
+        page.keyboard.down("Shift")
+        for _ in range(20):
+            page.mouse.wheel(0, 60)
+            page.wait_for_timeout(50)
+            if view(page)["nodes"]["0.6"]["inside"]:
+                break
+        page.keyboard.up("Shift")
+        assert view(page)["nodes"]["0.6"]["inside"]
+        assert page.evaluate(NAME_PX) == pytest.approx(before)
+        # A tree that fits is fitted whole, as before.
+        page.set_viewport_size({"width": 1920, "height": 900})
+        page.locator("#fit").click()
+        settled(page)
+        assert all(node["inside"] for node in view(page)["nodes"].values())
+    finally:
+        leave(page, server)
+
+
 def test_a_small_tree_is_not_folded(tmp_path, page):
     tree = big_tree(3, 4)
     record = write_record(tmp_path / "small", tree, sequence_ticks(1, 2, 4))

@@ -39,6 +39,10 @@ const BLOCKS_ASPECT = [1, 3];  // a grid of blocks is shaped as the pane, within
 /** The smallest scale at which the tree reads: a tree that fits the pane only smaller
  * starts with the composites off the running path folded (initialView). */
 const LEGIBLE = 0.45;
+/** The least scale of a fit: node names (13 px) at 10 px at least. A tree that fits the
+ * pane only smaller is shown at this scale around its running node (else its root), and
+ * the user pans (drag, shift+wheel) to the rest, or zooms out by hand. */
+const READABLE = 10 / 13;
 const NAME_FONT = "600 13px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 const TYPE_FONT = "10px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 
@@ -460,7 +464,22 @@ export class TreeView {
         // Far out, the small type labels are noise: drop them.
         this.svg.classList.toggle("far", event.transform.k < 0.5);
       });
+    // A horizontal wheel (a touchpad's sideways swipe) or shift+wheel pans; d3 zooms on
+    // the rest.
+    const pans = (event) => event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY);
+    this.zoom.filter((event) =>
+      event.type === "wheel" ? !pans(event) : !event.ctrlKey && !event.button);
     d3.select(this.svg).call(this.zoom).on("dblclick.zoom", null);
+    this.svg.addEventListener("wheel", (event) => {
+      if (!pans(event)) return;
+      event.preventDefault();
+      const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? 400 : 1;
+      const dx = (event.shiftKey && !event.deltaX ? event.deltaY : event.deltaX) * unit;
+      const dy = event.shiftKey ? 0 : event.deltaY * unit;
+      const k = d3.zoomTransform(this.svg).k;
+      d3.select(this.svg).call(this.zoom.translateBy, -dx / k, -dy / k);
+      this.fitted = false;
+    }, { passive: false });
   }
 
   /** Bounds of the visible boxes. */
@@ -546,14 +565,22 @@ export class TreeView {
     (animate ? sel.transition().duration(350) : sel).call(this.zoom.transform, transform);
   }
 
-  /** Zoom so that the whole visible tree fits the pane. */
+  /**
+   * Zoom so that the whole visible tree fits the pane; one that would be drawn smaller
+   * than READABLE is drawn at it, around its running node (else its root), its edges kept
+   * in the pane's.
+   */
   fit(animate = true) {
     const { width, height } = this.svg.getBoundingClientRect();
     if (!width || !height) return;
     const b = this.#bounds();
     const pad = 24;
-    const k = this.#fitScale();
-    const tx = width / 2 - k * (b.x0 + b.x1) / 2;
+    const k = Math.max(this.#fitScale(), Math.min(READABLE, 1.3));
+    let tx = width / 2 - k * (b.x0 + b.x1) / 2;
+    if (k * (b.x1 - b.x0) > width - 2 * pad) {
+      const focus = this.runningLeaves().find((e) => e.visible) ?? this.nodes.get(String(this.root.id));
+      tx = Math.min(pad - k * b.x0, Math.max(width - pad - k * b.x1, width / 2 - k * focus.x));
+    }
     // A tree that fits in width but not in height starts at its top.
     const ty = pad + 30 - k * b.y0;
     const transform = d3.zoomIdentity.translate(tx, ty).scale(k);
