@@ -387,7 +387,10 @@ def test_a_mission_file_renders_in_every_format_with_every_node():
     assert len(re.findall(r'^  "[0-9.]+" \[', outputs["dot"], re.MULTILINE)) == count
     assert len(ET.fromstring(outputs["svg"]).findall(f".//{SVG}rect")) == count
     document = ET.fromstring(outputs["xml"])
-    assert sum(1 for _ in document.find("BehaviorTree").iter()) - 1 == count
+    # (full.yaml uses each of its subtrees once: each node is in one tree, a use is a SubTree)
+    trees = document.findall("BehaviorTree")
+    nodes = [e for tree in trees for e in tree.iter() if e.tag not in ("BehaviorTree", "SubTree")]
+    assert len(nodes) == count
     assert "sync_move [heavy, light] 2 waypoints p_e={heavy: 20, light: 10} mm" in outputs["ascii"]
     ids = {e.get("ID") for e in document.find("TreeNodesModel")}
     assert {"SyncMove", "JointMove", "VelocityMove", "JointSyncMove", "Wait"} <= ids
@@ -472,3 +475,111 @@ def test_ascii_shows_postures_and_offsets_value_by_value_in_file_units():
     assert "items" not in text
     assert "q=[-4, 34, -34.8, 53.9, 18.7, 96.8, 133.3] deg" in text
     assert "offset=[0, 0, -150] mm" in text
+
+
+SUBTREE_LIBRARY = """
+description: Subtrees for the export tests.
+subtrees:
+  pause:
+    parameters: {seconds: 1}
+    tree: {wait: {duration_s: $seconds}}
+"""
+
+SUBTREE_MISSION = """
+mission: subtrees
+clock: sim
+include: [lib.yaml]
+limbs:
+  arm: {robot: light_limb}
+subtrees:
+  square:
+    parameters: {side_mm: 100}
+    tree:
+      sync_move:
+        limbs: [arm]
+        waypoints: [{translation_mm: [$side_mm, 0, 0]}, {translation_mm: [0, $side_mm, 0]}]
+  twice:
+    parameters: {seconds: 1}
+    tree:
+      sequence:
+        - {subtree: pause, with: {seconds: $seconds}}
+        - {subtree: pause, with: {seconds: $seconds}}
+tree:
+  sequence:
+    name: Main
+    children:
+      - {subtree: square, with: {side_mm: 100}}
+      - {subtree: square, with: {side_mm: 120}, name: Bigger}
+      - {subtree: square}
+      - {subtree: twice, with: {seconds: 2}}
+      - {subtree: pause}
+"""
+
+
+def subtree_xml(tmp_path):
+    from limbtree.trees.app import offline_tree
+
+    (tmp_path / "lib.yaml").write_text(SUBTREE_LIBRARY)
+    (tmp_path / "m.yaml").write_text(SUBTREE_MISSION)
+    return ET.fromstring(render_tree(offline_tree(tmp_path / "m.yaml"), "xml"))
+
+
+def test_xml_writes_each_subtree_use_as_a_subtree_of_its_own_behavior_tree(tmp_path):
+    document = subtree_xml(tmp_path)
+    trees = {tree.get("ID"): tree for tree in document.findall("BehaviorTree")}
+    assert document.findall("BehaviorTree")[0].get("ID") == "MainTree"
+    assert document.get("main_tree_to_execute") == "MainTree"
+    # every <SubTree ID> has its <BehaviorTree ID>, and every definition is used
+    uses = {use.get("ID") for use in document.iter("SubTree")}
+    assert uses == set(trees) - {"MainTree"}
+    for tree in trees.values():
+        assert len([e for e in tree if isinstance(e.tag, str)]) == 1  # BT.CPP: one root
+    main = trees["MainTree"].find("Sequence")
+    assert main.get("name") == "Main" and main.get("_fullpath") == "0"
+    assert [(e.tag, e.get("ID"), e.get("name"), e.get("_fullpath")) for e in main] == [
+        ("SubTree", "square", "square", "0.0"),
+        ("SubTree", "square_2", "Bigger", "0.1"),
+        ("SubTree", "square", "square (2)", "0.2"),  # one name per tree for BT.CPP
+        ("SubTree", "twice", "twice", "0.3"),
+        ("SubTree", "pause_2", "pause", "0.4"),  # the 2 s pauses inside twice came first
+    ]
+    assert [tree.get("ID") for tree in document.findall("BehaviorTree")] == [
+        "MainTree",
+        "square",
+        "square_2",
+        "twice",
+        "pause",
+        "pause_2",
+    ]
+    # equal uses share one definition; another with value is another definition
+    move = trees["square"].find("Action")
+    assert move.get("ID") == "SyncMove" and move.get("_fullpath") == "0"
+    assert "[100.0,0.0,0.0]" in move.get("waypoints")
+    assert "[120.0,0.0,0.0]" in trees["square_2"].find("Action").get("waypoints")
+    assert trees["square_2"].find("Action").get("name") == "Bigger"
+
+
+def test_xml_nests_subtrees_with_ids_relative_to_each_definition(tmp_path):
+    document = subtree_xml(tmp_path)
+    trees = {tree.get("ID"): tree for tree in document.findall("BehaviorTree")}
+    twice = trees["twice"].find("Sequence")
+    assert twice.get("_fullpath") == "0"
+    assert [(e.get("ID"), e.get("name"), e.get("_fullpath")) for e in twice] == [
+        ("pause", "pause", "0.0"),
+        ("pause", "pause (2)", "0.1"),
+    ]
+    # the included subtree: 2 s (given through twice) inside twice, 1 s in the main tree
+    assert trees["pause"].find("Action").get("duration_s") == "2"
+    assert trees["pause"].find("Action").get("_fullpath") == "0"
+    assert trees["pause_2"].find("Action").get("duration_s") == "1"
+    declared = {entry.get("ID") for entry in document.find("TreeNodesModel")}
+    assert declared == {"SyncMove", "Wait"}
+
+
+def test_xml_of_a_mission_without_subtrees_has_only_the_main_tree():
+    from limbtree.trees.app import offline_tree
+
+    mission = Path(__file__).parent / "missions" / "loop_same_point.yaml"
+    document = ET.fromstring(render_tree(offline_tree(mission), "xml"))
+    assert [tree.get("ID") for tree in document.findall("BehaviorTree")] == ["MainTree"]
+    assert document.find(".//SubTree") is None

@@ -5,7 +5,10 @@ Build apart from run: the mission file is parsed and validated into a model
 :class:`~limbtree.trees.context.MissionContext`, and the runner ticks the result. Each node
 type's declaration (:class:`~limbtree.trees.mission.nodes.NodeSpec`) says how its behaviour
 is built; every built behaviour, composite or leaf, carries ``node_type`` (the mission-file
-type name) and ``node_params`` (its validated parameters, SI, after ``--set``).
+type name) and ``node_params`` (its validated parameters, SI, after ``--set``); the root
+of an inlined subtree use also carries ``node_subtree``, the subtree's name (from
+:attr:`~limbtree.trees.mission.model.NodeModel.origin`), which the BT.CPP export writes
+back as a ``<SubTree>``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ def build_tree(
         # The node's identity for the exports, the recorder and the viewers (set on the
         # instance: a SkillBehaviour's class-level node_type is only its default).
         vars(behaviour).update(node_type=spec.type, node_params=MappingProxyType(dict(node.params)))
+        if node.subtree is not None:
+            vars(behaviour).update(node_subtree=node.subtree)
         return behaviour
 
     return build(root)

@@ -14,6 +14,15 @@ for no port (``IsAllowedPortName``) and keeps it among the node's other attribut
 file loads; BT.CPP itself writes ``_fullpath`` (a subtree's path) and ``_uid`` in the
 metadata of the trees it sends to Groot2. ``_uid`` is BT.CPP's own 16-bit counter, so
 limbtree leaves it alone.
+
+The tree is ``MainTree``. Each use of one of the mission's subtrees (the node the builder
+marks with ``node_subtree``, :attr:`NodeView.subtree`) is a ``<SubTree ID=... name=...>``
+of a ``<BehaviorTree ID=...>`` that follows the main tree (BT.CPP v4: a ``<SubTree>`` has no
+children and its ID is no registered node type's, ``src/xml_parsing.cpp``,
+``VerifyXML``). Parameters are substituted when the mission is loaded, so uses that differ
+by their ``with`` values are different trees: each distinct one is a definition of its own
+(``square``, ``square_2``), equal ones share it. Inside a definition, ``_fullpath`` counts
+from the definition's root (``0``). docs/visualization.md, "Subtrees in the XML".
 """
 
 from __future__ import annotations
@@ -21,16 +30,37 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from types import MappingProxyType
 from typing import Any, Final
 
 from limbtree.trees.export.values import plain, port_text
-from limbtree.trees.export.views import NodeView, Port
+from limbtree.trees.export.views import ROOT_ID, NodeView, Port
 from limbtree.trees.mission.nodes import KIND_CATEGORY
 from limbtree.trees.mission.values import REQUIRED, Flag, Integer, ParamSpec, Quantity, ValueType
 
 #: The attribute that carries a node's id.
 ID_ATTRIBUTE: Final = "_fullpath"
+
+#: The ID of the tree BT.CPP runs (``main_tree_to_execute``).
+MAIN_TREE: Final = "MainTree"
+
+#: IDs a subtree's definition may not take: BT.CPP v4's built-in node types (registered by
+#: ``BehaviorTreeFactory``'s constructor, src/bt_factory.cpp), ``Root`` (``validateModelName``
+#: in src/xml_parsing.cpp) and the main tree's.
+_RESERVED_IDS: Final = frozenset(
+    {
+        *("Fallback", "AsyncFallback", "Sequence", "AsyncSequence", "SequenceWithMemory"),
+        *("SequenceStar", "Parallel", "ParallelAll", "ReactiveSequence", "ReactiveFallback"),
+        *("IfThenElse", "WhileDoElse", "TryCatch", "Inverter", "RetryUntilSuccessful"),
+        *("KeepRunningUntilFailure", "Repeat", "Timeout", "Delay", "RunOnce", "ForceSuccess"),
+        *("ForceFailure", "AlwaysSuccess", "AlwaysFailure", "Script", "ScriptCondition"),
+        *("SetBlackboard", "Sleep", "UnsetBlackboard", "SubTree", "Precondition"),
+        *("WasEntryUpdated", "SkipUnlessUpdated", "WaitValueUpdate", "Switch2", "Switch3"),
+        *("Switch4", "Switch5", "Switch6", "LoopInt", "LoopDouble", "LoopString", "LoopBool"),
+        *("Root", "root", MAIN_TREE),
+    }
+)
 
 #: py_trees behaviours that are no limbtree node type but BT.CPP has built in (by class).
 _PY_TREES_BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
@@ -74,11 +104,88 @@ def _comment(text: str) -> Any:
     return ET.Comment(" " + text.replace("--", "- -") + " ")
 
 
+class _Subtrees:
+    """The ``<BehaviorTree>`` definitions of a mission's subtrees, one per distinct use.
+
+    Two uses of one subtree share a definition when they resolve to the same nodes (types,
+    names, ports, nested subtrees, relative ids), whatever their root's name; otherwise
+    each distinct one gets its own: ``square``, ``square_2``, ``square_3`` in the order the
+    uses come in the tree (depth first).
+    """
+
+    def __init__(self) -> None:
+        self.trees: dict[str, ET.Element] = {}
+        self._ids: dict[tuple[str, str], str] = {}
+        self._root_names: dict[str, list[str]] = {}
+        self._subtree: dict[str, str] = {}
+
+    def add(self, subtree: str, tree: ET.Element, reserved: AbstractSet[str]) -> str:
+        """The ID of the definition ``tree`` (one ``<BehaviorTree>``) of a use of ``subtree``.
+
+        Args:
+            subtree: the subtree's name in the mission.
+            tree: the ``<BehaviorTree>`` holding this use's nodes (no ID yet).
+            reserved: IDs BT.CPP would refuse (its node types, the custom nodes).
+        """
+        root = tree[-1]
+        name = root.get("name", "")
+        root.set("name", "")
+        key = (subtree, ET.tostring(tree, encoding="unicode"))
+        found = self._ids.get(key)
+        if found is None:
+            number = 1
+            found = subtree
+            while found in self.trees or found in reserved:
+                number += 1
+                found = f"{subtree}_{number}"
+            self._ids[key] = found
+            tree.set("ID", found)
+            self.trees[found] = tree
+            self._subtree[found] = subtree
+        self._root_names.setdefault(found, []).append(name)
+        root.set("name", name)
+        return found
+
+    def finish(self) -> None:
+        """Name each definition's root as its uses do when they agree, else after the subtree."""
+        for tree_id, names in self._root_names.items():
+            agreed = names[0] if len(set(names)) == 1 else self._subtree[tree_id]
+            self.trees[tree_id][-1].set("name", agreed)
+
+    def in_order(self, main: ET.Element) -> list[ET.Element]:
+        """The definitions in the order their first use comes, depth first from ``main``."""
+        ordered: dict[str, ET.Element] = {}
+
+        def visit(tree: ET.Element) -> None:
+            for use in tree.iter("SubTree"):
+                tree_id = use.get("ID", "")
+                if tree_id in self.trees and tree_id not in ordered:
+                    ordered[tree_id] = self.trees[tree_id]
+                    visit(self.trees[tree_id])
+
+        visit(main)
+        return list(ordered.values())
+
+
+def _relative_id(node_id: str, base: str | None) -> str:
+    """A node's id as written in a subtree's definition: from that definition's root, ``0``."""
+    if base is None or not (node_id == base or node_id.startswith(base + ".")):
+        return node_id
+    return ROOT_ID + node_id[len(base) :]
+
+
 def btcpp_xml(view: NodeView) -> str:
-    """BehaviorTree.CPP v4 XML with a ``<TreeNodesModel>`` of the custom nodes it uses."""
+    """BehaviorTree.CPP v4 XML with a ``<TreeNodesModel>`` of the custom nodes it uses.
+
+    The main tree is ``MainTree``; each use of a mission subtree is a ``<SubTree>`` of a
+    ``<BehaviorTree>`` definition that follows it (see the module's docstring).
+    """
     document = ET.Element("root", {"BTCPP_format": "4", "main_tree_to_execute": "MainTree"})
-    tree = ET.SubElement(document, "BehaviorTree", {"ID": "MainTree"})
+    main = ET.SubElement(document, "BehaviorTree", {"ID": MAIN_TREE})
     models: dict[str, tuple[str, dict[str, ET.Element]]] = {}
+    subtrees = _Subtrees()
+    # (every type's ID, not only the custom nodes' met so far: a subtree may come first)
+    reserved = _RESERVED_IDS | {camel_case(node.type) for node in view.walk()}
 
     def declare(category: str, node_id: str, node: NodeView) -> None:
         _, ports = models.setdefault(node_id, (category, {}))
@@ -88,7 +195,25 @@ def btcpp_xml(view: NodeView) -> str:
         for port in node.ports:
             ports.setdefault(port.key, _model_port(port.spec, port, port.key))
 
-    def emit(node: NodeView, parent: ET.Element) -> None:
+    def use(node: NodeView, parent: ET.Element, base: str | None, names: set[str]) -> None:
+        """A ``<SubTree>`` for a subtree's use, and its definition when it is a new one."""
+        assert node.subtree is not None
+        tree = ET.Element("BehaviorTree")
+        emit(node, tree, node.id, set())
+        tree_id = subtrees.add(node.subtree, tree, reserved)
+        # BT.CPP refuses two SubTrees with one name in one tree ("Duplicate SubTree path").
+        name, number = node.name, 1
+        while name in names:
+            number += 1
+            name = f"{node.name} ({number})"
+        names.add(name)
+        attributes = {"ID": tree_id, "name": name, ID_ATTRIBUTE: _relative_id(node.id, base)}
+        ET.SubElement(parent, "SubTree", attributes)
+
+    def emit(node: NodeView, parent: ET.Element, base: str | None, names: set[str]) -> None:
+        if node.subtree is not None and node.id != base:
+            use(node, parent, base, names)
+            return
         attributes = {"name": node.name}
         built_in = None if node.spec is None else node.spec.export.btcpp
         if built_in is not None:
@@ -104,12 +229,14 @@ def btcpp_xml(view: NodeView) -> str:
             declare(tag, model_id, node)
             attributes = {"ID": model_id, **attributes}
             attributes.update((p.key, port_text(p.value)) for p in node.ports)
-        attributes[ID_ATTRIBUTE] = node.id
+        attributes[ID_ATTRIBUTE] = _relative_id(node.id, base)
         xml_node = ET.SubElement(parent, tag, attributes)
         for child in node.children:
-            emit(child, xml_node)
+            emit(child, xml_node, base, names)
 
-    emit(view, tree)
+    emit(view, main, None, set())
+    subtrees.finish()
+    document.extend(subtrees.in_order(main))
     model = ET.SubElement(document, "TreeNodesModel")
     for model_id, (category, ports) in sorted(models.items()):
         entry = ET.SubElement(model, category, {"ID": model_id})

@@ -82,6 +82,8 @@ class NodeView:
         status: the node's last status.
         feedback: its feedback message.
         children: the children, in order.
+        subtree: the mission's subtree this node is the root of a use of (``square``), from
+            the ``node_subtree`` the builder puts on such a node; None elsewhere.
     """
 
     id: str
@@ -96,6 +98,7 @@ class NodeView:
     status: Any = Status.INVALID
     feedback: str = ""
     children: tuple[NodeView, ...] = ()
+    subtree: str | None = None
 
     def walk(self) -> tuple[NodeView, ...]:
         """This node and all below it, depth first, parents before children."""
@@ -198,6 +201,7 @@ def describe_tree(
         else:
             node_type = str(getattr(behaviour, "node_type", "") or type(behaviour).__name__)
         ports = _ports(params, spec) if kind is NodeKind.LEAF else ()
+        subtree = getattr(behaviour, "node_subtree", None)
         detail_of = None if spec is None else spec.export.detail
         if detail_of is not None:
             detail = detail_of(params)
@@ -218,6 +222,7 @@ def describe_tree(
             status=behaviour.status,
             feedback=str(behaviour.feedback_message or ""),
             children=children,
+            subtree=subtree if isinstance(subtree, str) and subtree else None,
         )
 
     return visit(root, ROOT_ID)

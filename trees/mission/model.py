@@ -219,6 +219,13 @@ class NodeModel:
         object.__setattr__(self, "children", tuple(self.children))
         object.__setattr__(self, "params_at", freeze(self.params_at))
 
+    @property
+    def subtree(self) -> str | None:
+        """The name of the subtree whose use this node is the inlined root of, else None."""
+        if self.origin is None or not self.origin.startswith("subtree "):
+            return None
+        return self.origin.removeprefix("subtree ")
+
     def value_at(self, key: str) -> Location:
         """Where the value ``key`` of :attr:`params_at` is written, else the node itself."""
         return self.params_at.get(key, self.location)
