@@ -530,7 +530,7 @@ def test_xml_writes_each_subtree_use_as_a_subtree_of_its_own_behavior_tree(tmp_p
     assert document.findall("BehaviorTree")[0].get("ID") == "MainTree"
     assert document.get("main_tree_to_execute") == "MainTree"
     # every <SubTree ID> has its <BehaviorTree ID>, and every definition is used
-    uses = {use.get("ID") for use in document.iter("SubTree")}
+    uses = {use.get("ID") for use in document.iter("SubTree") if use.get("name")}
     assert uses == set(trees) - {"MainTree"}
     for tree in trees.values():
         assert len([e for e in tree if isinstance(e.tag, str)]) == 1  # BT.CPP: one root
@@ -541,7 +541,7 @@ def test_xml_writes_each_subtree_use_as_a_subtree_of_its_own_behavior_tree(tmp_p
         ("SubTree", "square_2", "Bigger", "0.1"),
         ("SubTree", "square", "square (2)", "0.2"),  # one name per tree for BT.CPP
         ("SubTree", "twice", "twice", "0.3"),
-        ("SubTree", "pause_2", "pause", "0.4"),  # the 2 s pauses inside twice came first
+        ("SubTree", "pause", "pause", "0.4"),
     ]
     assert [tree.get("ID") for tree in document.findall("BehaviorTree")] == [
         "MainTree",
@@ -549,14 +549,39 @@ def test_xml_writes_each_subtree_use_as_a_subtree_of_its_own_behavior_tree(tmp_p
         "square_2",
         "twice",
         "pause",
-        "pause_2",
     ]
-    # equal uses share one definition; another with value is another definition
+    # side_mm is inside the waypoints: one definition per distinct use, equal uses share it
     move = trees["square"].find("Action")
     assert move.get("ID") == "SyncMove" and move.get("_fullpath") == "0"
     assert "[100.0,0.0,0.0]" in move.get("waypoints")
     assert "[120.0,0.0,0.0]" in trees["square_2"].find("Action").get("waypoints")
     assert trees["square_2"].find("Action").get("name") == "Bigger"
+    assert "side_mm" not in main[0].attrib
+
+
+def test_xml_passes_a_parameter_that_is_a_whole_value_as_a_subtree_port(tmp_path):
+    document = subtree_xml(tmp_path)
+    trees = {tree.get("ID"): tree for tree in document.findall("BehaviorTree")}
+    main = trees["MainTree"].find("Sequence")
+    # the included pause: one definition, its seconds a port (1 s here, 2 s through twice)
+    wait = trees["pause"].find("Action")
+    assert (wait.get("ID"), wait.get("duration_s"), wait.get("_fullpath")) == (
+        "Wait",
+        "{seconds}",
+        "0",
+    )
+    assert main[4].get("seconds") == "1"
+    assert main[3].get("seconds") == "2"
+    model = {entry.get("ID"): entry for entry in document.find("TreeNodesModel")}
+    assert model["pause"].tag == "SubTree" and model["twice"].tag == "SubTree"
+    for tree_id in ("pause", "twice"):
+        assert [port.get("name") for port in model[tree_id]] == ["seconds"]
+    assert "square" not in model and {"SyncMove", "Wait"} <= set(model)
+    # every port a SubTree model declares is given at every use (BT.CPP requires it)
+    for use in document.iter("SubTree"):
+        if use.get("ID") in model and use.get("name") is not None:
+            declared = {port.get("name") for port in model[use.get("ID")]}
+            assert declared <= set(use.attrib)
 
 
 def test_xml_nests_subtrees_with_ids_relative_to_each_definition(tmp_path):
@@ -564,16 +589,11 @@ def test_xml_nests_subtrees_with_ids_relative_to_each_definition(tmp_path):
     trees = {tree.get("ID"): tree for tree in document.findall("BehaviorTree")}
     twice = trees["twice"].find("Sequence")
     assert twice.get("_fullpath") == "0"
-    assert [(e.get("ID"), e.get("name"), e.get("_fullpath")) for e in twice] == [
-        ("pause", "pause", "0.0"),
-        ("pause", "pause (2)", "0.1"),
+    # the enclosing subtree's port passed on: seconds="{seconds}"
+    assert [(e.get("ID"), e.get("name"), e.get("seconds"), e.get("_fullpath")) for e in twice] == [
+        ("pause", "pause", "{seconds}", "0.0"),
+        ("pause", "pause (2)", "{seconds}", "0.1"),
     ]
-    # the included subtree: 2 s (given through twice) inside twice, 1 s in the main tree
-    assert trees["pause"].find("Action").get("duration_s") == "2"
-    assert trees["pause"].find("Action").get("_fullpath") == "0"
-    assert trees["pause_2"].find("Action").get("duration_s") == "1"
-    declared = {entry.get("ID") for entry in document.find("TreeNodesModel")}
-    assert declared == {"SyncMove", "Wait"}
 
 
 def test_xml_of_a_mission_without_subtrees_has_only_the_main_tree():

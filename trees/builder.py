@@ -7,8 +7,9 @@ type's declaration (:class:`~limbtree.trees.mission.nodes.NodeSpec`) says how it
 is built; every built behaviour, composite or leaf, carries ``node_type`` (the mission-file
 type name) and ``node_params`` (its validated parameters, SI, after ``--set``); the root
 of an inlined subtree use also carries ``node_subtree``, the subtree's name (from
-:attr:`~limbtree.trees.mission.model.NodeModel.origin`), which the BT.CPP export writes
-back as a ``<SubTree>``.
+:attr:`~limbtree.trees.mission.model.NodeModel.origin`), and ``node_passed``, and a node
+with a parameter written ``$NAME`` of its subtree ``node_bound``: the BT.CPP export writes
+them back as ``<SubTree>`` ports.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def build_tree(
         # instance: a SkillBehaviour's class-level node_type is only its default).
         vars(behaviour).update(node_type=spec.type, node_params=MappingProxyType(dict(node.params)))
         if node.subtree is not None:
-            vars(behaviour).update(node_subtree=node.subtree)
+            vars(behaviour).update(node_subtree=node.subtree, node_passed=node.passed)
+        if node.bound:
+            vars(behaviour).update(node_bound=node.bound)
         return behaviour
 
     return build(root)

@@ -19,10 +19,13 @@ The tree is ``MainTree``. Each use of one of the mission's subtrees (the node th
 marks with ``node_subtree``, :attr:`NodeView.subtree`) is a ``<SubTree ID=... name=...>``
 of a ``<BehaviorTree ID=...>`` that follows the main tree (BT.CPP v4: a ``<SubTree>`` has no
 children and its ID is no registered node type's, ``src/xml_parsing.cpp``,
-``VerifyXML``). Parameters are substituted when the mission is loaded, so uses that differ
-by their ``with`` values are different trees: each distinct one is a definition of its own
-(``square``, ``square_2``), equal ones share it. Inside a definition, ``_fullpath`` counts
-from the definition's root (``0``). docs/visualization.md, "Subtrees in the XML".
+``VerifyXML``). A subtree parameter that is a port's whole value is a port of the subtree
+(``limb="{arm}"`` inside, ``<SubTree ... arm="mar.arm_1"/>`` at the use, as in
+``include/behaviortree_cpp/decorators/subtree_node.h``), declared in ``<TreeNodesModel>``
+(``parseSubtreeModelPorts``); uses that still differ (a parameter inside a waypoint list)
+are a definition each (``square``, ``square_2``), equal ones share one. Inside a
+definition, ``_fullpath`` counts from the definition's root (``0``).
+docs/visualization.md, "Subtrees in the XML".
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ ID_ATTRIBUTE: Final = "_fullpath"
 
 #: The ID of the tree BT.CPP runs (``main_tree_to_execute``).
 MAIN_TREE: Final = "MainTree"
+
+#: What a BT.CPP port name looks like (for a subtree parameter: letters, digits, _).
+_PORT_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+#: Names BT.CPP reserves among a node's attributes (docs/name_validation_rules.md).
+_RESERVED_PORTS: Final = frozenset({"ID", "name"})
 
 #: IDs a subtree's definition may not take: BT.CPP v4's built-in node types (registered by
 #: ``BehaviorTreeFactory``'s constructor, src/bt_factory.cpp), ``Root`` (``validateModelName``
@@ -108,9 +117,9 @@ class _Subtrees:
     """The ``<BehaviorTree>`` definitions of a mission's subtrees, one per distinct use.
 
     Two uses of one subtree share a definition when they resolve to the same nodes (types,
-    names, ports, nested subtrees, relative ids), whatever their root's name; otherwise
-    each distinct one gets its own: ``square``, ``square_2``, ``square_3`` in the order the
-    uses come in the tree (depth first).
+    names, values once the ports are taken out, nested subtrees, relative ids), whatever
+    their root's name; otherwise each distinct one gets its own: ``square``, ``square_2``,
+    ``square_3`` in the order the uses come in the tree (depth first).
     """
 
     def __init__(self) -> None:
@@ -167,6 +176,43 @@ class _Subtrees:
         return list(ordered.values())
 
 
+class _Ports:
+    """The ports of one subtree definition being written.
+
+    A subtree's parameter becomes a port when it is the whole value of node attributes of
+    the definition (``limb: $arm`` -> ``limb="{arm}"``) and has one text in this use: the
+    ``<SubTree>`` then passes it (``arm="mar.arm_1"``). One that is not a BT.CPP port name
+    (``ID``, ``name``, ``_...``: ``IsAllowedPortName``, docs/name_validation_rules.md), or
+    whose text would read as a blackboard pointer (``{...}``, a JSON map), stays a value.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str | None] = {}
+        self._places: list[tuple[ET.Element, str, str]] = []
+
+    def offer(self, element: ET.Element, attribute: str, param: str) -> None:
+        """``element``'s ``attribute`` is the whole value of the parameter ``param``."""
+        text = element.get(attribute)
+        if text is None:
+            return
+        usable = (
+            _PORT_NAME.fullmatch(param) is not None
+            and param not in _RESERVED_PORTS
+            and not (text.startswith("{") and text.endswith("}"))
+            and self._texts.get(param, text) == text
+        )
+        self._texts[param] = text if usable else None
+        self._places.append((element, attribute, param))
+
+    def apply(self) -> dict[str, str]:
+        """Write ``{param}`` in place of each port's value; the ports' values, in order."""
+        ports = {param: text for param, text in self._texts.items() if text is not None}
+        for element, attribute, param in self._places:
+            if param in ports:
+                element.set(attribute, "{" + param + "}")
+        return ports
+
+
 def _relative_id(node_id: str, base: str | None) -> str:
     """A node's id as written in a subtree's definition: from that definition's root, ``0``."""
     if base is None or not (node_id == base or node_id.startswith(base + ".")):
@@ -195,24 +241,39 @@ def btcpp_xml(view: NodeView) -> str:
         for port in node.ports:
             ports.setdefault(port.key, _model_port(port.spec, port, port.key))
 
-    def use(node: NodeView, parent: ET.Element, base: str | None, names: set[str]) -> None:
+    def use(
+        node: NodeView, parent: ET.Element, base: str | None, names: set[str], outer: _Ports | None
+    ) -> None:
         """A ``<SubTree>`` for a subtree's use, and its definition when it is a new one."""
         assert node.subtree is not None
         tree = ET.Element("BehaviorTree")
-        emit(node, tree, node.id, set())
+        ports = _Ports()
+        emit(node, tree, node.id, set(), ports)
+        values = ports.apply()
         tree_id = subtrees.add(node.subtree, tree, reserved)
+        if values:
+            models[tree_id] = (
+                "SubTree",
+                {port: ET.Element("input_port", {"name": port}) for port in values},
+            )
         # BT.CPP refuses two SubTrees with one name in one tree ("Duplicate SubTree path").
         name, number = node.name, 1
         while name in names:
             number += 1
             name = f"{node.name} ({number})"
         names.add(name)
-        attributes = {"ID": tree_id, "name": name, ID_ATTRIBUTE: _relative_id(node.id, base)}
-        ET.SubElement(parent, "SubTree", attributes)
+        attributes = {"ID": tree_id, "name": name, **values}
+        attributes[ID_ATTRIBUTE] = _relative_id(node.id, base)
+        element = ET.SubElement(parent, "SubTree", attributes)
+        if outer is not None:
+            for port, param in node.passed.items():
+                outer.offer(element, port, param)
 
-    def emit(node: NodeView, parent: ET.Element, base: str | None, names: set[str]) -> None:
+    def emit(
+        node: NodeView, parent: ET.Element, base: str | None, names: set[str], ports: _Ports | None
+    ) -> None:
         if node.subtree is not None and node.id != base:
-            use(node, parent, base, names)
+            use(node, parent, base, names, ports)
             return
         attributes = {"name": node.name}
         built_in = None if node.spec is None else node.spec.export.btcpp
@@ -231,10 +292,13 @@ def btcpp_xml(view: NodeView) -> str:
             attributes.update((p.key, port_text(p.value)) for p in node.ports)
         attributes[ID_ATTRIBUTE] = _relative_id(node.id, base)
         xml_node = ET.SubElement(parent, tag, attributes)
+        if ports is not None and built_in is None:
+            for key, param in node.bound.items():
+                ports.offer(xml_node, key, param)
         for child in node.children:
-            emit(child, xml_node, base, names)
+            emit(child, xml_node, base, names, ports)
 
-    emit(view, main, None, set())
+    emit(view, main, None, set(), None)
     subtrees.finish()
     document.extend(subtrees.in_order(main))
     model = ET.SubElement(document, "TreeNodesModel")

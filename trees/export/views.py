@@ -84,6 +84,10 @@ class NodeView:
         children: the children, in order.
         subtree: the mission's subtree this node is the root of a use of (``square``), from
             the ``node_subtree`` the builder puts on such a node; None elsewhere.
+        bound: port key -> the parameter of the subtree the node is written in that is its
+            whole value (``node_bound``, :attr:`~limbtree.trees.mission.model.NodeModel.bound`).
+        passed: on a subtree use's root: the used subtree's parameter -> the enclosing
+            subtree's that is its whole ``with`` value (``node_passed``).
     """
 
     id: str
@@ -99,6 +103,8 @@ class NodeView:
     feedback: str = ""
     children: tuple[NodeView, ...] = ()
     subtree: str | None = None
+    bound: Mapping[str, str] = field(default_factory=dict)
+    passed: Mapping[str, str] = field(default_factory=dict)
 
     def walk(self) -> tuple[NodeView, ...]:
         """This node and all below it, depth first, parents before children."""
@@ -223,6 +229,8 @@ def describe_tree(
             feedback=str(behaviour.feedback_message or ""),
             children=children,
             subtree=subtree if isinstance(subtree, str) and subtree else None,
+            bound=_names(getattr(behaviour, "node_bound", None)),
+            passed=_names(getattr(behaviour, "node_passed", None)),
         )
 
     return visit(root, ROOT_ID)
@@ -253,6 +261,13 @@ def _ports(params: Mapping[str, Any], spec: NodeSpec | None) -> tuple[Port, ...]
             Port(name, key, file_value, summary(name, vtype, unit, file_value), shown, param)
         )
     return tuple(ports)
+
+
+def _names(value: Any) -> Mapping[str, str]:
+    """A behaviour's ``node_bound`` or ``node_passed``, read-only; empty when it has none."""
+    if not isinstance(value, Mapping):
+        return MappingProxyType({})
+    return MappingProxyType({str(k): str(v) for k, v in value.items()})
 
 
 def _slug(text: str) -> str:

@@ -46,6 +46,7 @@ from limbtree.trees.mission.source import (
     compose_text,
     describe,
     did_you_mean,
+    reference,
     refused,
     unknown,
 )
@@ -138,6 +139,20 @@ class SubtreeDef:
     params: Mapping[str, Binding | None]
     tree: yaml.Node
     location: Location
+
+
+def _own_reference(item: Item, node: yaml.Node, stack: tuple[str, ...]) -> str | None:
+    """``NAME`` for a value written exactly ``$NAME`` of the innermost subtree being expanded.
+
+    Args:
+        item: the value's parent, read in the scope ``$NAME`` refers to.
+        node: the value as written.
+        stack: the subtrees being expanded, outermost first.
+    """
+    name = reference(node)
+    if name is None or not stack or item.scope.owner != f"subtree {stack[-1]}":
+        return None
+    return name if name in item.scope.bindings else None
 
 
 def check_mission(
@@ -724,7 +739,13 @@ class _Loader:
         if not ok or children is None:
             return None
         places = value_places(body, kept, spec.params)
-        return NodeModel(spec.type, name, params, children, at.at, params_at=places)
+        keys = {param.key for param in spec.params}
+        bound: dict[str, str] = {}
+        for field in kept:
+            param = _own_reference(body, field.node, stack) if field.key in keys else None
+            if param is not None:
+                bound[field.key] = param
+        return NodeModel(spec.type, name, params, children, at.at, params_at=places, bound=bound)
 
     def _children(
         self,
@@ -830,8 +851,19 @@ class _Loader:
         model = self._node(ctx, body, (*stack, name), depth + 1, default_name=outer)
         if model is None:
             return None
+        passed: dict[str, str] = {}
+        with_node = given["with"].node if "with" in given else None
+        if isinstance(with_node, yaml.MappingNode):
+            for key_node, value_node in with_node.value:
+                outer = _own_reference(item, value_node, stack)
+                if isinstance(key_node, yaml.ScalarNode) and outer is not None:
+                    passed[str(key_node.value)] = outer
         return replace(
-            model, name=display or model.name, location=item.at, origin=f"subtree {name}"
+            model,
+            name=display or model.name,
+            location=item.at,
+            origin=f"subtree {name}",
+            passed=passed,
         )
 
     def _arguments(

@@ -204,6 +204,13 @@ class NodeModel:
             of such an element that is a map as ``NAME.N.KEY`` (``waypoints.2.arm``), for messages
             about one value (``limbtree check``'s reach); empty for a node not read from a
             file. Not compared.
+        bound: parameter key (``limb``, ``p_e_mm``) -> the parameter of the subtree the node
+            is written in whose value it is, for a value written as exactly ``$NAME`` of
+            that subtree (the BehaviorTree.CPP export makes those ports of the subtree).
+            Not compared.
+        passed: on the root of a subtree use written inside another subtree: the used
+            subtree's parameter -> the enclosing subtree's parameter, for a ``with`` value
+            written as exactly ``$NAME`` of the enclosing one. Not compared.
     """
 
     type: str
@@ -213,11 +220,15 @@ class NodeModel:
     location: Location
     origin: str | None = None
     params_at: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
+    bound: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    passed: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", freeze(self.params))
         object.__setattr__(self, "children", tuple(self.children))
         object.__setattr__(self, "params_at", freeze(self.params_at))
+        object.__setattr__(self, "bound", freeze(self.bound))
+        object.__setattr__(self, "passed", freeze(self.passed))
 
     @property
     def subtree(self) -> str | None:

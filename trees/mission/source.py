@@ -41,6 +41,14 @@ _REFERENCE: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\Z")
 NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+def reference(node: yaml.Node) -> str | None:
+    """The parameter a value written exactly ``$NAME`` refers to (``NAME``), else None."""
+    if not (isinstance(node, yaml.ScalarNode) and node.tag == STR):
+        return None
+    match = _REFERENCE.match(str(node.value))
+    return None if match is None else match.group(1)
+
+
 class _Invalid:
     """The type of :data:`INVALID`."""
 
