@@ -64,7 +64,7 @@ from limbtree.skills.climbing.step import (
     SwingTelemetry,
 )
 from limbtree.skills.outcome import Outcome
-from limbtree.transport.driver import GripperAction
+from limbtree.transport.driver import GripperAction, LimbState
 from limbtree.trees.behaviours.base import STATUS, CannotStart, SkillBehaviour
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
@@ -227,18 +227,37 @@ def _with_plant(telemetry: Any, cls: type, figures: PlantGrip) -> Any:
     return cls(**values)
 
 
-class ClimbBehaviour(SkillBehaviour):
-    """What ``climb_step`` and ``base_adjust`` share: observing, commanding, reporting."""
+@dataclass(frozen=True, eq=False)
+class LegReadings:
+    """The legs' latest states, as the grippers' figures are made from them.
 
-    telemetry_class: ClassVar[type] = ClimbStepTelemetry
+    Attributes:
+        states: every leg's state, by mission limb name (in the node's ``legs`` order).
+        footholds: every leg's palm position in the world [m].
+        grips: every leg's ``detail["grip"]`` (empty for a leg that reports none), in order.
+        detail: the plant's shared detail (the last leg's): ``detachments``, ``com``, ...
+    """
+
+    states: Mapping[str, LimbState]
+    footholds: Mapping[str, np.ndarray]
+    grips: tuple[Mapping[str, Any], ...]
+    detail: Mapping[str, Any]
+
+
+class GripBehaviour(SkillBehaviour):
+    """What every leaf over a climbing robot's grippers shares.
+
+    The legs (``legs``: every leg of one robot with grippers, on a ``mujoco`` plant), their
+    climbing model, the plant's grip figures each tick (:class:`PlantGrip`) and the run's
+    figures in ``summary.json``'s ``metrics.<metrics>`` (default ``climb``): ``climb_step``,
+    ``base_adjust`` and ``grip_guard`` keep one block, written by this class only.
+    """
 
     def __init__(self, name: str, context: MissionContext, params: Mapping[str, Any]) -> None:
         super().__init__(name, context, params)
         self.handles = {str(n): context.limb(str(n)) for n in params["legs"]}
         self._robot: ClimbRobot | None = None
-        self.core: SwingStep | SupportStep | None = None
-        #: The swing's foothold and its target frame (made once per swing, from the palm).
-        self._foothold: tuple[Foothold, Pose] | None = None
+        self._stale_since: float | None = None
 
     @property
     def robot(self) -> ClimbRobot:
@@ -251,20 +270,9 @@ class ClimbBehaviour(SkillBehaviour):
             self._robot = models[key]
         return self._robot
 
-    def make_core(self) -> SwingStep | SupportStep:
-        """The stepping core of this node (a subclass's)."""
-        raise NotImplementedError
-
-    def start(self) -> None:
-        """A new core; it plans at the first tick with fresh states."""
-        self.core = self.make_core()
-        self._since: float | None = None
-        self._stale_since: float | None = None
-
-    # ---- observing
-    def _observe(self, now: float) -> tuple[ClimbObservation, PlantGrip] | None:
-        robot = self.robot
-        q = np.zeros(robot.tree.n)
+    def _read_legs(self) -> LegReadings | None:
+        """Every leg's fresh state and palm, or None while one has none (stale, powered off)."""
+        states: dict[str, LimbState] = {}
         footholds: dict[str, np.ndarray] = {}
         detail: Mapping[str, Any] = {}
         grips: list[Mapping[str, Any]] = []
@@ -273,36 +281,18 @@ class ClimbBehaviour(SkillBehaviour):
             palm = handle.interface_pose(PALM)
             if state is None or palm is None:
                 return None
-            q[robot.legs[name].columns] = state.q
+            states[name] = state
             footholds[name] = palm.position
             detail = state.detail or {}
             grip = detail.get("grip")
             grips.append(grip if isinstance(grip, Mapping) else {})
-        first = next(iter(self.handles.values()))
-        base = first.base_pose().as_matrix()
-        state = first.state
-        assert state is not None
-        if self._since is None:
-            self._since = float(state.t)
-        lost = tuple(
-            GripLoss(
-                robot.limb_of.get(str(d["leg"]), str(d["leg"])),
-                float(d["force_n"]),
-                float(d["t_s"]),
-            )
-            for d in detail.get("detachments") or ()
-            if float(d["t_s"]) >= self._since
-        )
-        self._note_run(detail)
-        observation = ClimbObservation(
-            now, q, base, footholds, terrain=self._terrain_function(), detached=lost
-        )
-        return observation, self._plant(footholds, grips, detail)
+        return LegReadings(states, footholds, tuple(grips), detail)
 
-    def _terrain_function(self) -> Any:
-        terrain = self.context.terrain
-        return None if terrain is None else terrain.height
+    def _leg_name(self, leg: str) -> str:
+        """The mission's name of the plant's leg ``leg`` (``leg_1`` -> ``hub.leg_1``)."""
+        return self.robot.limb_of.get(leg, leg)
 
+    # ---- the plant's grip figures and the run's
     def _plant(
         self,
         footholds: Mapping[str, np.ndarray],
@@ -383,7 +373,7 @@ class ClimbBehaviour(SkillBehaviour):
             metrics["detachments"] = len(detachments)
             metrics["detached"] = [
                 {
-                    "leg": self.robot.limb_of.get(str(d["leg"]), str(d["leg"])),
+                    "leg": self._leg_name(str(d["leg"])),
                     "t_s": float(d["t_s"]),
                     "force_n": float(d["force_n"]),
                 }
@@ -410,6 +400,71 @@ class ClimbBehaviour(SkillBehaviour):
             metrics["min_gia_margin"] = min(metrics["min_gia_margin"], figures.gia_margin_m_s2)
         if figures.base_contacts:
             metrics["collisions"] += 1
+
+    def _waiting(self, now: float) -> Status:
+        if self._stale_since is None:
+            self._stale_since = now
+        stale_timeout = float(self.params.get("stale_timeout", 5.0))
+        if elapsed_reached(now, self._stale_since, stale_timeout):
+            self.feedback_message = (
+                f"no fresh state with a {PALM} interface from every leg of "
+                f"{', '.join(self.handles)} for {stale_timeout:g} s (a mujoco plant with "
+                "grippers?)"
+            )
+            return Status.FAILURE
+        self.feedback_message = "waiting for the legs' states"
+        return Status.RUNNING
+
+
+class ClimbBehaviour(GripBehaviour):
+    """What ``climb_step`` and ``base_adjust`` share: observing, commanding, reporting."""
+
+    telemetry_class: ClassVar[type] = ClimbStepTelemetry
+
+    def __init__(self, name: str, context: MissionContext, params: Mapping[str, Any]) -> None:
+        super().__init__(name, context, params)
+        self.core: SwingStep | SupportStep | None = None
+        #: The swing's foothold and its target frame (made once per swing, from the palm).
+        self._foothold: tuple[Foothold, Pose] | None = None
+
+    def make_core(self) -> SwingStep | SupportStep:
+        """The stepping core of this node (a subclass's)."""
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """A new core; it plans at the first tick with fresh states."""
+        self.core = self.make_core()
+        self._since: float | None = None
+        self._stale_since = None
+
+    # ---- observing
+    def _observe(self, now: float) -> tuple[ClimbObservation, PlantGrip] | None:
+        robot = self.robot
+        legs = self._read_legs()
+        if legs is None:
+            return None
+        q = np.zeros(robot.tree.n)
+        for name, state in legs.states.items():
+            q[robot.legs[name].columns] = state.q
+        first = next(iter(self.handles.values()))
+        base = first.base_pose().as_matrix()
+        if self._since is None:
+            self._since = float(next(iter(legs.states.values())).t)
+        detail = legs.detail
+        lost = tuple(
+            GripLoss(self._leg_name(str(d["leg"])), float(d["force_n"]), float(d["t_s"]))
+            for d in detail.get("detachments") or ()
+            if float(d["t_s"]) >= self._since
+        )
+        self._note_run(detail)
+        observation = ClimbObservation(
+            now, q, base, legs.footholds, terrain=self._terrain_function(), detached=lost
+        )
+        return observation, self._plant(legs.footholds, legs.grips, detail)
+
+    def _terrain_function(self) -> Any:
+        terrain = self.context.terrain
+        return None if terrain is None else terrain.height
 
     # ---- ticking
     def step(self) -> Status:
@@ -476,20 +531,6 @@ class ClimbBehaviour(SkillBehaviour):
             self.handles[name].command_joints(targets)
         for name in result.close_grippers:
             self.handles[name].gripper(GripperAction.CLOSE)
-
-    def _waiting(self, now: float) -> Status:
-        if self._stale_since is None:
-            self._stale_since = now
-        stale_timeout = float(self.params.get("stale_timeout", 5.0))
-        if elapsed_reached(now, self._stale_since, stale_timeout):
-            self.feedback_message = (
-                f"no fresh state with a {PALM} interface from every leg of "
-                f"{', '.join(self.handles)} for {stale_timeout:g} s (a mujoco plant with "
-                "grippers?)"
-            )
-            return Status.FAILURE
-        self.feedback_message = "waiting for the legs' states"
-        return Status.RUNNING
 
     def terminate(self, new_status: Status) -> None:
         """Interrupted mid-step: every leg holds where it is."""
@@ -575,6 +616,8 @@ __all__ = [
     "ClimbRobot",
     "ClimbStepBehaviour",
     "ClimbStepTelemetry",
+    "GripBehaviour",
+    "LegReadings",
     "PlantGrip",
     "climb_robot",
     "physics_of",
