@@ -240,7 +240,7 @@ def test_unknown_node_type_lists_the_valid_types(check):
     assert "valid node types: sequence, fallback, parallel, repeat" in message
     assert (
         "operator_gate, align, grasp, release, walk_step, impedance_move, latch, unlatch, "
-        "climb_step, base_adjust, selector, subtree" in message
+        "climb_step, base_adjust, grip_guard, selector, subtree" in message
     )
 
 

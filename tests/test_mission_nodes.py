@@ -78,6 +78,7 @@ def test_the_registry_holds_the_vocabulary_of_the_issue():
         "unlatch",
         "climb_step",
         "base_adjust",
+        "grip_guard",
     }
     assert dict(NODE_ALIASES) == {"selector": "fallback"}
 

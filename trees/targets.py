@@ -15,7 +15,8 @@ robots and the world as well (the robot descriptions, the modules' grasp points)
 * a node commands only limbs of a simulated robot whose plant takes its commands
   (:attr:`~limbtree.trees.mission.nodes.NodeSpec.plants`: ``sync_move``'s end-effector
   poses only the ``kinematic`` plant takes; ``walk_step``'s latches only the ``mujoco``
-  plant has), instead of failing when it starts, its limbs' states never coming;
+  plant has), instead of failing when it starts, its limbs' states never coming; a node
+  that commands none (``grip_guard``) reads only limbs of such a plant;
 * a simulated ``mujoco`` robot's start (``robots.NAME.posture``, ``robots.NAME.latched``) must
   name a posture of its limbs, its own interfaces (``LIMB.END`` or a base interface, as
   ``limbtree robots`` lists them) and grasp points ``MODULE/GRASP_POINT`` of modules the world
@@ -86,7 +87,7 @@ def target_problems(mission: Mission, registry: NodeRegistry | None = None) -> l
 def _plant(
     node: NodeModel, spec: NodeSpec, robots: Mapping[str, RobotDecl], registry: NodeRegistry
 ) -> list[Problem]:
-    """A problem for each limb ``node`` commands whose simulated plant cannot take its commands.
+    """A problem for each limb ``node`` commands (or reads) whose simulated plant cannot run it.
 
     Args:
         node: a node whose type needs some plants (:attr:`NodeSpec.plants`).
@@ -95,24 +96,30 @@ def _plant(
         registry: the node types (to name those the plant can run).
     """
     problems: list[Problem] = []
-    for limb in spec.commanded_limbs(node.params):
+    # (a node that commands no limb, a guard, needs the plant of the limbs it reads)
+    limbs = spec.commanded_limbs(node.params) if spec.commands else spec.named_limbs(node.params)
+    for limb in limbs:
         robot = robots.get(limb)
         if robot is None or robot.plant in spec.plants:
             continue
         needs = " or ".join(plant.value for plant in spec.plants)
-        others = [
-            other.type
-            for _, other in registry.items()
-            if other.commands and (not other.plants or robot.plant in other.plants)
-        ]
         entry = "robots" if robot.declared else "limbs"
+        instead = f"or leave {node.type} out for this limb"
+        if spec.commands:
+            others = [
+                other.type
+                for _, other in registry.items()
+                if other.commands and (not other.plants or robot.plant in other.plants)
+            ]
+            instead = f"or move the limb with a node a {robot.plant.value} plant runs: " + (
+                ", ".join(others)
+            )
         problems.append(
             Problem(
                 node.location,
                 f'{node.type} "{node.name}": limb {limb} is on a {robot.plant.value} plant, and '
                 f"{node.type} {spec.plants_why}: only a {needs} plant runs it; give "
-                f"{entry}.{robot.name} plant: {spec.plants[0].value}, or move the limb with a "
-                f"node a {robot.plant.value} plant runs: {', '.join(others)}",
+                f"{entry}.{robot.name} plant: {spec.plants[0].value}, {instead}",
             )
         )
     return problems

@@ -231,14 +231,28 @@ class NodeSpec:
 
     def commanded_limbs(self, params: Mapping[str, Any]) -> tuple[str, ...]:
         """The limbs a node of this type with model parameters ``params`` commands."""
-        limbs: list[str] = []
-        for name in self.commands:
-            value = params.get(name)
-            if isinstance(value, str):
-                limbs.append(value)
-            elif isinstance(value, Sequence):
-                limbs.extend(str(limb) for limb in value)
-        return tuple(dict.fromkeys(limbs))
+        return _limbs_of(params, self.commands)
+
+    def named_limbs(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """Every limb a node of this type names in ``params``, commanded or only read.
+
+        The limbs of its limb parameters (:class:`LimbName`, :class:`LimbList`), in order:
+        those ``grip_guard`` reads, for instance, commanding none.
+        """
+        names = tuple(p.name for p in self.params if isinstance(p.type, LimbList | LimbName))
+        return _limbs_of(params, names)
+
+
+def _limbs_of(params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
+    """The limbs the parameters ``names`` of ``params`` hold (a name, or a list), once each."""
+    limbs: list[str] = []
+    for name in names:
+        value = params.get(name)
+        if isinstance(value, str):
+            limbs.append(value)
+        elif isinstance(value, Sequence):
+            limbs.extend(str(limb) for limb in value)
+    return tuple(dict.fromkeys(limbs))
 
 
 class NodeRegistryError(LimbtreeError):

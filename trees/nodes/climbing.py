@@ -1,10 +1,11 @@
-"""Seed 004's leaf node types: ``climb_step`` and ``base_adjust``.
+"""Seed 004's leaf node types: ``climb_step``, ``base_adjust`` and ``grip_guard``.
 
-They drive the four legs of a climbing robot with grippers (HubRobo) on a ``mujoco`` plant
+They work on the four legs of a climbing robot with grippers (HubRobo) on a ``mujoco`` plant
 whose world holds a terrain (``world: {terrain: ...}``): ``climb_step`` swings one leg to
 its next foothold (baseline: ClimbLab's cubic; ramp: LRST and the momentum distribution),
 ``base_adjust`` moves the base to the support pose with every leg holding
-(docs/climbing.md).
+(docs/climbing.md); ``grip_guard`` commands nothing and fails as soon as a gripper of its
+legs stops holding.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Final
 
 from limbtree.skills.climbing.step import SETTLE_SPEED_M_S, SETTLE_TIMEOUT_S
 from limbtree.trees.behaviours.climbing import BaseAdjustBehaviour, ClimbStepBehaviour
+from limbtree.trees.behaviours.grip_guard import GripGuardBehaviour
 from limbtree.trees.mission.model import NodeModel, PlantKind
 from limbtree.trees.mission.nodes import NodeKind, NodeSpec
 from limbtree.trees.mission.units import MM, MM_S, S
@@ -173,5 +175,33 @@ BASE_ADJUST: Final = NodeSpec(
     plants_why=_CLIMBS,
 )
 
+GRIP_GUARD: Final = NodeSpec(
+    "grip_guard",
+    NodeKind.LEAF,
+    (
+        ParamSpec(
+            "legs",
+            LimbList(),
+            REQUIRED,
+            "the legs whose grippers must hold (legs of one robot with grippers); read, "
+            "not commanded",
+        ),
+        ParamSpec(
+            "duration",
+            POSITIVE_S,
+            None,
+            "SUCCESS after this long, every gripper holding; none: RUNNING until halted (a "
+            "guard beside the nodes it guards, in a parallel)",
+        ),
+        _METRICS,
+        STALE_TIMEOUT,
+    ),
+    (0, 0),
+    "FAILURE as soon as a gripper of legs stops holding: torn off or let go (seed 004)",
+    build=leaf(GripGuardBehaviour),
+    plants=(PlantKind.MUJOCO,),
+    plants_why="reads the grippers that hold its legs to a terrain (seed 004's contact law)",
+)
+
 #: Seed 004's leaf node types.
-CLIMBING: Final = (CLIMB_STEP, BASE_ADJUST)
+CLIMBING: Final = (CLIMB_STEP, BASE_ADJUST, GRIP_GUARD)
