@@ -1,9 +1,10 @@
-"""The figures of seed 004's leaves (``climb_step``, ``base_adjust``) in ``limbtree report``.
+"""The figures of seed 004's leaves in ``limbtree report``: the climb's steps, ``grip_guard``.
 
 Drawn only when a run's skills include those leaves (``docs/climbing.md``). Their telemetry
 carries the plant's figures every tick: each leg's palm force, which grippers hold, the GIA
 stability margin, the robot's momentum, the base's contacts with the terrain, and a swing's
-``alpha`` (eq. 6). From them:
+``alpha`` (eq. 6); ``grip_guard`` reports the same plant figures for a robot that stands.
+From them:
 
 * ``grip_forces.png``: every leg's gripper force over time, bold while its gripper holds and
   faint while the palm swings or lands, the holding force (0.9 N) as a red line, each
@@ -23,6 +24,7 @@ a climbing run. matplotlib is imported by the caller (:func:`draw_climbing` take
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,8 +38,10 @@ from limbtree.trees.report.reading import RunLog
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-#: The telemetry kinds of seed 004's leaves.
+#: The telemetry kinds of seed 004's stepping leaves (the steps of a climb).
 CLIMB_SKILLS: Final = ("climb_step", "base_adjust")
+#: The telemetry kinds that carry the plant's grip figures: the steps' and ``grip_guard``'s.
+GRIP_SKILLS: Final = (*CLIMB_SKILLS, "grip_guard")
 #: Seed 004's holding force [N]: the pull that tears a supporting gripper off, the mission's
 #: ``world.contact.grip_force_n`` (missions/asteroid_climb.yaml). The record's header does
 #: not carry the mission's world, so the report uses the seed's 0.9 N unless the header has
@@ -86,7 +90,7 @@ class ClimbStep:
 
 @dataclass(frozen=True)
 class Detachment:
-    """A supporting gripper torn off.
+    """A supporting gripper torn off, or (from the log) one that stopped holding.
 
     Attributes:
         leg: the leg.
@@ -95,12 +99,16 @@ class Detachment:
         from_log: True when inferred from the log (a leg stopped holding outside its own
             swing): then ``t_s`` is the first tick without it and ``force_n`` the last force
             logged before, which can be below the plant's (it checks every physics step).
+        torn: for one inferred from the log, False when the plant's list of tears
+            (``metrics.climb.detached``) has no tear of it: it was let go (opened, or holds
+            nothing); None when unknown (no list: a killed run).
     """
 
     leg: str
     t_s: float
     force_n: float
     from_log: bool = False
+    torn: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -210,8 +218,8 @@ def _extreme(t: Sequence[float], values: Sequence[float], pick: Any) -> Peak | N
 
 
 def is_climbing(run: RunLog) -> bool:
-    """Whether the run's skills include seed 004's leaves."""
-    return any(skill.kind in CLIMB_SKILLS for skill in run.skills.values())
+    """Whether the run's skills include seed 004's leaves (a ``grip_guard`` too)."""
+    return any(skill.kind in GRIP_SKILLS for skill in run.skills.values())
 
 
 def hold_force(header: Mapping[str, Any] | None) -> float:
@@ -294,7 +302,8 @@ class _Reader:
         s = self.series
         if s.t and t - s.t[-1] > self.gap_s:
             self.append(_NAN, {}, {}, {}, _NAN)
-        key, plant = entries[-1]
+        # (the one that reports the most legs: a guard may watch only some)
+        key, plant = max(reversed(entries), key=lambda e: len(e[1].get("grip_force_n") or ()))
         forces = _floats(plant.get("grip_force_n"))
         legs = self.legs_of(key, len(forces))
         for leg in legs:
@@ -315,7 +324,8 @@ class _Reader:
             if holding.get(leg) and math.isfinite(value):
                 self.last_force[leg] = value
         for node, entry in entries:
-            self.note_step(node, entry, t, row)
+            if entry.get("skill") in CLIMB_SKILLS:
+                self.note_step(node, entry, t, row)
 
     def append(
         self,
@@ -383,7 +393,7 @@ def read_climb(run: RunLog, ticks: Iterable[Mapping[str, Any]]) -> ClimbSeries:
         entries = [
             (str(key), entry)
             for key, entry in skills.items()
-            if isinstance(entry, Mapping) and entry.get("skill") in CLIMB_SKILLS
+            if isinstance(entry, Mapping) and entry.get("skill") in GRIP_SKILLS
         ]
         if entries:
             reader.add_row(_float(tick.get("t")), entries)
@@ -399,21 +409,37 @@ def climb_metrics(metrics: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     }
 
 
+#: How long after a tear the plant lists [s] the log may first show its leg not holding:
+#: the tick after it, at most a few ticks (the tree's rate) later.
+_TEAR_SEEN_S: Final = 0.5
+
+
 def detachments(block: Mapping[str, Any] | None, climb: ClimbSeries | None) -> list[Detachment]:
-    """The run's detachments: the plant's (``metrics.climb.detached``), else the log's.
+    """The run's grippers that stopped holding: the plant's tears, and the log's others.
+
+    The plant's (``metrics.climb.detached``) when the summary lists them, plus every leg the
+    log shows stop holding outside its own swing that no listed tear explains (a gripper
+    opened, or closed on nothing: ``torn`` False); without the list, the log's alone.
 
     Args:
         block: the summary's climbing block, or None (a killed run).
         climb: the log's climbing series, or None.
     """
     listed = (block or {}).get("detached")
-    if isinstance(listed, list):
-        return [
-            Detachment(str(d.get("leg", "?")), _float(d.get("t_s")), _float(d.get("force_n")))
-            for d in listed
-            if isinstance(d, Mapping)
-        ]
-    return list(climb.detached) if climb is not None else []
+    seen = list(climb.detached) if climb is not None else []
+    if not isinstance(listed, list):
+        return seen
+    torn = [
+        Detachment(str(d.get("leg", "?")), _float(d.get("t_s")), _float(d.get("force_n")))
+        for d in listed
+        if isinstance(d, Mapping)
+    ]
+    let_go = [
+        dataclasses.replace(d, torn=False)
+        for d in seen
+        if not any(tear.leg == d.leg and 0.0 <= d.t_s - tear.t_s <= _TEAR_SEEN_S for tear in torn)
+    ]
+    return sorted(torn + let_go, key=lambda d: d.t_s)
 
 
 # Drawing ---------------------------------------------------------------------------------

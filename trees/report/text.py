@@ -531,7 +531,9 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
     """Seed 004's climb block, from ``summary.json``'s ``metrics.climb`` and the log.
 
     Planner, steps done, the peak force on a holding gripper and on any palm (when, which
-    leg), the smallest GIA margin, the detachments (leg, force, time), base collisions.
+    leg), the smallest GIA margin, the detachments (leg, force, time), base collisions. A
+    run with no climbing step (a robot standing under a ``grip_guard``) gets the same block
+    as ``Grippers``, without the planner and the steps.
     """
     blocks = climb_metrics(metrics)
     if not blocks and (climb is None or not climb.t):
@@ -539,7 +541,6 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
     key, block = next(iter(blocks.items()), ("", {}))
     hold = climb.hold_force_n if climb is not None else HOLD_FORCE_N
     source = f"metrics.{key}" if key else "from the log"
-    lines = ["", f"Climb ({source}; seed 004, holding force {hold:g} N)"]
     planners = climb.planners if climb is not None else []
     if not planners:
         steps = block.get("steps")
@@ -551,6 +552,9 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
             )
         )
     done, table = _steps_done(block, climb)
+    climbed = bool(planners) or done != "-"
+    title = "Climb" if climbed else "Grippers"
+    lines = ["", f"{title} ({source}; seed 004, holding force {hold:g} N)"]
     peak = climb.peak_holding() if climb is not None else None
     peak_n = _first(block.get("max_grip_force_n"), peak.value if peak else None)
     held = _num(peak_n, ".3f", " N") + _when(peak, peak_n)
@@ -566,9 +570,10 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
     low = climb.min_margin() if climb is not None else None
     low_value = _first(block.get("min_gia_margin"), low.value if low else None)
     lost = detachments(block or None, climb)
-    rows: list[tuple[str, ...]] = [
-        ("planner", " and ".join(planners) or "-"),
-        ("steps done", done),
+    rows: list[tuple[str, ...]] = []
+    if climbed:
+        rows += [("planner", " and ".join(planners) or "-"), ("steps done", done)]
+    rows += [
         ("peak holding-gripper force", held + " (pushed or pulled)"),
         ("peak pull on a gripper", pull),
         ("peak contact force", _num(contact_n, ".3f", " N") + _when(contact, contact_n, landing)),
@@ -586,6 +591,11 @@ def _climb_lines(metrics: Mapping[str, Any], climb: ClimbSeries | None) -> list[
 
 def _detachment(d: Detachment) -> str:
     """One detachment: the plant's (leg, time, force) or the log's inference."""
+    if d.from_log and d.torn is False:
+        return (
+            f"{d.leg} stopped holding at {d.t_s:.2f} s, not torn off: let go (opened, or "
+            "holding nothing; from the log)"
+        )
     if d.from_log:
         return (
             f"{d.leg} stopped holding at {d.t_s:.2f} s (from the log: last logged pull "
