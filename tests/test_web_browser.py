@@ -507,15 +507,13 @@ def test_the_stale_badge_reads_as_one_word(tmp_path, page, width):
         leave(page, server)
 
 
-def legs_with_every_flag(directory: Path) -> Path:
-    """A record of eight moonbot_zero legs, from tick 1 on each with other health flags
-    (the longest, DISASSEMBLED, JOINT_LIMIT, POWER_OFF among them), the powered-off ones
-    stale and with their fault: more rows than a 600 px high window has room for."""
+def legs_record(directory: Path, mission: str, health: list[int], *, stale: bool) -> Path:
+    """A record of ``len(health)`` moonbot_zero legs, from tick 1 on each with its
+    ``health`` flags; the powered-off ones with their fault, and stale if ``stale``."""
     joints = ["joint_1", "joint_2", "joint_3"]
-    health = [1, 8, 32, 128, 2 | 4, 16 | 64, 1, 8 | 32]
     names = [f"leg_{i}" for i in range(len(health))]
     limbs = {name: {"joints": joints, "chain": name} for name in names}
-    header = {"kind": "header", "v": 2, "mission": "legs_with_every_flag", "mission_file": "",
+    header = {"kind": "header", "v": 2, "mission": mission, "mission_file": "",
               "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
               "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
               "robots": {"quad": {"robot": "moonbot_zero", "plant": "kinematic", "agent": "sim",
@@ -530,13 +528,21 @@ def legs_with_every_flag(directory: Path) -> Path:
                       if h & 1] if t == 1 else []  # fmt: skip
             legs = {name: {"state": None, "command": None, "q": [0.0, 0.3, 1.2],
                            "q_command": None, "health": h if t else 0,
-                           "stale": bool(t and h & 1)}
+                           "stale": bool(stale and t and h & 1)}
                     for name, h in zip(names, health, strict=True)}  # fmt: skip
             log.write(msgpack.packb({"kind": "tick", "t": t / 10 + 6.0, "tick": t,
                                      "limbs": legs, "bases": {},
                                      "nodes": {"0": "RUNNING"}, "events": events,
                                      "skills": {}}))  # fmt: skip
     return directory
+
+
+def legs_with_every_flag(directory: Path) -> Path:
+    """Eight legs, each with other health flags (the longest, DISASSEMBLED, JOINT_LIMIT,
+    POWER_OFF among them), the powered-off ones stale: more rows than a 600 px high
+    window has room for."""
+    health = [1, 8, 32, 128, 2 | 4, 16 | 64, 1, 8 | 32]
+    return legs_record(directory, "legs_with_every_flag", health, stale=True)
 
 
 #: The limbs table's badges with a word broken over two lines: per badge, its words that
@@ -630,29 +636,7 @@ def test_a_window_narrower_than_the_page_scrolls_to_the_rest_of_it(tmp_path, pag
 
 def legs_all_down(directory: Path, legs: int) -> Path:
     """A record of ``legs`` moonbot_zero legs, every one powered off from tick 1 on."""
-    joints = ["joint_1", "joint_2", "joint_3"]
-    names = [f"leg_{i}" for i in range(legs)]
-    limbs = {name: {"joints": joints, "chain": name} for name in names}
-    header = {"kind": "header", "v": 2, "mission": "legs_all_down", "mission_file": "",
-              "parameters": {}, "seed": 0, "clock": "sim", "rate_hz": 10.0,
-              "tree": {"id": "0", "name": "hold", "type": "wait", "params": {}, "children": []},
-              "robots": {"quad": {"robot": "moonbot_zero", "plant": "kinematic", "agent": "sim",
-                                  "limbs": limbs,
-                                  "base": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]}}}  # fmt: skip
-    directory.mkdir(parents=True)
-    with open(directory / "log.msgpack", "wb") as log:
-        log.write(msgpack.packb(header))
-        for t in range(3):
-            events = [{"kind": "fault_injected", "limb": name, "fault": "power_off"}
-                      for name in names] if t == 1 else []  # fmt: skip
-            down = {name: {"state": None, "command": None, "q": [0.0, 0.3, 1.2],
-                           "q_command": None, "health": 1 if t else 0, "stale": False}
-                    for name in names}  # fmt: skip
-            log.write(msgpack.packb({"kind": "tick", "t": t / 10 + 6.0, "tick": t,
-                                     "limbs": down, "bases": {},
-                                     "nodes": {"0": "RUNNING"}, "events": events,
-                                     "skills": {}}))  # fmt: skip
-    return directory
+    return legs_record(directory, "legs_all_down", [1] * legs, stale=False)
 
 
 @pytest.mark.parametrize("size", [(960, 600), (1280, 800)])
