@@ -74,6 +74,12 @@ def test_a_record_path_that_cannot_be_a_directory_is_named(
         ),
         (["run", SQUARE, "--view", "web", "--port", "-1"], "--port must be 0 to 65535"),
         (["view", ".", "--port", "70000"], "--port must be 0 to 65535"),
+        # (a process id: 0 or less once bound the agent, then ended it in a traceback)
+        (
+            ["agent", "--robot", "light_limb", "--bind", "ipc:///nowhere/a", "--parent-pid", "-3"],
+            "--parent-pid must be 1 or more (a process id), got '-3'",
+        ),
+        (["agents", "--each", "--robot x", "--parent-pid", "0"], "--parent-pid must be 1 or more"),
     ],
 )
 def test_bad_numbers_are_refused_by_the_parser(

@@ -329,6 +329,7 @@ def _whole_number(
 
 _port = _whole_number("--port", 0, 65535, " (0 picks a free one)")
 _seed = _whole_number("--seed", 0)
+_parent_pid = _whole_number("--parent-pid", 1, note=" (a process id)")
 
 
 def _web_options(args: argparse.Namespace) -> WebOptions:
@@ -711,7 +712,7 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--seed", type=_seed, default=0, help="seed of simulated noise (0 or more)")
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
     agent.add_argument(
-        "--parent-pid", type=int, metavar="PID",
+        "--parent-pid", type=_parent_pid, metavar="PID",
         help="stop when process PID (the runner that started this agent) is gone; "
         "limbtree run passes it, an agent started by hand needs none",
     )  # fmt: skip
@@ -753,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
         'tcp://127.0.0.1:5555 --clock sim" (repeatable)',
     )  # fmt: skip
     agents.add_argument(
-        "--parent-pid", type=int, metavar="PID",
+        "--parent-pid", type=_parent_pid, metavar="PID",
         help="stop every agent when process PID (the runner) is gone",
     )  # fmt: skip
     agents.set_defaults(handler=_agents, agent_parser=agent)
