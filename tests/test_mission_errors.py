@@ -926,8 +926,9 @@ def test_keys_need_a_remote_agent_and_a_folder_with_the_clients_keys(check, tmp_
     (tmp_path / "k").mkdir()
     (tmp_path / "k" / "agent.key").write_text("public")
     assert only(check(limbs(remote), header=False)) == (
-        "m.yaml:3:64: keys: k has no client.key_secret; a client of a CURVE "
-        "agent needs both (limbtree keys generate makes them)"
+        "m.yaml:3:64: keys: k has no client.key_secret; a client of a CURVE agent needs "
+        "both: copy them from the folder limbtree keys generate made for the agent (keys "
+        "generated anew here would not match the agent's)"
     )
     (tmp_path / "k" / "client.key_secret").write_text("secret")
     assert check(limbs(remote), header=False) == []

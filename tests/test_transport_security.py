@@ -89,8 +89,34 @@ def test_missing_key_files_are_named_with_a_hint(tmp_path: Path) -> None:
         LimbClient("tcp://127.0.0.1:5555", keys_dir=tmp_path)
     assert "client.key_secret" in str(info.value)
     assert "limbtree keys generate" in str(info.value)
+    # A client's keys are copied from the agent's folder: new ones would not match its own.
+    assert "copy it from the folder `limbtree keys generate` made for the agent" in str(info.value)
+    assert "make keys with" not in str(info.value)
     with pytest.raises(KeysError, match=r"agent\.key_secret"):
         LimbAgent(FakeDriver(), "tcp://127.0.0.1:5555", keys_dir=tmp_path)
+
+
+def test_limbtree_ping_with_the_runners_keys_missing_a_file_says_to_copy_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The runner's copy of the keys lacks agent.key, or --keys names a file in the folder."""
+    from limbtree.trees.cli import main
+
+    agent_side, runner_side = tmp_path / "agent", tmp_path / "runner"
+    generate_keys(agent_side)
+    runner_side.mkdir()
+    (runner_side / "client.key_secret").write_bytes((agent_side / "client.key_secret").read_bytes())
+    (runner_side / "client.key_secret").chmod(0o600)
+    # (nothing listens on ipc in tmp_path: the keys are read before anything is sent)
+    endpoint = f"ipc://{tmp_path / 'nobody'}"
+    assert main(["ping", endpoint, "--keys", str(runner_side)]) == 1
+    err = capsys.readouterr().err
+    assert f"{runner_side / 'agent.key'}: no such key file; copy it from the folder" in err
+    assert "generated anew here would not match the agent's" in err
+    assert main(["ping", endpoint, "--keys", str(runner_side / "client.key_secret")]) == 1
+    err = capsys.readouterr().err
+    assert f"{runner_side / 'client.key_secret'}: is not a folder; give the keys folder" in err
+    assert "client.key_secret/client.key_secret" not in err
 
 
 def test_key_repr_hides_the_secret(tmp_path: Path) -> None:

@@ -37,6 +37,12 @@ AUTHORIZED_DIR = "authorized"
 """Folder (inside the keys folder) of the client public keys an agent accepts."""
 
 _GENERATE_HINT = "make keys with `limbtree keys generate DIR`"
+#: A client's keys come from the folder the agent's keys were made in: keys made anew on
+#: the client's side would not be the ones the agent knows.
+_COPY_HINT = (
+    "copy it from the folder `limbtree keys generate` made for the agent (the agent's "
+    "--keys DIR): keys generated anew here would not match the agent's"
+)
 _Z85_KEY_CHARS = 40
 """Length of a CURVE key (32 bytes) in Z85 text."""
 
@@ -179,9 +185,9 @@ def _write_certificate(path: Path, public: bytes, secret: bytes | None) -> None:
         out.write("\n".join(lines) + "\n")
 
 
-def _load_public(path: Path) -> tuple[bytes, bytes | None]:
+def _load_public(path: Path, hint: str = _GENERATE_HINT) -> tuple[bytes, bytes | None]:
     if not path.is_file():
-        raise KeysError(str(path), f"no such key file; {_GENERATE_HINT}")
+        raise KeysError(str(path), f"no such key file; {hint}")
     try:
         public, secret = zmq.auth.load_certificate(path)
     except (OSError, ValueError) as exc:
@@ -189,8 +195,8 @@ def _load_public(path: Path) -> tuple[bytes, bytes | None]:
     return public, secret
 
 
-def _load_pair(path: Path) -> tuple[bytes, bytes]:
-    public, secret = _load_public(path)
+def _load_pair(path: Path, hint: str = _GENERATE_HINT) -> tuple[bytes, bytes]:
+    public, secret = _load_public(path, hint)
     if secret is None:
         raise KeysError(str(path), "holds no secret key")
     _check_private(path)
@@ -295,8 +301,14 @@ def load_client_keys(directory: str | os.PathLike[str]) -> CurveKeys:
     """
     _require_curve()
     root = Path(directory)
-    public, secret = _load_pair(root / f"{CLIENT_KEY_NAME}.key_secret")
-    server_public, _ = _load_public(root / f"{AGENT_KEY_NAME}.key")
+    if root.exists() and not root.is_dir():
+        raise KeysError(
+            str(root),
+            "is not a folder; give the keys folder (the one that holds client.key_secret "
+            "and agent.key), not a file in it",
+        )
+    public, secret = _load_pair(root / f"{CLIENT_KEY_NAME}.key_secret", _COPY_HINT)
+    server_public, _ = _load_public(root / f"{AGENT_KEY_NAME}.key", _COPY_HINT)
     return CurveKeys(public=public, secret=secret, server_public=server_public)
 
 

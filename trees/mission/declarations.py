@@ -204,7 +204,8 @@ def _keys_problem(agent: object, directory: Path | None) -> str | None:
     if missing:
         return (
             f"keys: {directory} has no {' and no '.join(missing)}; a client of a CURVE agent "
-            "needs both (limbtree keys generate makes them)"
+            "needs both: copy them from the folder limbtree keys generate made for the agent "
+            "(keys generated anew here would not match the agent's)"
         )
     return None
 
