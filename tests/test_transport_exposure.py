@@ -154,6 +154,20 @@ def test_limbtree_agent_refuses_a_hardware_driver_updated_too_slowly(
     assert "no_such_robot" in capsys.readouterr().err
 
 
+def test_limbtree_agent_refuses_a_seed_for_a_hardware_driver(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A real limb has no simulated noise: --seed was parsed and then dropped in silence.
+    bind = f"tcp://127.0.0.1:{free_port_pair()}"
+    argv = ["agent", "--robot", "no_such_robot", "--bind", bind, "--driver", "my.bus:Driver"]
+    assert main([*argv, "--seed", "3"]) == 1
+    err = capsys.readouterr().err
+    assert "limbtree agent: --seed seeds the simulated limbs' noise; --driver my.bus:Driver " in err
+    assert "drives a real limb: drop it" in err
+    assert main([*argv, "--seed", "3", "--driver", "sim"]) == 1  # (gets as far as the robot)
+    assert "no_such_robot" in capsys.readouterr().err
+
+
 # --- shutdown -----------------------------------------------------------------------------
 
 

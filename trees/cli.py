@@ -113,7 +113,7 @@ def _plant_of(args: argparse.Namespace) -> Plant:
         args.robot,
         [args.limb] if args.limb else None,
         driver=args.driver,
-        seed=args.seed,
+        seed=0 if args.seed is None else args.seed,
         config=config,
         world=world,
         options=_key_values(args.driver_option, "--driver-option"),
@@ -204,6 +204,8 @@ def _check_exposure(args: argparse.Namespace) -> None:
          "--quiet-steps is for the sim clock (a real-clock agent is not stepped)"),
         (args.insecure and args.keys is not None,
          "--insecure is for an agent without --keys (with keys, clients need an authorised key)"),
+        (args.seed is not None and args.driver != "sim",
+         f"--seed seeds the simulated limbs' noise; --driver {args.driver} drives a real limb"),
     ):  # fmt: skip
         if given:
             raise LimbtreeError(f"{why}: drop it")
@@ -709,7 +711,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--rate", type=_rate, default=None,
         help=f"real clock: state stream rate [Hz] (default {DEFAULT_STREAM_RATE_HZ:g})",
     )  # fmt: skip
-    agent.add_argument("--seed", type=_seed, default=0, help="seed of simulated noise (0 or more)")
+    agent.add_argument(
+        "--seed", type=_seed, default=None,
+        help="sim: seed of the simulated limbs' noise (0 or more; default 0)",
+    )  # fmt: skip
     agent.add_argument("--name", help="a label for logs (the mission's limb name)")
     agent.add_argument(
         "--parent-pid", type=_parent_pid, metavar="PID",
