@@ -491,6 +491,29 @@ def test_a_version_2_log_cut_half_way_through_a_tick_reads_up_to_the_cut(tmp_pat
     assert make_report(directory).images
 
 
+def test_a_finished_runs_log_cut_short_is_named_against_the_summarys_count(tmp_path):
+    # (a record copied while its run wrote it, or a disk that filled: the summary counts
+    # every tick, the log holds the first half; the report mixed the two without a word)
+    directory = write_run(tmp_path, limbs=("light",))
+    log = directory / "log.msgpack"
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) // 2])
+    run = read_run(log)
+    assert 0 < run.ticks < TICKS and run.damage is None
+    text = make_report(directory).text
+    assert (
+        f"The log ends at its first {run.ticks} ticks (0 to {run.ticks - 1}) "
+        f"(t = {run.t_last:.2f} s) of the {TICKS} the summary counts: it was cut short"
+    ) in text
+    # a whole log, or an aborted run's (one map more than its summary counts), says nothing
+    for whole in (write_run(tmp_path / "whole", limbs=("light",)), directory):
+        if whole == directory:
+            summary = json.loads((directory / "summary.json").read_text())
+            summary["ticks"] = run.ticks - 1
+            (directory / "summary.json").write_text(json.dumps(summary))
+        assert "cut short" not in make_report(whole).text
+
+
 def test_a_log_of_a_layout_this_version_cannot_read_is_a_clear_error(tmp_path):
     (tmp_path / "log.msgpack").write_bytes(msgpack.packb({"kind": "header", "v": 99, "t": 0}))
     with pytest.raises(RunError, match="layout 99"):

@@ -122,6 +122,12 @@ class ReportResult:
     images: list[Path]
 
 
+def _counted_ticks(summary: dict[str, Any]) -> int:
+    """The ticks a summary says the run ran (0 when it does not say)."""
+    ticks = summary.get("ticks")
+    return ticks if isinstance(ticks, int) and not isinstance(ticks, bool) else 0
+
+
 def make_report(directory: Path) -> ReportResult:
     """Plots (PNG, written into ``directory``) and a text summary of a run record.
 
@@ -166,6 +172,14 @@ def make_report(directory: Path) -> ReportResult:
         run = read_run(log_path)
         if run.damage is not None:
             notes.append(f"The log is read up to {read_so_far(run.ticks)}: {run.damage}")
+        elif summary is not None and run.ticks and run.ticks < _counted_ticks(summary):
+            # (an aborted run's log has one map more than the summary counts, never fewer)
+            notes.append(
+                f"The log ends at {read_so_far(run.ticks)} (t = {run.t_last:.2f} s) of the "
+                f"{_counted_ticks(summary)} the summary counts: it was cut short after the run "
+                "(a copy made while the run wrote it? a full disk?); what comes from the log "
+                "stops there"
+            )
     else:
         notes.append("No log.msgpack: the summary alone, no plots.")
     if run.ticks == 0:
