@@ -132,6 +132,7 @@ def test_curve_agent_serves_a_client_with_an_authorised_key(
     driver = FakeDriver()
     agent = make_agent(driver, clock="real", stream_rate_hz=200, keys_dir=tmp_path)
     assert agent.curve
+    assert "CURVE on (1 authorised client key)" in agent.summary()  # (not "1 ... keys")
     client = make_client(agent.request_endpoint, keys_dir=tmp_path)
     assert client.describe(timeout_s=5).curve is True
     client.command("joint_position", q=[0.1, 0.1, 0.1], timeout_s=5)

@@ -375,7 +375,8 @@ class PlantAgent:
         else:
             clock = "clock sim (lockstep step requests)"
         curve = (
-            f"CURVE on ({self._authorized_keys} authorised client keys)"
+            f"CURVE on ({self._authorized_keys} authorised client "
+            f"key{'' if self._authorized_keys == 1 else 's'})"
             if self._curve
             else "CURVE off"
         )
