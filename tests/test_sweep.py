@@ -843,8 +843,11 @@ def test_a_sweep_never_clears_another_finished_run_in_its_folders(tmp_path):
     (folder / "grip_forces.png").write_bytes(b"their report")
     ours = read_plan(mission, ["wait_s=0.1"])
     backend = Immediate()
-    with pytest.raises(SweepError, match=r"1 of this sweep's run folders hold another finished"):
+    with pytest.raises(
+        SweepError, match=r"1 of this sweep's run folders holds another finished"
+    ) as info:
         run_sweep(ours, out, backend=backend, stream=io.StringIO())
+    assert "remove that folder to run it here" in str(info.value)
     assert backend.submitted == []
     assert (folder / "log.msgpack").read_bytes() == b"the run's log"  # nothing lost
     assert (folder / "grip_forces.png").exists()
@@ -865,7 +868,7 @@ def test_a_run_of_the_missions_files_before_they_changed_is_not_kept(tmp_path):
     mission.write_text(mission.read_text() + "# edited\n")
     after = read_plan(mission, ["wait_s=0.1"])
     assert kept_result(after, after.runs[0], out / after.runs[0].name) is None
-    with pytest.raises(SweepError, match=r"as they were before they changed.*remove those"):
+    with pytest.raises(SweepError, match=r"as they were before they changed.*remove that folder"):
         run_sweep(after, out, backend=Immediate(), stream=io.StringIO())
 
 

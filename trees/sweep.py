@@ -824,10 +824,12 @@ def run_sweep(
     if taken:  # (before anything runs: the sweep would have to clear them)
         listed = "; ".join(f"{out / name}: {why}" for name, why in taken[:5])
         more = f"; and {len(taken) - 5} more" if len(taken) > 5 else ""
+        one = len(taken) == 1
         raise SweepError(
-            f"--out {out}: {len(taken)} of this sweep's run folders hold another finished "
-            f"run, which it will not clear: {listed}{more}. Sweep into another --out, or "
-            "remove those folders to run them here"
+            f"--out {out}: {len(taken)} of this sweep's run folders "
+            f"{'holds' if one else 'hold'} another finished run, which it will not clear: "
+            f"{listed}{more}. Sweep into another --out, or remove "
+            f"{'that folder to run it' if one else 'those folders to run them'} here"
         )
     capacity = backend.capacity(jobs)
     progress = SweepProgress(stream, len(plan.runs), len(results))
