@@ -52,6 +52,7 @@ from limbtree.trees.sweep import (
     parse_settings,
     parse_values,
     plan_sweep,
+    replaced_table_note,
     run_sweep,
     sweep,
     sweep_table,
@@ -441,6 +442,30 @@ def test_a_second_sweep_keeps_the_finished_runs_and_runs_the_others_again(swept,
     assert read_csv(out / "sweep.csv")["wait_s=0.3,tag=a"]["status"] == "kept"
 
 
+def test_another_sweeps_table_replaced_is_said_keeping_only_its_finished_runs():
+    csv_path = Path("out/sweep.csv")
+    ours = ["seed=0", "seed=1"]
+    assert replaced_table_note(csv_path, {"seed=0": "done", "seed=1": "kept"}, ours) == ""
+    wider = {"seed=0": "done", "seed=2": "kept", "seed=3": "done"}
+    note = replaced_table_note(csv_path, wider, ours)
+    assert note == (
+        "note: out/sweep.csv and sweep.png held another sweep's table (seed=2, seed=3, not in "
+        "this one); those runs' records are kept in the folder, and that sweep's command "
+        "writes its table again without running them"
+    )
+    # Runs that had not finished (Ctrl-C, errors) left no record to keep: they were said kept.
+    cut = {"seed=2": "interrupted", "seed=3": "not_run", "seed=4": "error"}
+    assert replaced_table_note(csv_path, cut, ours).endswith(
+        "(seed=2, seed=3, seed=4, not in this one); those runs had not finished: that "
+        "sweep's command runs them"
+    )
+    mixed = {"seed=2": "done", "seed=3": "not_run", "seed=4": "error", "seed=5": "x", "s=6": ""}
+    assert replaced_table_note(csv_path, mixed, ours).endswith(
+        "(s=6, seed=2, seed=3 and 2 more, not in this one); 1 run of them finished and is "
+        "kept in the folder, and that sweep's command runs only the 4 that had not"
+    )
+
+
 @pytest.mark.slow
 def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
     swept, tmp_path, capsys
@@ -456,9 +481,9 @@ def test_the_command_line_resumes_a_sweep_of_finished_runs_without_running_any(
     # The folder's table was the wider sweep's: replaced, and said so (it was silent).
     assert (
         f"note: {out / 'sweep.csv'} and sweep.png held another sweep's table "
-        "(wait_s=0.1,tag=boom, wait_s=0.3,tag=boom, not in this one); those runs' records are "
-        "kept in the folder, and that sweep's command writes its table again" in printed
-    )
+        "(wait_s=0.1,tag=boom, wait_s=0.3,tag=boom, not in this one); those runs had not "
+        "finished: that sweep's command runs them" in printed
+    )  # (they could not start: there was no record to keep)
     rows = read_csv(out / "sweep.csv")
     assert [(r["run"], r["status"]) for r in rows.values()] == [
         ("wait_s=0.1,tag=a", "kept"), ("wait_s=0.3,tag=a", "kept"),

@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -1320,13 +1320,53 @@ def sweep_table(result: SweepResult) -> SweepTable:
     return SweepTable(columns, tuple(rows), (*numeric, *metrics), settings)
 
 
-def tabled_runs(path: Path) -> set[str]:
-    """The ``run`` column of a sweep table at ``path``; empty when there is none to read."""
+def tabled_runs(path: Path) -> dict[str, str]:
+    """Each run of a sweep table at ``path`` and its ``status``; empty when none can be read."""
     try:
         with path.open(newline="") as source:
-            return {row["run"] for row in csv.DictReader(source) if row.get("run")}
+            return {
+                row["run"]: row.get("status") or ""
+                for row in csv.DictReader(source)
+                if row.get("run")
+            }
     except (OSError, UnicodeDecodeError, csv.Error, KeyError):
-        return set()
+        return {}
+
+
+def replaced_table_note(csv_path: Path, tabled: Mapping[str, str], ours: Iterable[str]) -> str:
+    """What a sweep says when ``csv_path`` held another sweep's table (empty when it did not).
+
+    ``tabled`` is the old table's runs and statuses; ``ours`` this sweep's runs. Only the
+    old sweep's finished runs have records its command keeps: the others (errors,
+    interrupted, not run) it runs again.
+    """
+    replaced = sorted(set(tabled) - set(ours))
+    if not replaced:
+        return ""
+    finished = {RunStatus.DONE.value, RunStatus.KEPT.value}
+    kept = sum(1 for name in replaced if tabled[name] in finished)
+
+    def listing(names: Sequence[str]) -> str:
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        return ", ".join(names[:3]) + more
+
+    if kept == len(replaced):
+        then = (
+            "those runs' records are kept in the folder, and that sweep's command writes its "
+            "table again without running them"
+        )
+    elif kept == 0:
+        then = "those runs had not finished: that sweep's command runs them"
+    else:
+        then = (
+            f"{_plural(kept, 'run')} of them finished and {'is' if kept == 1 else 'are'} kept "
+            "in the folder, and that sweep's command runs only the "
+            f"{len(replaced) - kept} that had not"
+        )
+    return (
+        f"note: {csv_path} and sweep.png held another sweep's table ({listing(replaced)}, not "
+        f"in this one); {then}"
+    )
 
 
 def write_csv(table: SweepTable, path: Path) -> Path:
@@ -1967,18 +2007,10 @@ def sweep(request: SweepRequest, stream: TextIO | None = None) -> SweepReport:
     table = sweep_table(result)
     tabled = tabled_runs(out / "sweep.csv")
     csv_path = write_csv(table, out / "sweep.csv")
-    replaced = sorted(tabled - {str(row["run"]) for row in table.rows})
-    if replaced:  # (another sweep's table: its runs' records stay, the table is rewritten)
-        listed = ", ".join(replaced[:3]) + (
-            f" and {len(replaced) - 3} more" if len(replaced) > 3 else ""
-        )
-        print(
-            f"note: {csv_path} and sweep.png held another sweep's table ({listed}, not in "
-            "this one); those runs' records are kept in the folder, and that sweep's command "
-            "writes its table again without running them",
-            file=stream,
-            flush=True,
-        )
+    # (another sweep's table: its runs' records stay, the table is rewritten)
+    note = replaced_table_note(csv_path, tabled, (str(row["run"]) for row in table.rows))
+    if note:
+        print(note, file=stream, flush=True)
     try:
         metric = table.metric(request.metric)
     except SweepError:  # the table first (the runs are kept: a rerun is quick), then why
@@ -2070,6 +2102,7 @@ __all__ = [
     "plan_sweep",
     "plot_figure",
     "ray_run",
+    "replaced_table_note",
     "run_arguments",
     "run_sweep",
     "sweep",
