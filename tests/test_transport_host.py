@@ -175,6 +175,31 @@ def test_limbtree_agents_names_what_it_cannot_host(each: str, says: str) -> None
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "address"),
+    [
+        ("ipc://{tmp}/arm", "ipc://{tmp}/arm", "ipc://{tmp}/arm"),
+        ("tcp://127.0.0.1:{port}", "tcp://127.0.0.1:{port1}", "tcp://127.0.0.1:{port1}"),
+    ],
+)
+def test_limbtree_agents_refuses_two_agents_on_one_address_before_binding(
+    first: str, second: str, address: str, tmp_path: Path
+) -> None:
+    # (the second ipc agent was refused once the first had bound, naming this very process
+    # as "another agent" holding the path)
+    port = free_port_pair()
+    names = {"tmp": tmp_path, "port": port, "port1": port + 1}
+    binds = [form.format(**names) for form in (first, second)]
+    each = [f"--robot light_limb --bind {bind} --clock sim" for bind in binds]
+    done = _agents_command("--each", each[0], "--each", each[1])
+    assert done.returncode == 1
+    assert f"--each {each[1]!r} binds {address.format(**names)}, as --each {each[0]!r} does" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr and "plant agent" not in done.stderr
+    assert not (tmp_path / "arm").exists()
+
+
 def test_limbtree_agents_serves_two_robots_from_one_process(
     clients: Callable[[str], LimbClient],
 ) -> None:

@@ -161,6 +161,7 @@ def _agents(args: argparse.Namespace) -> int:
                 raise SystemExit(f"limbtree agents: --each {text!r} has {flag}: {why}")
         _check_exposure(one)
         each.append(one)
+    _check_distinct_binds(args.each, each)
 
     def make(context: zmq.Context[zmq.Socket[bytes]]) -> list[PlantAgent]:
         agents: list[PlantAgent] = []
@@ -187,6 +188,26 @@ def _agents(args: argparse.Namespace) -> int:
 
     serve_hosted_forever(make, parent_pid=args.parent_pid)
     return 0
+
+
+def _check_distinct_binds(texts: Sequence[str], each: Sequence[argparse.Namespace]) -> None:
+    """Refuse two agents of one ``limbtree agents`` on one address, before any binds.
+
+    (The second one's bind failed after the first's, an ``ipc://`` path naming this very
+    process as the other agent that holds it.)
+    """
+    from limbtree.transport.endpoint import agent_endpoints
+
+    taken: dict[str, str] = {}
+    for text, one in zip(texts, each, strict=True):
+        for address in agent_endpoints(one.bind):
+            if address in taken:
+                raise LimbtreeError(
+                    f"--each {text!r} binds {address}, as --each {taken[address]!r} does: "
+                    "give each agent its own address (tcp://HOST:N takes ports N and N+1, "
+                    "ipc://PATH takes PATH and PATH.state)"
+                )
+            taken[address] = text
 
 
 def _check_exposure(args: argparse.Namespace) -> None:
