@@ -858,6 +858,18 @@ def test_an_out_that_is_a_file_is_refused_as_such(tmp_path):
     assert (tmp_path / "afile").read_text() == "notes"
 
 
+def test_an_out_that_is_a_run_record_is_refused(tmp_path):
+    """``--out runs/sq``, a ``limbtree run --record`` folder: the sweep wrote its table and
+    run folders in among the run's own files."""
+    plan = plan_sweep(write_mission(tmp_path), parse_settings(["wait_s=0.1"]), (0,))
+    record = tmp_path / "sq"
+    record.mkdir()
+    (record / "summary.json").write_text('{"outcome": "SUCCESS"}')
+    with pytest.raises(SweepError, match=r"--out .*sq is a run's record \(it holds summary.json\)"):
+        run_sweep(plan, record, backend=Immediate(), stream=io.StringIO())
+    assert sorted(p.name for p in record.iterdir()) == ["summary.json"]
+
+
 def test_a_sweep_never_clears_another_finished_run_in_its_folders(tmp_path):
     mission = write_mission(tmp_path)
     other = tmp_path / "other.yaml"

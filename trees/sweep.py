@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 from limbtree.trees.errors import TreesError
 from limbtree.trees.interrupts import STOP_WITH_ENV, signals_abort
 from limbtree.trees.launcher import PROCESSES_ENV, agent_processes
-from limbtree.trees.recorder import lock_record_dir
+from limbtree.trees.recorder import RECORD_FILES, lock_record_dir
 
 if TYPE_CHECKING:
     from limbtree.trees.mission import Mission
@@ -797,6 +797,12 @@ def run_sweep(
     backend = LocalBackend(plan.mission) if backend is None else backend
     if out.exists() and not out.is_dir():
         raise SweepError(f"--out {out} is a file, not a folder: give a folder for the sweep")
+    record = [name for name in RECORD_FILES if (out / name).is_file()]
+    if record:  # (its runs' folders and table would go in among a run's own files)
+        raise SweepError(
+            f"--out {out} is a run's record (it holds {' and '.join(record)}), not a sweep's "
+            "folder: give another --out"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
