@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,32 @@ def test_run_says_which_limb_which_address_what_was_tried_and_what_to_check(tmp_
     with pytest.raises(RunError):
         run_mission(RunRequest(mission, record=record), io.StringIO(), stdin=io.StringIO())
     assert record.is_dir() and list(record.iterdir()) == []
+
+
+def test_a_host_name_that_does_not_resolve_is_said_before_any_wait(tmp_path):
+    """ZeroMQ retries a name it cannot resolve in silence: ping waited out its --timeout
+    and the run its describe timeout before saying so. (Bounded well below either wait.)"""
+    endpoint = "tcp://no-such-host.invalid:5550"
+    done = subprocess.run(
+        [sys.executable, "-m", "limbtree", "ping", endpoint, "--timeout", "600"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"limbtree ping: {endpoint}: the host name no-such-host.invalid does not resolve"
+    ), done.stderr
+    mission = tmp_path / "remote.yaml"
+    mission.write_text(
+        "mission: remote\nclock: sim\nrate_hz: 50\nlimbs:\n"
+        f'  arm: {{robot: light_limb, agent: "{endpoint}"}}\n'
+        "tree:\n  wait: {duration_s: 1}\n"
+    )
+    with pytest.raises(RunError) as error:
+        run_mission(RunRequest(mission), io.StringIO(), stdin=io.StringIO())
+    text = str(error.value)
+    assert text.startswith(f"limb arm (light_limb): cannot use its agent at {endpoint}")
+    assert "  error: the host name no-such-host.invalid does not resolve" in text
+    assert "  tried: looking up its host name, without CURVE keys" in text
 
 
 def test_a_sim_clock_agent_an_earlier_run_stepped_is_refused_before_the_run(tmp_path):

@@ -35,7 +35,7 @@ from limbtree.transport.orphan import watch_parent
 from limbtree.transport.plant import BaseState
 from limbtree.trees.behaviours.climbing import physics_of, terrain_from_physics
 from limbtree.trees.builder import build_tree
-from limbtree.trees.connection import AgentTarget, unreachable_message
+from limbtree.trees.connection import AgentTarget, unreachable_message, unresolved
 from limbtree.trees.context import AutoConfirm, MissionContext, Operator
 from limbtree.trees.control import SharedOperator
 from limbtree.trees.display import HeadlessProgress, LiveView, TerminalKeyboard, TerminalOperator
@@ -399,6 +399,10 @@ def _handles(
     handles: dict[str, LimbHandle] = {}
     problems: list[str] = []
     for robot in mission.robots:
+        not_found = unresolved(endpoints[robot.name])
+        if not_found is not None:  # (said now, not after the describe's wait)
+            target = agent_target(robot, endpoints)
+            raise RunError(unreachable_message(target, "looking up its host name", not_found, "-"))
         try:
             described = clients[robot.name].describe(timeout_s=DESCRIBE_TIMEOUT_S)
         except TransportError as exc:

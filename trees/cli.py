@@ -254,8 +254,11 @@ def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
 
 def _ping(args: argparse.Namespace) -> int:
     from limbtree.transport import AgentUnreachableError, ping_endpoint
-    from limbtree.trees.connection import probe
+    from limbtree.trees.connection import probe, unresolved
 
+    not_found = unresolved(args.endpoint)
+    if not_found is not None:  # (said now, not after --timeout)
+        raise LimbtreeError(f"{args.endpoint}: {not_found}")
     try:
         rtt, description = ping_endpoint(args.endpoint, timeout_s=args.timeout, keys_dir=args.keys)
     except AgentUnreachableError as exc:

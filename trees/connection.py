@@ -56,10 +56,9 @@ def probe(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     host, port = parts.hostname, parts.port
     if parts.scheme != "tcp" or not host or port is None:
         return f"{endpoint} is not a tcp://HOST:PORT address"
-    try:
-        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        return f"the host name {host} does not resolve ({exc.strerror})"
+    not_found = unresolved(endpoint)
+    if not_found is not None:
+        return not_found
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
@@ -76,6 +75,23 @@ def probe(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
         f"{host}:{port} accepts TCP connections, but no limbtree agent answered there "
         "(another program on the port, or CURVE keys that do not match)"
     )
+
+
+def unresolved(endpoint: str) -> str | None:
+    """Why the host name of a ``tcp://`` ``endpoint`` does not resolve, or None.
+
+    Asked before a client waits for an agent: ZeroMQ tries a name it cannot resolve again
+    and again, silently, so the wait would run to its end before saying so.
+    """
+    parts = urlsplit(endpoint)
+    host, port = parts.hostname, parts.port
+    if parts.scheme != "tcp" or not host or port is None:
+        return None
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"the host name {host} does not resolve ({exc.strerror})"
+    return None
 
 
 def _probe_ipc(path: str, timeout_s: float) -> str:
@@ -133,4 +149,4 @@ def unreachable_message(
     return "\n".join(lines)
 
 
-__all__ = ["PROBE_TIMEOUT_S", "AgentTarget", "probe", "unreachable_message"]
+__all__ = ["PROBE_TIMEOUT_S", "AgentTarget", "probe", "unreachable_message", "unresolved"]
