@@ -148,3 +148,5 @@ def test_limbtree_robots_lists_hubrobo(capsys):
         assert f"{leg}_knee" in out
     assert main(["robots"]) == 0
     assert "hubrobo - " in capsys.readouterr().out
+    assert main(["robots", "hubrobo", "hubrobo"]) == 0  # (listed once, as asked for once)
+    assert capsys.readouterr().out == out

@@ -33,7 +33,7 @@ Handler = Callable[[argparse.Namespace], int]
 def _robots(args: argparse.Namespace) -> int:
     from limbtree.robots import format_robot_table, load_robot, robot_names
 
-    names = args.names or list(robot_names())
+    names = list(dict.fromkeys(args.names)) or list(robot_names())  # (each named once)
     print(format_robot_table([load_robot(name) for name in names]))
     return 0
 
