@@ -8,8 +8,9 @@ from collections.abc import Iterable, Sequence
 
 from limbtree.robots.registry import JointKind, JointSpec, LimbSpec, RobotSpec
 
-#: Width [characters] that long free text (the paper a robot comes from) is wrapped to.
-WRAP_WIDTH = 100
+#: Width [characters] that long free text (a robot's description, the paper it comes from)
+#: is wrapped to: an 80-column terminal's.
+WRAP_WIDTH = 80
 
 _AXES = ("x", "y", "z", "rx", "ry", "rz")
 
@@ -35,7 +36,9 @@ def format_robot_table(specs: Iterable[RobotSpec]) -> str:
 def _format_robot(spec: RobotSpec) -> str:
     header = spec.name + (f" - {spec.description}" if spec.description else "")
     limbs = f"{len(spec.limbs)} limb" + ("" if len(spec.limbs) == 1 else "s")
-    lines = [header, f"  mass {spec.mass_kg:g} kg, {limbs}, from {spec.source}"]
+    lines = textwrap.wrap(header, WRAP_WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+    lines.append(f"  mass {spec.mass_kg:g} kg, {limbs}")
+    lines.append(f"  file: {spec.source}")  # (a line of its own: a path is copied whole)
     if spec.paper:
         lines += textwrap.wrap(
             f"source: {spec.paper}",

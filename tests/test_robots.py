@@ -123,6 +123,14 @@ def test_the_shipped_robots_are_listed():
     assert robot_names(SHIPPED) == SHIPPED_NAMES
 
 
+def test_the_listing_fits_an_80_column_terminal():
+    """Descriptions and sources were wrapped at 100 columns, and the file's path followed
+    the mass on one line; only a path (on a line of its own, copied whole) may be longer."""
+    text = format_robot_table([load_robot(name, SHIPPED) for name in SHIPPED_NAMES])
+    long = [line for line in text.splitlines() if len(line) > 80]
+    assert all(line.startswith("  file: ") for line in long), long
+
+
 @pytest.mark.parametrize("name", SHIPPED_NAMES)
 def test_every_shipped_robot_loads(name):
     spec = load_robot(name, SHIPPED)
