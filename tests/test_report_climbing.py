@@ -340,7 +340,11 @@ def test_the_text_has_the_climb_block_with_peak_margin_and_detachment(report):
 
 def test_the_limbs_table_counts_joint_commands_and_says_no_clamp_distance(report):
     text = report.text
-    assert "joint-commanded ticks" in text
+    assert "commanded" in text and "state| [deg]" in text
+    # (its headings on two lines: the table fits 80 columns)
+    head = text.splitlines().index("Limbs (from the log)") + 1
+    table = text.splitlines()[head : head + 7]
+    assert all(len(line) <= 80 for line in table), table
     assert _row(text, "hub.leg_0").split()[2:4] == [str(TICKS), "0.57"]  # 0.01 rad
     assert "clamp distance" not in text  # (nothing was clamped: no meaningless 0)
 

@@ -38,12 +38,17 @@ def _flatten(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
 
 
 def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Rows as left-aligned columns."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    """Rows as left-aligned columns; a cell with a newline is on two lines (a heading)."""
+    cells = [[cell.split("\n") for cell in row] for row in rows]
+    widths = [max(len(line) for row in cells for line in row[i]) for i in range(len(rows[0]))]
+    out = []
+    for row in cells:
+        for k in range(max(len(cell) for cell in row)):
+            texts = (cell[k] if k < len(cell) else "" for cell in row)
+            out.append(
+                indent + "  ".join(t.ljust(w) for t, w in zip(texts, widths, strict=True)).rstrip()
+            )
+    return out
 
 
 def summary_text(
@@ -158,10 +163,11 @@ def summary_text(
     if run.limbs:
         lines += ["", "Limbs (from the log)"]
         joints = any(series.joint_ticks for series in run.limbs.values())
-        head: tuple[str, ...] = ("limb", "commanded ticks", "max |command - state| [mm]")
+        # (headings on two lines: the table fits 80 columns)
+        head: tuple[str, ...] = ("limb", "commanded\nticks", "max |command -\nstate| [mm]")
         if joints:  # (joint-space commands: a walk's, a climb's, a joint move's)
-            head += ("joint-commanded ticks", "max |joint command - state| [deg]")
-        rows = [(*head, "stale ticks")]
+            head += ("joint-\ncommanded\nticks", "max |joint\ncommand -\nstate| [deg]")
+        rows = [(*head, "stale\nticks")]
         for name, series in run.limbs.items():
             row: tuple[str, ...] = (
                 name,
