@@ -284,12 +284,24 @@ def test_the_table_gives_each_group_its_outcomes_and_mean_and_sd():
                                 "grip.peak_n"]  # fmt: skip
     # baseline: peaks 1, 2, 3: mean 2, sample sd 1; times 10, 11, 12: mean 11, sd 1; the
     # wall times are all 1: sd 0.
+    # (the sd to two significant figures, the mean to the same place)
     assert lines[2].split() == ["baseline", "3", "2", "SUCCESS,", "1", "FAILURE",
-                                "11", "±", "1", "1", "±", "0", "2", "±", "1"]  # fmt: skip
-    # ramp: 0.5, 0.5, 0.8: mean 0.6, sd sqrt(((0.1)^2 * 2 + 0.2^2) / 2) = sqrt(0.03).
-    assert lines[3].split()[-3:] == ["0.6", "±", f"{0.03**0.5:.4g}"]
+                                "11.0", "±", "1.0", "1", "±", "0", "2.0", "±", "1.0"]  # fmt: skip
+    # ramp: 0.5, 0.5, 0.8: mean 0.6, sd sqrt(((0.1)^2 * 2 + 0.2^2) / 2) = sqrt(0.03) = 0.173.
+    assert lines[3].split()[-3:] == ["0.60", "±", "0.17"]
     # One group of all runs when nothing but seeds is swept.
     assert format_table(table, ()).splitlines()[2].split()[:2] == ["6", "5"]
+
+
+def test_a_mean_is_given_to_the_place_of_its_sds_second_figure():
+    """``0.023 ± 0.01705`` and ``0.05506 ± 0.005257`` gave the spread more figures than
+    the mean, and each cell its own precision."""
+    from limbtree.trees.sweep import _rounded
+
+    assert _rounded(0.023, 0.01705) == "0.023 ± 0.017"
+    assert _rounded(0.05506, 0.005257) == "0.0551 ± 0.0053"
+    assert _rounded(12345.6, 234.0) == "12350 ± 230"
+    assert _rounded(1e-9, 3e-10) == "1e-09 ± 3e-10"  # (beyond plain decimals: 4 figures)
 
 
 def test_a_table_too_wide_for_a_line_per_group_has_a_column_per_group():
@@ -297,7 +309,7 @@ def test_a_table_too_wide_for_a_line_per_group_has_a_column_per_group():
     assert lines[0].split() == ["planner=baseline", "planner=ramp"]
     rows = {line.split("  ")[0]: line.split()[-6:] for line in lines[2:]}
     assert lines[2].split() == ["runs", "3", "3"]
-    assert rows["grip.peak_n"] == ["2", "±", "1", "0.6", "±", f"{0.03**0.5:.4g}"]
+    assert rows["grip.peak_n"] == ["2.0", "±", "1.0", "0.60", "±", "0.17"]
 
 
 def test_the_plot_draws_each_group_and_nothing_when_no_run_has_the_metric(tmp_path):

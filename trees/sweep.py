@@ -1566,7 +1566,7 @@ def _mean_sd(values: Sequence[float], finished: int) -> str:
     else:
         sd = statistics.stdev(values)
         # Rounding noise of equal values (1 ± 2.8e-16) is no spread.
-        text = f"{_fmt(mean)} ± {_fmt(sd) if sd > 1e-12 * max(1.0, abs(mean)) else '0'}"
+        text = _rounded(mean, sd) if sd > 1e-12 * max(1.0, abs(mean)) else f"{_fmt(mean)} ± 0"
     if len(values) < finished:
         text += f" (n={len(values)})"
     return text
@@ -1574,6 +1574,20 @@ def _mean_sd(values: Sequence[float], finished: int) -> str:
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _rounded(mean: float, sd: float) -> str:
+    """``mean ± sd``, the sd to two significant figures and the mean to the same place.
+
+    ``0.023 ± 0.017``, not ``0.023 ± 0.01705``; ``12350 ± 230``. Figures too small or too
+    large for that in plain decimals keep four significant figures each.
+    """
+    places = 1 - math.floor(math.log10(sd))  # (decimal places of the sd's second figure)
+    if not -6 <= places <= 8:
+        return f"{_fmt(mean)} ± {_fmt(sd)}"
+    if places > 0:
+        return f"{mean:.{places}f} ± {sd:.{places}f}"
+    return f"{round(mean, places):.0f} ± {round(sd, places):.0f}"
 
 
 #: Units of metric names by their ending (the project's names carry their unit last).
