@@ -6,13 +6,22 @@ shares: the version, the root exception, and (``limbtree.yaml11``) the refusal o
 numbers in other bases than 10, which mission files and robot descriptions both apply.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from limbtree.errors import LimbtreeError
 
-try:
-    __version__ = version("limbtree")
-except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed package's metadata when first asked for.
+
+    (Not at import: importing ``importlib.metadata`` takes time every command would pay.)
+    """
+    if name != "__version__":
+        raise AttributeError(f"module 'limbtree' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("limbtree")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
 
 __all__ = ["LimbtreeError", "__version__"]

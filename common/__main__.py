@@ -1,5 +1,5 @@
 """``python -m limbtree`` is the same as the ``limbtree`` command."""
 
-from limbtree.trees.cli import main
+from limbtree.entry import main
 
 raise SystemExit(main())

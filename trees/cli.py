@@ -555,13 +555,21 @@ def _sweep(args: argparse.Namespace) -> int:
     return report.result.exit_code
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, read only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"limbtree {limbtree.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="limbtree",
         description="Behaviour-tree missions for modular, multi-limbed space robots.",
     )
-    parser.add_argument("--version", action="version", version=f"limbtree {limbtree.__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser(
@@ -836,8 +844,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("limbtree: interrupted", file=sys.stderr)
+        return 130
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
