@@ -66,6 +66,8 @@ def test_limbtree_nodes_lists_every_node_type_with_its_keys_defaults_and_command
     assert "commands: limbs" in sync
     assert "p_e_mm" in sync and "  20  " in sync  # the default in the key's unit
     assert "commands: no limb" in text[text.index("wait (leaf)") :].split("\n\n")[0]
+    # An 80-column terminal's width: a meaning goes on under itself (150 lines were longer).
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_limbtree_nodes_json_has_stable_documented_keys():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -143,21 +144,39 @@ def _header(node: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def reference_text(registry: NodeRegistry) -> str:
-    """The plain-text reference (``limbtree nodes``), ending with a newline."""
+def reference_text(registry: NodeRegistry, columns: int = 80) -> str:
+    """The plain-text reference (``limbtree nodes``), ending with a newline.
+
+    Args:
+        registry: the node types.
+        columns: the width the lines are wrapped to (a parameter's meaning goes on under
+            itself, its key and default alone on the left).
+    """
     out: list[str] = []
+
+    def wrap(text: str, first: str, rest: str) -> None:
+        out.extend(
+            textwrap.wrap(
+                text,
+                columns,
+                initial_indent=first,
+                subsequent_indent=rest,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+
     for node in reference_data(registry)["node_types"]:
-        out.append(f"{node['name']} ({node['kind']}): {node['doc']}")
-        out.extend(f"  {line}" for line in _header(node))
+        wrap(f"{node['name']} ({node['kind']}): {node['doc']}", "", "    ")
+        for line in _header(node):
+            wrap(line, "  ", "    ")
         if node["source"] != BUILT_IN.label:
             out.append(f"  from {node['source']}")
         params = node["params"]
         width = max((len(p["key"]) for p in params), default=0)
         for param in params:
-            default = _default_text(param)
-            out.append(
-                f"  {param['key']:<{width}}  {default:<10}  {param['doc']} ({param['expected']})"
-            )
+            left = f"  {param['key']:<{width}}  {_default_text(param):<10}  "
+            wrap(f"{param['doc']} ({param['expected']})", left, " " * len(left))
         out.append("")
     return "\n".join(out)
 
