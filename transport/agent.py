@@ -103,6 +103,8 @@ nothing for absent peers (``ZMQ_IMMEDIATE``) drops unread messages when the conn
 """
 SHUTDOWN_LINGER_S: Final = 1.0
 """Longest the agent then waits for unsent replies to leave before it closes [s]."""
+SLOW_LOG_S: Final = 10.0
+"""Least agent time between two logs of plant updates slower than the stream period [s]."""
 MAX_BATCH: Final = 256
 """Most requests handled in one go before the real-clock loop checks its stream deadline."""
 WATCHER_JOIN_S: Final = 1.0
@@ -264,6 +266,10 @@ class PlantAgent:
             f"plant agent {name}" if name else "plant agent",
             "its state is not published and commands are refused until they succeed",
             "commands are taken again",
+        )
+        #: Updates slower than the stream period (real clock), logged at most every 10 s.
+        self._slow = _SlowUpdates(
+            f"plant agent {name}" if name else "plant agent", self._stream_rate_hz
         )
         self._stop_requested = False
         self._shutdown = False
@@ -522,16 +528,24 @@ class PlantAgent:
         period = 1.0 / self._stream_rate_hz
         cap_ms = round(STOP_CHECK_S * 1000.0)
         next_tick = 0.0
+        tick_s = 0.0  # how long the last update took [s]
         while not (self._stop_requested or self._shutdown):
             wait_s = next_tick - (clock() - start)
             timeout_ms = 0 if wait_s <= 0.0 else min(math.ceil(wait_s * 1000.0), cap_ms)
             if poll(timeout_ms):
-                self._drain_until(start + next_tick)
+                # Behind (an update slower than the period), requests still get as long as
+                # an update takes: with the tick's deadline alone, long past, one request
+                # was served per update and the queue of commands grew without end.
+                deadline = start + next_tick
+                self._drain_until(max(deadline, clock() + tick_s))
             if self._shutdown_deadline is not None:
                 self._check_shutdown()
             now = clock() - start
             if now >= next_tick:
                 self._tick(now)
+                tick_s = clock() - start - now
+                if tick_s > period:
+                    self._slow.late(now, tick_s)
                 next_tick += period
                 if next_tick <= now:  # fell behind: skip ticks rather than burst
                     next_tick = now + period
@@ -1187,6 +1201,50 @@ class PlantAgent:
             self._auth = None
         if self._own_context:
             self._context.term()
+
+
+class _SlowUpdates:
+    """Logs the real clock's plant updates that take longer than the stream period.
+
+    A driver whose ``advance`` is slower than ``1 / --rate`` cannot be updated at that rate:
+    the agent then updates it as fast as it can, so its setpoints come further apart than the
+    operator asked. The first such update is logged at once (``WARNING``), later ones at most
+    every :data:`SLOW_LOG_S` of agent time, with their count and the slowest.
+
+    Args:
+        who: the agent, for the log (``"plant agent"``).
+        rate_hz: the stream rate the agent was asked for [Hz].
+    """
+
+    def __init__(self, who: str, rate_hz: float) -> None:
+        self._who = who
+        self._rate_hz = rate_hz
+        self._logged_at: float | None = None
+        self._count = 0
+        self._slowest_s = 0.0
+
+    def late(self, now: float, took_s: float) -> None:
+        """Note an update at agent time ``now`` [s] that took ``took_s`` [s]."""
+        self._count += 1
+        self._slowest_s = max(self._slowest_s, took_s)
+        if self._logged_at is not None and now - self._logged_at < SLOW_LOG_S:
+            return
+        count = "an update" if self._count == 1 else f"{self._count} updates"
+        _log.warning(
+            "%s: %s of the plant took up to %.1f ms, longer than the %.1f ms period of its "
+            "%g Hz rate: the limbs are updated at about %.0f Hz, not %g Hz; make the driver's "
+            "advance (read_joints, write_joint_targets, power_state) faster or lower --rate",
+            self._who,
+            count,
+            1000.0 * self._slowest_s,
+            1000.0 / self._rate_hz,
+            self._rate_hz,
+            1.0 / self._slowest_s,
+            self._rate_hz,
+        )
+        self._logged_at = now
+        self._count = 0
+        self._slowest_s = 0.0
 
 
 def _map_header(n: int) -> bytes:
