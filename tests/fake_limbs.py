@@ -35,6 +35,7 @@ class FakeLink:
         self.stale_after_s = stale_after_s
         self.received_at = 0.0
         self.health = Health.OK
+        self.stuck = Health.OK  # flags every state keeps (BUS_FAULT: a bus that fails)
         self.faults: list[tuple[str, float]] = []
         self.commands: list[tuple[CommandMode, dict[str, Any]]] = []
         self.restarts = 0  # how many times "its agent" restarted (a test may count one up)
@@ -87,7 +88,7 @@ class FakeLink:
         if "power_off" in {k for k, _ in ended} and "power_off" not in kinds:
             self.position = self.position + [0.0, 0.0, -0.1]  # it fell
             self.target = self.position.copy()
-        self.health = Health.POWER_OFF if "power_off" in kinds else Health.OK
+        self.health = (Health.POWER_OFF if "power_off" in kinds else Health.OK) | self.stuck
         if "disassembly" in kinds:
             return self._state
         if self.health == Health.OK:

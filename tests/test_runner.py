@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from fake_limbs import FakeLink, handles
 
+from limbtree.transport.driver import Health
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.builder import build_tree
 from limbtree.trees.context import MissionContext
@@ -45,7 +46,7 @@ class Refuse:
 
 
 def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operator=None,
-        record=True, max_time_s=120.0):  # fmt: skip
+        record=True, max_time_s=120.0, health=None):  # fmt: skip
     path = tmp_path / "mission.yaml"
     path.write_text("mission: test\nrate_hz: 50\n" + LIMBS + textwrap.dedent(tree_yaml))
     mission = load_mission(path, robots=robot_catalogue())
@@ -54,6 +55,8 @@ def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operat
         "a": FakeLink((0.0, 0.0, 0.0), speeds[0], clock=clock.now),
         "b": FakeLink((1.0, 0.0, 0.0), speeds[1], clock=clock.now),
     }
+    for name, flags in (health or {}).items():
+        links[name].stuck = flags
     context = MissionContext(handles(links), clock.now)
     if operator is not None:
         context.operator = operator
@@ -217,7 +220,7 @@ def _attempt_ticks(log, node: str) -> list[int]:
         ("sync_move: {limbs: [a], waypoints: [{translation_mm: [0, 0, 10]}], "
          "stale_timeout_s: 0.2}", "no state from a after 0.2 s", ("disassembly",)),
         ("joint_move: {limb: a, posture: safe, stale_timeout_s: 0.2}",
-         "no joint state from the limbs", ("disassembly",)),
+         "no joint state from a after 0.2 s", ("disassembly",)),
     ],
 )  # fmt: skip
 def test_every_attempt_of_a_retried_wait_fails_after_the_same_ticks(tmp_path, leaf, said, faults):
@@ -237,6 +240,27 @@ def test_every_attempt_of_a_retried_wait_fails_after_the_same_ticks(tmp_path, le
     assert outcome is RunOutcome.FAILURE
     assert said in runner.failure_message()
     assert _attempt_ticks(tmp_path / "rec" / "log.msgpack", "0.0") == [10, 10, 10, 10]
+
+
+@pytest.mark.parametrize(
+    "leaf",
+    ["joint_move: {limb: a, posture: {q_deg: [0, 0, 0]}, stale_timeout_s: 0.2}",
+     "joint_sync_move: {limbs: [a, b], postures: [{q_deg: [0, 0, 0]}], stale_timeout_s: 0.2}"],
+)  # fmt: skip
+def test_a_joint_move_on_a_limb_whose_bus_fails_says_so_not_are_agents_up(tmp_path, leaf):
+    # A hardware limb whose joint reads fail publishes BUS_FAULT: its agent is up. The joint
+    # moves said "no joint state from the limbs: are their agents up?".
+    tree = f"""
+    tree:
+      {leaf}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, health={"a": Health.BUS_FAULT}, record=False)
+    assert outcome is RunOutcome.FAILURE
+    message = runner.failure_message()
+    assert "no joint state from a after 0.2 s (a is without joint readings (its bus fails))" in (
+        message
+    ), message
+    assert "agent" not in message, message
 
 
 def test_timeout_uses_the_mission_clock(tmp_path):

@@ -85,6 +85,34 @@ class JointSyncMoveBehaviour(SkillBehaviour):
             raise ValueError(f"posture for {name} has {q.size} values; the limb has {joints}")
         return q
 
+    def _wait_for_states(
+        self, now: float, states: Sequence[FloatArray | None]
+    ) -> py_trees.common.Status:
+        """RUNNING while a limb has no usable joint state yet, FAILURE after ``stale_timeout``.
+
+        The message names the limbs without one and, for those whose state says why (powered
+        off, disassembled, a bus that fails), why: not "is its agent running?" for a limb
+        whose agent answers but cannot read its joints.
+        """
+        if self._waiting_since is None:
+            self._waiting_since = now
+        missing = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
+        down = [
+            f"{name} is {why.condition}" + (f", {why.cause}" if why.cause else "")
+            for name, limb in zip(self.limb_names, self.limbs, strict=True)
+            if (why := limb.down()) is not None
+        ]
+        why_not = f" ({'; '.join(down)})" if down else ""
+        timeout = float(self.params.get("stale_timeout", 5.0))
+        if elapsed_reached(now, self._waiting_since, timeout):
+            self.feedback_message = (
+                f"no joint state from {', '.join(missing)} after {timeout:g} s{why_not}: "
+                + ("the move cannot start without it" if down else "is its agent running?")
+            )
+            return py_trees.common.Status.FAILURE
+        self.feedback_message = f"waiting for the joint state of {', '.join(missing)}{why_not}"
+        return py_trees.common.Status.RUNNING
+
     def start(self) -> None:
         """The core is built at the first tick with fresh joint states."""
         self.core = None
@@ -104,12 +132,7 @@ class JointSyncMoveBehaviour(SkillBehaviour):
                 self._waiting_since = (
                     self._waiting_since if self._waiting_since is not None else now
                 )
-                stale_timeout = float(self.params.get("stale_timeout", 5.0))
-                if elapsed_reached(now, self._waiting_since, stale_timeout):
-                    self.feedback_message = "no joint state from the limbs: are their agents up?"
-                    return py_trees.common.Status.FAILURE
-                self.feedback_message = "waiting for joint states"
-                return py_trees.common.Status.RUNNING
+                return self._wait_for_states(now, states)
             try:
                 waypoints = [tuple(s for s in states if s is not None)] + [
                     tuple(self._resolve(n, p[n]) for n in self.limb_names) for p in self._postures()
