@@ -38,6 +38,7 @@ __all__ = [
     "LimbClient",
     "ping_endpoint",
     "step_all",
+    "watch_states",
 ]
 
 
@@ -113,3 +114,40 @@ def ping_endpoint(
                 socket_file=ipc_file(client.endpoint),
             ) from None
     return rtt, description
+
+
+def watch_states(
+    endpoint: str,
+    limbs: Sequence[str],
+    timeout_s: float = 1.0,
+    keys_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, LimbState | None]:
+    """Listen to a real-clock agent's state stream until each limb has published a state.
+
+    ``limbtree ping`` uses it: an agent may answer requests while a limb publishes nothing
+    (its plant's updates fail: a driver whose first joint read raises or returns the wrong
+    number of joints; a disassembled limb).
+
+    Args:
+        endpoint: the agent's request endpoint (the stream is its neighbour).
+        limbs: the limbs to wait for.
+        timeout_s: how long to listen in all [s].
+        keys_dir: a keys folder, for agents that require CURVE.
+
+    Returns:
+        Each limb's latest state, or None for a limb that published none within ``timeout_s``.
+
+    Raises:
+        ConfigError: for a malformed endpoint.
+        KeysError: when ``keys_dir`` lacks the client's keys.
+    """
+    deadline = time.monotonic() + timeout_s
+    with AgentClient(endpoint, keys_dir=keys_dir, limbs=limbs) as client:
+        while True:
+            client.poll()
+            states = {limb: client.state(limb) for limb in limbs}
+            if all(state is not None for state in states.values()):
+                return states
+            if time.monotonic() >= deadline:
+                return states
+            time.sleep(0.01)

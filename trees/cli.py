@@ -21,6 +21,7 @@ from limbtree.errors import LimbtreeError
 if TYPE_CHECKING:
     import zmq
 
+    from limbtree.transport.driver import LimbState
     from limbtree.transport.exposure import ShutdownPolicy
     from limbtree.transport.plant import Plant
     from limbtree.trees.app import WebOptions
@@ -254,6 +255,8 @@ def _shutdown_policy(allow_remote: bool) -> ShutdownPolicy:
 
 def _ping(args: argparse.Namespace) -> int:
     from limbtree.transport import AgentUnreachableError, ping_endpoint
+    from limbtree.transport.client import watch_states
+    from limbtree.transport.clock import ClockMode
     from limbtree.trees.connection import probe, unresolved
 
     not_found = unresolved(args.endpoint)
@@ -279,7 +282,50 @@ def _ping(args: argparse.Namespace) -> int:
         print(f"    command modes: {', '.join(m.value for m in info.command_modes)}")
     curve = "required" if description.curve else "off"
     print(f"  CURVE {curve}; bad requests rejected: {dict(description.errors_received) or 0}")
+    if description.clock is not ClockMode.REAL:
+        return 0  # (a sim-clock agent publishes states only when stepped)
+    # An agent can answer while a limb publishes no state at all (its driver's first read
+    # fails): say so here, not as a mission's "no state from ... is its agent running?".
+    names = [limb.name for limb in plant.limbs]
+    listen_s = min(args.timeout, max(2.0, 10.0 / description.stream_rate_hz))
+    states = watch_states(args.endpoint, names, timeout_s=listen_s, keys_dir=args.keys)
+    print("  states:")
+    for name, state in states.items():
+        print(f"    {name}: {_state_text(state, listen_s)}")
+    silent = [name for name, state in states.items() if state is None]
+    if silent:
+        raise LimbtreeError(
+            f"{args.endpoint} answers, but limb {', '.join(silent)} published no state in "
+            f"{listen_s:g} s: the agent cannot update it (its log says why: a driver whose "
+            "read_joints raises or returns the wrong number of joints or NaN), or the limb is "
+            "disassembled; a mission cannot use it"
+        )
     return 0
+
+
+def _seconds(value: object) -> str:
+    """A time [s] from a state's ``detail`` to 0.01 s, or as it came when not a number."""
+    return f"{value:.2f}" if isinstance(value, int | float) else str(value)
+
+
+def _state_text(state: LimbState | None, listen_s: float) -> str:
+    """One limb's latest state for ``limbtree ping``: its time and health, and what fails."""
+    from limbtree.robots.driver import BUS_FAULT_DETAIL_KEY
+    from limbtree.transport.driver import Health
+
+    if state is None:
+        return f"no state in {listen_s:g} s"
+    health = Health(state.health)
+    flags = ", ".join(f.name for f in Health if f and f in health and f.name) or "OK"
+    text = f"t = {state.t:.2f} s, health {flags}"
+    bus = state.detail.get(BUS_FAULT_DETAIL_KEY) if isinstance(state.detail, dict) else None
+    if isinstance(bus, dict):
+        text += (
+            f" ({bus.get('call')} fails since t = {_seconds(bus.get('since'))} s: "
+            f"{bus.get('error')}; "
+            "commands are refused)"
+        )
+    return text
 
 
 def _keys(args: argparse.Namespace) -> int:
