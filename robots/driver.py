@@ -117,6 +117,13 @@ class HardwareDriver(LimbDriver):
 
     #: The driver's name in ``describe`` (``LimbDescription.driver``).
     driver_name: ClassVar[str] = "hardware"
+    #: The most time one setpoint may cover [s]: after a late :meth:`advance` (a read that
+    #: blocked, a loop that stalled) the next setpoint is at most this much motion at the
+    #: speed limits from the last, 1/20 s (the slowest ``--rate`` a hardware agent takes),
+    #: not the whole gap, which a position servo would cover at its own speed. The limb then
+    #: moves slower than its limits, never faster. None: no bound (the simulated limb, whose
+    #: servos keep to the speed limits themselves and which lockstep steps may move far).
+    max_setpoint_step_s: ClassVar[float | None] = 0.05
 
     def __init__(
         self,
@@ -249,6 +256,9 @@ class HardwareDriver(LimbDriver):
         if t == self._t and self._state is not None and not self._back():
             return
         dt = 0.0 if self._t is None else t - self._t
+        bound = self.max_setpoint_step_s
+        if bound is not None:
+            dt = min(dt, bound)  # (a late advance: no setpoint jumps by the whole gap)
         tracker = self._tracker
         failing = self._bus.outage is not None
         # The setpoint for t goes out before the bus moves to t, so a command given before

@@ -314,6 +314,7 @@ class SimulatedLimb(HardwareDriver):
     """
 
     driver_name = "sim"
+    max_setpoint_step_s = None  # (the simulated servos keep to the speed limits themselves)
 
     def __init__(
         self,

@@ -213,3 +213,18 @@ def test_the_serial_arm_example_of_the_docs_runs_against_a_fake_serial_arm(capsy
     driver.advance(1.5)
     assert driver.state().health & Health.POWER_OFF
     assert "ee_link" in capsys.readouterr().out
+
+
+def test_a_late_advance_moves_the_setpoint_at_most_a_twentieth_of_a_second_of_motion():
+    # A read that blocked 2 s (or a stalled loop): the next setpoint was 2 s of motion at
+    # the speed limits from the last, 6.2 rad for the light limb, which a position servo
+    # covers at its own speed. It now covers max_setpoint_step_s (1/20 s) at most.
+    driver = FakeBus()
+    driver.advance(0.0)
+    driver.command(CommandMode.JOINT_POSITION, {"q": [1.5] * 7})
+    driver.advance(0.01)
+    driver.advance(2.01)
+    jumps = np.max(np.abs(np.diff(np.array(driver.written), axis=0)), axis=1)
+    assert np.all(jumps <= 3.1 * 0.05 * (1 + 1e-9)), jumps
+    assert jumps[-1] > 0.0  # (it still moves on)
+    assert HardwareDriver.max_setpoint_step_s == 0.05
