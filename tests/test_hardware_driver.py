@@ -228,3 +228,13 @@ def test_a_late_advance_moves_the_setpoint_at_most_a_twentieth_of_a_second_of_mo
     assert np.all(jumps <= 3.1 * 0.05 * (1 + 1e-9)), jumps
     assert jumps[-1] > 0.0  # (it still moves on)
     assert HardwareDriver.max_setpoint_step_s == 0.05
+
+
+def test_the_simulated_limb_and_motion_capture_examples_of_the_docs_run():
+    # The motion capture example used a time ``t`` it never set: a NameError as written.
+    simulated, capture = docs_code_blocks()[2:4]
+    namespace: dict[str, object] = {}
+    exec(compile(simulated + capture, str(DRIVERS_MD), "exec"), namespace)
+    poses = namespace["poses"]
+    assert set(poses) == {"ee", "wheel"}
+    assert all(len(pose) == 7 for pose in poses.values())
