@@ -12,6 +12,7 @@ import pytest
 from fake_limbs import FakeLink, handles
 
 from limbtree.transport.driver import Health
+from limbtree.transport.errors import RemoteError
 from limbtree.trees.app import robot_catalogue
 from limbtree.trees.builder import build_tree
 from limbtree.trees.context import MissionContext
@@ -46,7 +47,7 @@ class Refuse:
 
 
 def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operator=None,
-        record=True, max_time_s=120.0, health=None):  # fmt: skip
+        record=True, max_time_s=120.0, health=None, prepare=None):  # fmt: skip
     path = tmp_path / "mission.yaml"
     path.write_text("mission: test\nrate_hz: 50\n" + LIMBS + textwrap.dedent(tree_yaml))
     mission = load_mission(path, robots=robot_catalogue())
@@ -57,6 +58,8 @@ def run(tmp_path, tree_yaml, *, speeds=(0.2, 0.05), faults=(), keys=None, operat
     }
     for name, flags in (health or {}).items():
         links[name].stuck = flags
+    if prepare is not None:
+        prepare(links)
     context = MissionContext(handles(links), clock.now)
     if operator is not None:
         context.operator = operator
@@ -261,6 +264,32 @@ def test_a_joint_move_on_a_limb_whose_bus_fails_says_so_not_are_agents_up(tmp_pa
         message
     ), message
     assert "agent" not in message, message
+
+
+def test_a_failed_run_says_that_the_agent_refused_its_commands_and_why(tmp_path):
+    # A driver whose command() raises: the agent answers each command with internal. The
+    # run failed only with "timed out ... check that the limb can move (faults, limits,
+    # speed)": what the agent said was in the replies alone.
+    def refuse_everything(links):
+        a = links["a"]
+        a.command_errors = 250
+        a.last_error = RemoteError(
+            "internal", "agent error: RuntimeError('servo controller rejected the packet')",
+            endpoint="tcp://127.0.0.1:5550", request="command",
+        )  # fmt: skip
+
+    tree = """
+    tree:
+      joint_move: {limb: a, posture: {q_deg: [0, 0, 30]}, timeout_s: 0.2}
+    """
+    outcome, runner, _, _ = run(tmp_path, tree, prepare=refuse_everything, record=False)
+    assert outcome is RunOutcome.FAILURE
+    message = runner.failure_message()
+    assert message.startswith("Joint move: timed out after 0.2 s"), message
+    assert message.endswith(
+        "(limb a: its agent refused 250 of the run's commands, the last: tcp://127.0.0.1:5550: "
+        "internal: agent error: RuntimeError('servo controller rejected the packet'))"
+    ), message
 
 
 def test_timeout_uses_the_mission_clock(tmp_path):

@@ -1058,9 +1058,28 @@ class Runner:
         if self.outcome is not RunOutcome.FAILURE:
             return None
         node = failed_leaf(self.root)
-        if node is None:
-            return "the tree failed"
-        return f"{node.name}: {node.feedback_message}"
+        message = "the tree failed" if node is None else f"{node.name}: {node.feedback_message}"
+        refused = self._refusals_text()
+        return f"{message} ({refused})" if refused else message
+
+    def _refusals_text(self) -> str:
+        """The limbs whose agents refused the run's commands: how many, and the last refusal.
+
+        A move that times out or stalls says how far its limbs got; the agent may have
+        refused every command it sent (a driver whose ``command`` raises, a bus that fails:
+        ``internal``), which only the replies said. IK failures are left out: the moves
+        report them themselves.
+        """
+        notes = []
+        for name, limb in self.context.limbs.items():
+            error = getattr(limb.link, "last_error", None)
+            if not isinstance(error, RemoteError) or error.code == ErrorCode.IK_FAILED:
+                continue
+            count = getattr(limb.link, "command_errors", 0)
+            notes.append(
+                f"limb {name}: its agent refused {count} of the run's commands, the last: {error}"
+            )
+        return "; ".join(notes)
 
     # -- the tick limits (issue 19) ------------------------------------------------------------
 
