@@ -1,9 +1,11 @@
-"""A real-clock agent whose driver is slower than its rate still answers its clients.
+"""Agents whose driver misbehaves: too slow for its rate, or a ``command`` that raises.
 
 A driver whose ``advance`` takes 20 ms served at ``--rate 1000`` cannot be updated 1000 times a
 second. The agent used to serve one request per update then (the next tick's deadline being
 long past), so a mission's commands queued up and reached the limb seconds late, later and
 later. Requests are counted against the driver's updates, not timed.
+
+A driver whose ``command`` raises had every command logged with its traceback.
 """
 
 from __future__ import annotations
@@ -82,3 +84,37 @@ def test_an_agent_slower_than_its_rate_answers_a_burst_within_a_few_updates(
         and "lower --rate" in r.getMessage()
         for r in caplog.records
     ), [r.getMessage() for r in caplog.records]
+
+
+class RefusingArm(SlowBus):
+    """The light limb whose driver's ``command`` raises (not a ``DriverError``)."""
+
+    def read_joints(self) -> JointReading:
+        return JointReading(self.q.copy(), np.zeros_like(self.q))
+
+    def command(self, mode: Any, payload: Any) -> None:
+        raise RuntimeError("servo controller rejected the packet")
+
+
+def test_a_driver_whose_command_raises_is_logged_once_not_per_command(
+    make_agent: Callable[..., PlantAgent], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Each command got its own "request failed inside the agent" and traceback: 100 a
+    # second from a mission. Now the first failure is logged with its traceback, then a
+    # summary every 5 s of agent time while they go on (none here: the clock is stepped).
+    caplog.set_level(logging.WARNING, logger="limbtree.transport.agent")
+    agent = make_agent(RefusingArm(), clock="sim")
+    with raw_sockets(agent) as (dealer, _):
+        dealer.send(msgpack.packb({"v": 2, "type": "step", "seq": 1, "t": 0.01}))
+        assert msgpack.unpackb(dealer.recv())["type"] == "step_reply"
+        for seq in range(2, BURST + 2):
+            dealer.send(msgpack.packb({"v": 2, "type": "command", "seq": seq, "mode": "hold"}))
+        replies = [msgpack.unpackb(dealer.recv()) for _ in range(BURST)]
+    assert {(r["type"], r["code"]) for r in replies} == {("error", "internal")}
+    assert "servo controller rejected the packet" in replies[-1]["message"]
+    logged = [r for r in caplog.records if r.name == "limbtree.transport.agent"]
+    assert len(logged) == 1, [r.getMessage() for r in logged]
+    assert logged[0].exc_info is not None
+    assert "its command requests fail at t=0.010 s (RuntimeError: servo controller " in (
+        logged[0].getMessage()
+    )

@@ -267,6 +267,14 @@ class PlantAgent:
             "its state is not published and commands are refused until they succeed",
             "commands are taken again",
         )
+        #: Requests that raise inside the agent (a driver's command() that raises), logged
+        #: by outage: the first traceback, then a summary every 5 s while they go on failing.
+        self._request_failures = OutageLog(
+            _log,
+            f"plant agent {name}" if name else "plant agent",
+            "each is answered with an internal error",
+            "they are answered again",
+        )
         #: Updates slower than the stream period (real clock), logged at most every 10 s.
         self._slow = _SlowUpdates(
             f"plant agent {name}" if name else "plant agent", self._stream_rate_hz
@@ -708,6 +716,7 @@ class PlantAgent:
     def _handle(self, payload: bytes, extra_frames: int = 0) -> bytes | None:
         """Answer one request; None means stay silent (disassembled limbs, real clock)."""
         seq = 0
+        requests = "its requests"
         try:
             if extra_frames:
                 raise ProtocolError(
@@ -718,7 +727,8 @@ class PlantAgent:
                 )
             request = parse_request(payload)
             seq = request.seq
-            return self._handlers[request.type](request)
+            requests = f"its {request.type.value} requests"
+            answer = self._handlers[request.type](request)
         except ProtocolError as exc:
             reply = self._bad_request(exc)
             if self._real and self._all_gone():
@@ -727,8 +737,13 @@ class PlantAgent:
         except DriverError as exc:
             return self._pack(error_reply(seq, exc.code, str(exc), exc.field))
         except Exception as exc:
-            _log.exception("request failed inside the agent")
+            # (a driver whose command() raises fails every command: logged by outage, with
+            # the first traceback, not one traceback per request)
+            self._request_failures.failed(self._agent_time(), requests, exc)
             return self._pack(error_reply(seq, ErrorCode.INTERNAL, f"agent error: {exc!r}"))
+        if self._request_failures.outage is not None:
+            self._request_failures.succeeded(self._agent_time())
+        return answer
 
     def _limb(self, request: Request) -> _Limb:
         """The limb a request is about (its ``limb`` field, or the agent's only limb)."""
