@@ -60,8 +60,15 @@ READ: Final = "read_joints"
 """``detail["bus_fault"]["call"]`` while :meth:`HardwareDriver.read_joints` fails."""
 WRITE: Final = "write_joint_targets"
 """``detail["bus_fault"]["call"]`` while :meth:`HardwareDriver.write_joint_targets` fails."""
-_WHAT: Final = {READ: "its joint reads", WRITE: "its setpoint writes"}
-_CALL: Final = {what: call for call, what in _WHAT.items()}
+POWER: Final = "power_state"
+"""The failing call when :meth:`HardwareDriver.power_state` raises.
+
+The wire knows two calls (docs/protocol.md, ``BUS_FAULT``): a failing power read is a failing
+read of the limb, so ``detail["bus_fault"]["call"]`` is then :data:`READ`; the refusals and
+the log say "its power reads".
+"""
+_WHAT: Final = {READ: "its joint reads", WRITE: "its setpoint writes", POWER: "its power reads"}
+_CALL: Final = {what: (READ if call == POWER else call) for call, what in _WHAT.items()}
 
 
 class JointReading(NamedTuple):
@@ -87,21 +94,20 @@ class HardwareDriver(LimbDriver):
     (it keeps the last one, flagged ``POWER_OFF``), commands are ignored and nothing is
     written; when power returns the limb holds wherever it now is.
 
-    A bus that fails (:meth:`read_joints` or :meth:`write_joint_targets` raises, or a reading
-    is malformed) stops the limb: a limb must never be driven towards a goal without
-    feedback. The goal is dropped and no setpoint towards it is written again. While the reads
-    fail nothing at all is written, not even a hold: the servos keep the last setpoint that
-    went through, at most one speed-limited step from the last sensed joints, so the limb
-    stops there; a hold setpoint would be computed from a reading that may be seconds old and
-    sent over a bus that is failing. While only the writes fail, each advance tries a hold at
-    the joints it has just measured. The state stops updating while the reads fail (it keeps
-    the last one); every state has ``BUS_FAULT`` and ``detail["bus_fault"]``
-    (:data:`BUS_FAULT_DETAIL_KEY`); commands and gripper actions are refused with
-    ``internal`` saying what fails. The outage ends at the first :meth:`advance` whose read
-    and hold setpoint (the measured joints) both succeed: the limb then holds where it is,
-    and does not resume its old goal until commanded again. The first failure, a summary
-    every 5 s and the recovery are logged; a new outage is logged again
-    (:class:`~limbtree.transport.outage.OutageLog`).
+    A bus that fails (:meth:`read_joints`, :meth:`write_joint_targets` or :meth:`power_state`
+    raises, or a reading is malformed) stops the limb: a limb must never be driven towards a
+    goal without feedback. The goal is dropped and no setpoint towards it is written again.
+    While the reads fail nothing at all is written, not even a hold: the servos keep the last
+    setpoint that went through, at most one speed-limited step from the last sensed joints, so
+    the limb stops there; a hold setpoint would be computed from a reading that may be seconds
+    old and sent over a bus that is failing. While only the writes fail, each advance tries a
+    hold at the joints it has just measured. The state stops updating while the reads fail (it
+    keeps the last one); every state has ``BUS_FAULT`` and ``detail["bus_fault"]``
+    (:data:`BUS_FAULT_DETAIL_KEY`); commands and gripper actions are refused with ``internal``
+    saying what fails. The outage ends at the first :meth:`advance` whose read and hold setpoint
+    (the measured joints) both succeed: the limb then holds where it is, and does not resume its
+    old goal until commanded again. The first failure, a summary every 5 s and the recovery are
+    logged; a new outage is logged again (:class:`~limbtree.transport.outage.OutageLog`).
 
     Args:
         robot: the robot, or its name in the registry.
@@ -181,7 +187,12 @@ class HardwareDriver(LimbDriver):
 
     @abstractmethod
     def power_state(self) -> bool:
-        """Whether the joints have power now (False: the limb is limp or switched off)."""
+        """Whether the joints have power now (False: the limb is limp or switched off).
+
+        Raises:
+            Exception: any, when the bus fails; it starts a bus outage (see the class), as a
+                failed :meth:`read_joints` does.
+        """
 
     def write_gripper(self, action: GripperAction) -> None:
         """Open or close the gripper; override when the limb has one.
@@ -264,14 +275,16 @@ class HardwareDriver(LimbDriver):
         # The setpoint for t goes out before the bus moves to t, so a command given before
         # this advance moves the joints over the interval it closes, not one update later.
         # Not while the bus fails: nothing moves the limb until a reading says where it is.
-        ahead = (
-            self._q is not None
-            and not failing
-            and not self._interrupted
-            and self.power_state()
-            and self.available
-        )
+        # (wrote: a bus call failed already in this advance, counted once, not tried again)
         wrote = False
+        ahead = self._q is not None and not failing and not self._interrupted
+        if ahead:
+            try:
+                ahead = bool(self.power_state()) and self.available
+            except Exception as exc:
+                self._bus_failed(POWER, t, exc)
+                ahead = False
+                wrote = True
         if ahead and self._q is not None:
             try:
                 self.write_joint_targets(tracker.step(self._q, dt))
@@ -280,7 +293,15 @@ class HardwareDriver(LimbDriver):
                 wrote = True  # (no second try in this advance)
         self.sync(t)
         self._t = t
-        powered = self.power_state()
+        try:
+            powered = bool(self.power_state())
+        except Exception as exc:
+            # Not knowing whether the joints have power is a failing bus, like a failed read.
+            if not wrote:
+                self._bus_failed(POWER, t, exc)
+            last = self._state
+            self._freeze(last is None or not last.health & Health.POWER_OFF)
+            return
         live = powered and self.available
         if not live:
             self._interrupted = True
@@ -372,7 +393,12 @@ class HardwareDriver(LimbDriver):
         Then an :meth:`advance` to the same time reads it again: its state would otherwise
         stay the one from before the interruption.
         """
-        return self._interrupted and self.power_state() and self.available
+        if not self._interrupted:
+            return False
+        try:
+            return bool(self.power_state()) and self.available
+        except Exception:
+            return False  # (the advance reads it again, and starts a bus outage)
 
     def state(self) -> LimbState:
         """The latest state; before the first :meth:`advance`, the limb read at t = 0 s."""
@@ -423,7 +449,7 @@ class HardwareDriver(LimbDriver):
             pose = tracker.ee_target(payload)
         elif mode is CommandMode.EE_TWIST:
             twist = tracker.twist(payload)
-        if not self.power_state():
+        if not self._power_or_refuse():
             self._ignored_commands += 1
             return
         q_now = self._measured()
@@ -475,13 +501,28 @@ class HardwareDriver(LimbDriver):
         refusal = self._bus_refusal()
         if refusal is not None:
             raise refusal
-        if not self.power_state():
+        if not self._power_or_refuse():
             self._ignored_commands += 1
             return
         self.write_gripper(action)
         self._gripper = "open" if action is GripperAction.OPEN else "closed"
 
     # ------------------------------------------------------------------ helpers
+
+    def _power_or_refuse(self) -> bool:
+        """:meth:`power_state` for a command; when it raises, a bus outage and the refusal.
+
+        Raises:
+            DriverError: ``internal``: the power read failed (a bus outage starts).
+        """
+        try:
+            return bool(self.power_state())
+        except Exception as exc:
+            self._bus_failed(POWER, self.time, exc)
+            refusal = self._bus_refusal()
+            if refusal is None:  # pragma: no cover - _bus_failed just started an outage
+                raise
+            raise refusal from None
 
     def _measured(self) -> FloatArray:
         if self._q is None:

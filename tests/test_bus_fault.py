@@ -47,6 +47,7 @@ class FlakyBus(HardwareDriver):
         read_error: while set, ``read_joints`` raises ``OSError`` with this message.
         write_error: while set, ``write_joint_targets`` raises ``OSError`` with this message.
         nan: while True, ``read_joints`` reads NaN.
+        power_error: while set, ``power_state`` raises ``OSError`` with this message.
         written: the setpoints that went through [rad].
         refused: the setpoints whose write raised [rad].
         failed_reads: how many reads raised (or read NaN).
@@ -62,6 +63,7 @@ class FlakyBus(HardwareDriver):
         self.read_error: str | None = None
         self.write_error: str | None = None
         self.nan = False
+        self.power_error: str | None = None
         self.written: list[np.ndarray] = []
         self.refused: list[np.ndarray] = []
         self.failed_reads = 0
@@ -86,6 +88,8 @@ class FlakyBus(HardwareDriver):
         self.q = np.array(q)
 
     def power_state(self) -> bool:
+        if self.power_error is not None:
+            raise OSError(self.power_error)
         return True
 
 
@@ -269,6 +273,43 @@ def test_a_flapping_bus_is_summarised_not_logged_tick_by_tick(
     )
     assert driver.bus_fault is None
     assert driver.state().detail["mode"] == "hold"
+
+
+def test_a_failing_power_read_is_a_bus_outage_and_the_limb_then_holds_where_it_is() -> None:
+    # power_state() is a bus read too ("P?" on the serial arm of docs/drivers.md). When it
+    # raised, advance raised (the agent's plant updates failed, with no BUS_FAULT on the
+    # limb), and once it worked again the limb went on to its old goal.
+    driver = moving_driver()
+    before = driver.state()
+    written = len(driver.written)
+    driver.power_error = "power register read timed out"
+    run(driver, 0.5)
+    assert len(driver.written) == written  # nothing written while it fails
+    state = driver.state()
+    assert (state.t, state.q) == (before.t, before.q)
+    assert state.health & Health.BUS_FAULT and not state.health & Health.POWER_OFF
+    assert state.detail["bus_fault"]["call"] == "read_joints"  # (the wire's two calls)
+    assert state.detail["bus_fault"]["error"] == "OSError: power register read timed out"
+    with pytest.raises(DriverError, match=r"its power reads fail since t=0\.11 s") as refused:
+        driver.command(CommandMode.HOLD, {})
+    assert refused.value.code == "internal"
+    driver.power_error = None
+    run(driver, 0.5)
+    state = driver.state()
+    assert not state.health & Health.BUS_FAULT
+    assert state.q == before.q  # it holds where it is, not on towards the old goal
+    driver.command(CommandMode.JOINT_POSITION, {"q": far_target(driver)})
+    run(driver, 0.1)
+    assert driver.state().q != before.q
+
+
+def test_a_power_read_that_fails_in_a_command_refuses_it_as_internal() -> None:
+    driver = moving_driver()
+    driver.power_error = "power register read timed out"
+    with pytest.raises(DriverError, match="its power reads fail") as refused:
+        driver.command(CommandMode.HOLD, {})
+    assert refused.value.code == "internal"
+    assert driver.bus_fault is not None
 
 
 def test_a_reading_that_is_not_finite_is_a_failed_read() -> None:
