@@ -238,3 +238,26 @@ def test_the_simulated_limb_and_motion_capture_examples_of_the_docs_run():
     poses = namespace["poses"]
     assert set(poses) == {"ee", "wheel"}
     assert all(len(pose) == 7 for pose in poses.values())
+
+
+@pytest.mark.parametrize("name", ["make_driver", "make_plant"])
+def test_the_factory_signatures_in_the_docs_are_the_real_ones(name):
+    # docs/drivers.md gave make_driver's limb no default and both without their keyword-only
+    # marker; make_plant lacked plant= and physics=.
+    import inspect
+
+    import limbtree.robots.factory as factory
+
+    signature = inspect.signature(getattr(factory, name))
+    parts = []
+    for parameter in signature.parameters.values():
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        default = parameter.default
+        if default is parameter.empty:
+            parts.append(parameter.name)
+        else:
+            parts.append(f"{parameter.name}={default!r}".replace("'", '"'))
+    documented = f"{name}({', '.join(parts)})"
+    text = " ".join(DRIVERS_MD.read_text().split())
+    assert documented in text, documented
