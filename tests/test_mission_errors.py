@@ -171,6 +171,19 @@ def test_unknown_robot_lists_the_valid_robots(check):
     )
 
 
+def test_an_unknown_robot_like_none_says_where_robots_are_looked_for(check, monkeypatch):
+    # An engineer's robot on LIMBTREE_ROBOT_PATH where the agent runs, not where the mission
+    # is checked: the message listed the shipped robots only.
+    monkeypatch.delenv("LIMBTREE_ROBOT_PATH", raising=False)
+    text = "mission: m\nlimbs: {a: {robot: pan_tilt}}\ntree: {wait: {duration_s: 1}}\n"
+    assert only(check(text, header=False)) == (
+        "m.yaml:2:20: unknown robot pan_tilt; valid robots: heavy_limb, light_limb, "
+        "moonbot_zero; a robot of your own must be in a directory on LIMBTREE_ROBOT_PATH in "
+        "the environment of this command (it is not set; docs/robots.md, 'Adding your own "
+        "robot')"
+    )
+
+
 def test_unknown_limb_chain_lists_the_robots_limbs(check):
     text = "mission: m\nlimbs:\n  a: {robot: moonbot_zero, limb: leg_9}\ntree: wait_1\n"
     text = text.replace("wait_1", "{wait: {duration_s: 1}}")

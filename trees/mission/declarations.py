@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from limbtree.robots.registry import ROBOT_PATH_ENV
 from limbtree.robots.sim import SIM_OPTION_LIMITS
 from limbtree.trees.mission.model import (
     LimbDecl,
@@ -26,6 +27,7 @@ from limbtree.trees.mission.source import (
     Entry,
     Item,
     Reader,
+    did_you_mean,
     unknown,
 )
 from limbtree.trees.mission.units import DEG, HZ, MM, NONE, S, Unit
@@ -307,7 +309,7 @@ class Declarations:
         robot, chain = values["robot"], values["limb"]
         ok = INVALID not in values.values()
         if robot is not INVALID and robot not in self.robots:
-            self._value_error(item, given["robot"], unknown("robot", robot, sorted(self.robots)))
+            self._value_error(item, given["robot"], _unknown_robot(robot, self.robots))
             ok = False
         elif robot is not INVALID:
             chains = tuple(self.robots[robot])
@@ -358,7 +360,7 @@ class Declarations:
         if robot is INVALID:
             return None
         if robot not in self.robots:
-            self._value_error(item, given["robot"], unknown("robot", robot, sorted(self.robots)))
+            self._value_error(item, given["robot"], _unknown_robot(robot, self.robots))
             return None
         chains = tuple(self.robots[robot])
         if not chains:
@@ -532,3 +534,21 @@ class Declarations:
         value = self.reader.child(item, entry.node)
         if value is not None:
             self.reader.error(value, message)
+
+
+def _unknown_robot(robot: str, robots: Mapping[str, Any]) -> str:
+    """``unknown robot X; valid robots: ...``, and where robots come from unless X is a typo.
+
+    A name close to none of the robots is most likely a robot of the user's own that this
+    process cannot see: ``LIMBTREE_ROBOT_PATH`` set on the limb's computer for its agent but
+    not where ``limbtree check`` or ``run`` runs.
+    """
+    message = unknown("robot", robot, sorted(robots))
+    if did_you_mean(robot, robots) is not None:
+        return message
+    path = os.environ.get(ROBOT_PATH_ENV, "")
+    now = f"it is {path!r}" if path else "it is not set"
+    return (
+        f"{message}; a robot of your own must be in a directory on {ROBOT_PATH_ENV} in the "
+        f"environment of this command ({now}; docs/robots.md, 'Adding your own robot')"
+    )
