@@ -23,6 +23,7 @@ from typing import Final
 
 from limbtree.kinematics.pose import Pose
 from limbtree.robots.assembly import AssemblyLimb, WorldModule, world_from_json
+from limbtree.robots.driver import HardwareDriver
 from limbtree.robots.errors import RobotsError
 from limbtree.robots.faulty import FaultyPlant
 from limbtree.robots.kinematic import KinematicPlant
@@ -167,8 +168,20 @@ def make_driver(
             f"simulator settings (--sim-option, --world) are for --driver sim, not {driver}"
         )
     options = dict(options or {})
+    signature = inspect.signature(cls)
     try:
-        inspect.signature(cls).bind(robot, limb, **options)
+        signature.bind_partial(robot, limb)
+    except TypeError as exc:
+        raise DriverOptionError(
+            f"driver {driver} is built as {cls.__name__}(robot, limb, **options), here "
+            f"{cls.__name__}({robot!r}, {limb!r}"
+            + "".join(f", {key}={value!r}" for key, value in options.items())
+            + f"), but its constructor is {cls.__name__}{signature} ({exc}): take the robot "
+            "and limb names first, def __init__(self, robot, limb=None, *, your_option=...), "
+            "and pass them to super().__init__(robot, limb) (docs/drivers.md)"
+        ) from None
+    try:
+        signature.bind(robot, limb, **options)
     except TypeError as exc:
         raise DriverOptionError(
             f"driver {driver} is built as {cls.__name__}{inspect.signature(cls)}: {exc}; "
@@ -177,13 +190,30 @@ def make_driver(
     # A LimbDriver's constructor is the driver's own business: checked by bind() above.
     make: Callable[..., LimbDriver] = cls
     try:
-        return make(robot, limb, **options)
+        made = make(robot, limb, **options)
     except RobotsError:
         raise
     except Exception as exc:  # the user's code: a device that will not open, a bad value
         raise DriverStartError(
             f"driver {driver} could not start: {type(exc).__name__}: {exc}"
         ) from exc
+    try:
+        made.describe()  # (what the agent asks first: a traceback there named nothing)
+    except RobotsError:
+        raise
+    except Exception as exc:
+        forgot = isinstance(made, HardwareDriver) and "_tracker" not in vars(made)
+        hint = (
+            f"; {cls.__name__}.__init__ must call super().__init__(robot, limb) first "
+            "(docs/drivers.md)"
+            if forgot
+            else ""
+        )
+        raise DriverStartError(
+            f"driver {driver} started but cannot describe its limb: "
+            f"{type(exc).__name__}: {exc}{hint}"
+        ) from exc
+    return made
 
 
 def _check_sim_options(

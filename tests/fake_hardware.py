@@ -37,3 +37,29 @@ class LoopbackArm(HardwareDriver):
 
     def power_state(self) -> bool:
         return self.powered
+
+
+class ForgetsSuper(HardwareDriver):
+    """A driver whose constructor forgets ``super().__init__(robot, limb)``."""
+
+    driver_name = "forgets_super"
+
+    def __init__(self, robot: str, limb: str | None = None) -> None:
+        self.robot_name = robot
+
+    def read_joints(self) -> JointReading:  # pragma: no cover - never built
+        raise OSError("no bus")
+
+    def write_joint_targets(self, q: np.ndarray) -> None:  # pragma: no cover - never built
+        raise OSError("no bus")
+
+    def power_state(self) -> bool:  # pragma: no cover - never built
+        return False
+
+
+class TakesNoRobot(LoopbackArm):
+    """A driver whose constructor takes its device only, not the robot and limb names."""
+
+    def __init__(self, device: str) -> None:  # pragma: no cover - never built
+        super().__init__("light_limb")
+        self.device = device

@@ -66,6 +66,27 @@ def test_a_driver_that_fails_to_start_is_named_with_its_error():
         make_driver("light_limb", driver=PLUGIN, options={"power": "maybe"})
 
 
+def test_a_driver_that_forgets_super_init_says_so_not_a_traceback():
+    # It raised AttributeError: 'ForgetsSuper' object has no attribute '_tracker' from
+    # deep in the agent's start, with a traceback.
+    with pytest.raises(DriverStartError, match=r"fake_hardware:ForgetsSuper started but cannot "
+                       r"describe its limb: AttributeError: .*ForgetsSuper.__init__ must call "
+                       r"super\(\).__init__\(robot, limb\) first"):  # fmt: skip
+        make_driver("light_limb", driver="fake_hardware:ForgetsSuper")
+
+
+def test_a_constructor_that_does_not_take_the_robot_and_limb_says_how_it_is_called():
+    # It said "multiple values for argument 'device'; give its settings with
+    # --driver-option KEY=VALUE" to a user who had given device with --driver-option.
+    with pytest.raises(DriverOptionError) as raised:
+        make_driver("light_limb", driver="fake_hardware:TakesNoRobot", options={"device": "x"})
+    message = str(raised.value)
+    assert "TakesNoRobot('light_limb', None, device='x')" in message
+    assert "its constructor is TakesNoRobot(device:" in message
+    assert "take the robot and limb names first" in message
+    assert "give its settings with --driver-option" not in message
+
+
 def test_simulator_settings_are_refused_for_hardware_and_options_for_sim():
     from limbtree.robots.sim import SimConfig
 
