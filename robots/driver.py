@@ -401,8 +401,13 @@ class HardwareDriver(LimbDriver):
             return False  # (the advance reads it again, and starts a bus outage)
 
     def state(self) -> LimbState:
-        """The latest state; before the first :meth:`advance`, the limb read at t = 0 s."""
-        if self._state is None:
+        """The latest state; before the first :meth:`advance`, the limb read at t = 0 s.
+
+        Raises:
+            DriverError: ``internal`` when the bus has failed since the first reading (there
+                is no state yet); the read is not tried again here: the next advance does.
+        """
+        if self._state is None and self._bus.outage is None:
             self.advance(self.time)
         if self._state is None:
             refusal = self._bus_refusal()

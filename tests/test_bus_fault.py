@@ -312,6 +312,20 @@ def test_a_power_read_that_fails_in_a_command_refuses_it_as_internal() -> None:
     assert driver.bus_fault is not None
 
 
+def test_a_bus_that_fails_from_the_first_read_is_read_once_per_advance() -> None:
+    # With no state yet, state() (which the agent asks after each advance) read the joints
+    # again: two reads a tick on a failing bus, and failed_ticks counted twice the ticks.
+    driver = FlakyBus()
+    driver.read_error = UNPLUGGED
+    for k in range(10):
+        driver.advance(k * DT)
+        with pytest.raises(DriverError, match="its joint reads fail") as refused:
+            driver.state()
+        assert refused.value.code == "internal"
+    assert driver.failed_reads == 10
+    assert driver.bus_fault is not None and driver.bus_fault.failed_ticks == 10
+
+
 def test_a_reading_that_is_not_finite_is_a_failed_read() -> None:
     driver = moving_driver()
     driver.nan = True
