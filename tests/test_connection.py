@@ -203,3 +203,46 @@ def test_every_agent_that_cannot_serve_the_run_is_named_at_once(tmp_path):
     )
     assert lines[2].startswith(f"  - limb heavy: the agent at {other} drives light_limb, but the")
     assert len(lines) == 3
+
+
+def test_an_agent_whose_robot_has_other_joints_than_the_runners_is_refused(tmp_path, monkeypatch):
+    # The same robot name, two descriptions: the limb's computer has the pan-tilt head of
+    # docs/robots.md, the runner's a newer one whose second joint was renamed and narrowed.
+    # The run went on and commanded the agent's limb with the runner's postures and limits.
+    from test_robots import PAN_TILT_URDF, PAN_TILT_YAML
+
+    from limbtree.robots import make_plant
+    from limbtree.transport import PlantAgent
+
+    def robot_dir(root: Path, urdf: str) -> Path:
+        (root / "pan_tilt").mkdir(parents=True)
+        (root / "pan_tilt" / "pan_tilt.urdf").write_text(urdf)
+        (root / "pan_tilt" / "robot.yaml").write_text(PAN_TILT_YAML)
+        return root
+
+    agents_dir = robot_dir(tmp_path / "limb", PAN_TILT_URDF)
+    newer = PAN_TILT_URDF.replace('joint name="tilt"', 'joint name="tilt_v2"')
+    runners_dir = robot_dir(tmp_path / "runner", newer)
+    monkeypatch.setenv("LIMBTREE_ROBOT_PATH", str(agents_dir))
+    endpoint = f"tcp://127.0.0.1:{free_port_pair()}"
+    agent = PlantAgent(make_plant("pan_tilt"), endpoint, clock="sim")
+    agent.start_in_thread()
+    monkeypatch.setenv("LIMBTREE_ROBOT_PATH", str(runners_dir))
+    try:
+        mission = tmp_path / "head.yaml"
+        mission.write_text(
+            "mission: head\nclock: sim\nrate_hz: 50\nlimbs:\n"
+            f'  head: {{robot: pan_tilt, agent: "{endpoint}"}}\n'
+            "tree:\n  wait: {duration_s: 1}\n"
+        )
+        with pytest.raises(RunError) as error:
+            run_mission(RunRequest(mission, headless=True), io.StringIO(), stdin=io.StringIO())
+    finally:
+        agent.stop()
+    assert str(error.value) == (
+        f"limb head: the agent at {endpoint} drives a pan_tilt whose joints differ from this "
+        f"computer's description of it ({runners_dir / 'pan_tilt' / 'robot.yaml'}): the "
+        "agent's joints are pan, tilt; here pan, tilt_v2; the run would command it with the "
+        "wrong postures and limits: give both computers the same robot description "
+        "(LIMBTREE_ROBOT_PATH, docs/robots.md)"
+    )

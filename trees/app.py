@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import sys
 import time
@@ -249,6 +250,29 @@ def _kinematics(
     return functools.partial(robot.chain, limb)
 
 
+def _joints_differ(robot: RobotSpec, chain: str | None, described: LimbDescription) -> str | None:
+    """How the joints an agent describes differ from the local description's, or None.
+
+    Names, limits [rad or m] and speed limits [rad/s or m/s], to 1e-9 (they came through
+    msgpack as float 64). The link lengths are not on the wire: those are not compared.
+    """
+    local = robot.limb(chain).joints
+    theirs = described.joints
+    names = [j.name for j in theirs]
+    ours = [j.name for j in local]
+    if names != ours:
+        return f"the agent's joints are {', '.join(names)}; here {', '.join(ours)}"
+    for mine, other in zip(local, theirs, strict=True):
+        for what, a, b in (
+            ("lower limit", mine.lower, other.lower),
+            ("upper limit", mine.upper, other.upper),
+            ("speed limit", mine.max_speed, other.max_speed),
+        ):
+            if not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+                return f"joint {mine.name}'s {what} is {b:g} at the agent, {a:g} here"
+    return None
+
+
 def _postures(robot: RobotSpec, chain: str | None) -> dict[str, tuple[float, ...]]:
     limb = robot.limb(chain)
     return {name: tuple(values) for name, values in limb.postures.items()}
@@ -479,6 +503,15 @@ def _robot_handles(
                 f"limb's agent the address of a {limb.robot} agent, or start this one "
                 f"with --robot {limb.robot}"
             )
+        spec = load_robot(limb.robot)
+        differs = _joints_differ(spec, limb.limb, description)
+        if differs is not None:
+            raise RunError(
+                f"limb {name}: the agent at {endpoint} drives a {limb.robot} whose joints "
+                f"differ from this computer's description of it ({spec.source}): {differs}; "
+                "the run would command it with the wrong postures and limits: give both "
+                "computers the same robot description (LIMBTREE_ROBOT_PATH, docs/robots.md)"
+            )
         base = Pose.from_array(limb.base_pose) if limb.base_pose else Pose()
         live_base: Callable[[], BaseState | None] | None = None
         if plant.floating_base:
@@ -486,7 +519,6 @@ def _robot_handles(
             def live_base(client: AgentClient = client) -> BaseState | None:
                 return client.base
 
-        spec = load_robot(limb.robot)
         handles[name] = LimbHandle(
             name,
             description,
