@@ -188,6 +188,47 @@ def observe(
     return SyncObservation(now, tuple(states), down)
 
 
+def waiting_for_states(
+    names: Sequence[str],
+    limbs: Sequence[LimbHandle],
+    states: Sequence[object | None],
+    waited: bool,
+    timeout: float,
+    what: str = "state",
+) -> tuple[py_trees.common.Status, str]:
+    """A move waiting for its limbs' first usable states: RUNNING, or FAILURE once timed out.
+
+    The message names the limbs without one and, for those whose state says why (powered
+    off, disassembled, a bus that fails), why: not "is its agent running?" for a limb whose
+    agent answers but cannot read it.
+
+    Args:
+        names: the move's limbs' mission names.
+        limbs: their handles.
+        states: each limb's usable state, None where it has none.
+        waited: whether the move has waited ``timeout`` already.
+        timeout: the move's ``stale_timeout`` [s], for the message.
+        what: what it waits for (``state``, ``joint state``).
+
+    Returns:
+        The status and the feedback message.
+    """
+    missing = [n for n, s in zip(names, states, strict=True) if s is None]
+    down = [
+        f"{name} is {why.condition}" + (f", {why.cause}" if why.cause else "")
+        for name, limb in zip(names, limbs, strict=True)
+        if (why := limb.down()) is not None
+    ]
+    why_not = f" ({'; '.join(down)})" if down else ""
+    if waited:
+        return py_trees.common.Status.FAILURE, (
+            f"no {what} from {', '.join(missing)} after {timeout:g} s{why_not}: "
+            + ("the move cannot start without it" if down else "is its agent running?")
+        )
+    first = "the first state" if what == "state" else f"the {what}"
+    return py_trees.common.Status.RUNNING, f"waiting for {first} of {', '.join(missing)}{why_not}"
+
+
 def stall_timeout(params: Mapping[str, Any]) -> float:
     """A move's ``stall_timeout`` [s] (inf: never), for :class:`SyncConfig`."""
     value = params.get("stall_timeout")

@@ -38,6 +38,7 @@ from limbtree.trees.behaviours.base import (
     observe,
     stall_timeout,
     stalled_text,
+    waiting_for_states,
 )
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
@@ -88,30 +89,19 @@ class JointSyncMoveBehaviour(SkillBehaviour):
     def _wait_for_states(
         self, now: float, states: Sequence[FloatArray | None]
     ) -> py_trees.common.Status:
-        """RUNNING while a limb has no usable joint state yet, FAILURE after ``stale_timeout``.
-
-        The message names the limbs without one and, for those whose state says why (powered
-        off, disassembled, a bus that fails), why: not "is its agent running?" for a limb
-        whose agent answers but cannot read its joints.
-        """
+        """RUNNING while a limb has no usable joint state yet, FAILURE after ``stale_timeout``."""
         if self._waiting_since is None:
             self._waiting_since = now
-        missing = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
-        down = [
-            f"{name} is {why.condition}" + (f", {why.cause}" if why.cause else "")
-            for name, limb in zip(self.limb_names, self.limbs, strict=True)
-            if (why := limb.down()) is not None
-        ]
-        why_not = f" ({'; '.join(down)})" if down else ""
         timeout = float(self.params.get("stale_timeout", 5.0))
-        if elapsed_reached(now, self._waiting_since, timeout):
-            self.feedback_message = (
-                f"no joint state from {', '.join(missing)} after {timeout:g} s{why_not}: "
-                + ("the move cannot start without it" if down else "is its agent running?")
-            )
-            return py_trees.common.Status.FAILURE
-        self.feedback_message = f"waiting for the joint state of {', '.join(missing)}{why_not}"
-        return py_trees.common.Status.RUNNING
+        status, self.feedback_message = waiting_for_states(
+            self.limb_names,
+            self.limbs,
+            states,
+            elapsed_reached(now, self._waiting_since, timeout),
+            timeout,
+            "joint state",
+        )
+        return status
 
     def start(self) -> None:
         """The core is built at the first tick with fresh joint states."""

@@ -29,6 +29,7 @@ from limbtree.trees.behaviours.base import (
     observe,
     stall_timeout,
     stalled_text,
+    waiting_for_states,
 )
 from limbtree.trees.clocks import elapsed_reached
 from limbtree.trees.context import MissionContext
@@ -207,22 +208,15 @@ class PoseMoveBehaviour(SkillBehaviour):
     def _wait_for_states(self, now: float, states: Sequence[Pose | None]) -> py_trees.common.Status:
         if self._waiting_since is None:
             self._waiting_since = now
-        missing = [n for n, s in zip(self.limb_names, states, strict=True) if s is None]
-        down = [
-            f"{name} is {why.condition}" + (f", {why.cause}" if why.cause else "")
-            for name, limb in zip(self.limb_names, self.limbs, strict=True)
-            if (why := limb.down()) is not None
-        ]
-        why_not = f" ({'; '.join(down)})" if down else ""
         timeout = float(self.params.get("stale_timeout", 5.0))
-        if elapsed_reached(now, self._waiting_since, timeout):
-            self.feedback_message = (
-                f"no state from {', '.join(missing)} after {timeout:g} s{why_not}: "
-                + ("the move cannot start without it" if down else "is its agent running?")
-            )
-            return py_trees.common.Status.FAILURE
-        self.feedback_message = f"waiting for the first state of {', '.join(missing)}{why_not}"
-        return py_trees.common.Status.RUNNING
+        status, self.feedback_message = waiting_for_states(
+            self.limb_names,
+            self.limbs,
+            states,
+            elapsed_reached(now, self._waiting_since, timeout),
+            timeout,
+        )
+        return status
 
     def _send(self, result: SyncStep[Pose]) -> None:
         telemetry = self.context.telemetry
