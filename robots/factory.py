@@ -184,7 +184,7 @@ def make_driver(
         signature.bind(robot, limb, **options)
     except TypeError as exc:
         raise DriverOptionError(
-            f"driver {driver} is built as {cls.__name__}{inspect.signature(cls)}: {exc}; "
+            f"driver {driver} is built as {cls.__name__}{signature}: {exc}; "
             "give its settings with --driver-option KEY=VALUE"
         ) from None
     # A LimbDriver's constructor is the driver's own business: checked by bind() above.

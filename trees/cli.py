@@ -311,13 +311,11 @@ def _seconds(value: object) -> str:
 def _state_text(state: LimbState | None, listen_s: float) -> str:
     """One limb's latest state for ``limbtree ping``: its time and health, and what fails."""
     from limbtree.robots.driver import BUS_FAULT_DETAIL_KEY
-    from limbtree.transport.driver import Health
+    from limbtree.trees.display import health_text
 
     if state is None:
         return f"no state in {listen_s:g} s"
-    health = Health(state.health)
-    flags = ", ".join(f.name for f in Health if f and f in health and f.name) or "OK"
-    text = f"t = {state.t:.2f} s, health {flags}"
+    text = f"t = {state.t:.2f} s, health {health_text(int(state.health))}"
     bus = state.detail.get(BUS_FAULT_DETAIL_KEY) if isinstance(state.detail, dict) else None
     if isinstance(bus, dict):
         text += (

@@ -271,7 +271,7 @@ class LiveView:
             if under:
                 was = held.get(node_id)
                 status = NodeStatus.INVALID if was is None else was.status
-                for reset in list(reset_without_tick(status, tick.status, under, ticked, running)):
+                for reset in reset_without_tick(status, tick.status, under, ticked, running):
                     held.pop(reset, None)
             if tick.status is NodeStatus.INVALID:
                 held.pop(node_id, None)

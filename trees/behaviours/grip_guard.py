@@ -134,11 +134,10 @@ class GripGuardBehaviour(GripBehaviour):
         lost = self._lost(grips, detail, now)
         if lost:
             first = lost[0]
-            faults = {leg: self.handles[leg].faults for leg in self.handles}
+            faults = {leg: handle.faults for leg, handle in self.handles.items()}
             others = "".join(f"; and {other.leg} at {other.t_s:.3f} s" for other in lost[1:])
             self.feedback_message = (
-                f"gripper of {first.leg} {first.why}{others}; "
-                f"{faults_text({leg: names for leg, names in faults.items() if names})}"
+                f"gripper of {first.leg} {first.why}{others}; {faults_text(faults)}"
             )
             return Status.FAILURE
         duration = self.params.get("duration")

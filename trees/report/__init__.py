@@ -172,11 +172,11 @@ def make_report(directory: Path) -> ReportResult:
         run = read_run(log_path)
         if run.damage is not None:
             notes.append(f"The log is read up to {read_so_far(run.ticks)}: {run.damage}")
-        elif summary is not None and run.ticks and run.ticks < _counted_ticks(summary):
+        elif run.ticks and run.ticks < (counted := _counted_ticks(summary or {})):
             # (an aborted run's log has one map more than the summary counts, never fewer)
             notes.append(
                 f"The log ends at {read_so_far(run.ticks)} (t = {run.t_last:.2f} s) of the "
-                f"{_counted_ticks(summary)} the summary counts: it was cut short after the run "
+                f"{counted} the summary counts: it was cut short after the run "
                 "(a copy made while the run wrote it? a full disk?); what comes from the log "
                 "stops there"
             )
