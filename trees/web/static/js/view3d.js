@@ -445,11 +445,11 @@ export class View3D {
   /** Whether every point worth keeping in view (#points) is inside the camera's view. */
   #inView(frame) {
     this.camera.updateMatrixWorld();
-    this.below = 1 - 2 * (this.coveredTop ?? 0);   // (the legend's bottom edge, in NDC)
+    const below = 1 - 2 * (this.coveredTop ?? 0);   // (the legend's bottom edge, in NDC)
     const p = new THREE.Vector3();
     for (const point of this.#points(frame)) {
       p.copy(point).project(this.camera);
-      if (!(Math.abs(p.x) <= 1 && p.y >= -1 && p.y <= this.below && p.z >= -1 && p.z <= 1)) return false;
+      if (!(Math.abs(p.x) <= 1 && p.y >= -1 && p.y <= below && p.z >= -1 && p.z <= 1)) return false;
     }
     return true;
   }
